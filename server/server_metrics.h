@@ -1,0 +1,59 @@
+#ifndef FANYI_SERVER_SERVER_METRICS_H_
+#define FANYI_SERVER_SERVER_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <string>
+
+#include "grpcpp/support/status.h"
+
+namespace fanyi {
+
+// The server's Prometheus metrics, registered on a registry the caller owns
+// (and exposes). Thread-safe: prometheus-cpp metrics are atomic.
+class ServerMetrics {
+ public:
+  // Registers every metric family on `registry`, which must outlive this.
+  explicit ServerMetrics(prometheus::Registry& registry);
+
+  ServerMetrics(const ServerMetrics&) = delete;
+  ServerMetrics& operator=(const ServerMetrics&) = delete;
+
+  // Records a finished RPC: fanyi_requests_total{method,code} and
+  // fanyi_request_duration_seconds{method}.
+  void RecordRequest(const std::string& method, grpc::StatusCode code,
+                     double duration_seconds);
+  // fanyi_requests_in_flight: call RequestStarted when an RPC arrives and
+  // RequestFinished when it completes.
+  void RequestStarted();
+  void RequestFinished();
+
+  // Time a request spent queued before its batch was formed.
+  void ObserveQueueWait(double seconds);
+  // One decoded batch: its duration, rows and generated tokens.
+  void ObserveBatch(double decode_seconds, int batch_size,
+                    int generated_tokens);
+  // Requests waiting in the batcher's queue right now.
+  void SetQueueDepth(int depth);
+  // Sets fanyi_model_info{version,device} = 1.
+  void SetModelInfo(const std::string& version, const std::string& device);
+
+ private:
+  prometheus::Family<prometheus::Counter>& requests_total_;
+  prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Histogram& queue_wait_;
+  prometheus::Histogram& decode_duration_;
+  prometheus::Histogram& batch_size_;
+  prometheus::Counter& generated_tokens_;
+  prometheus::Gauge& queue_depth_;
+  prometheus::Gauge& requests_in_flight_;
+  prometheus::Family<prometheus::Gauge>& model_info_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_SERVER_METRICS_H_
