@@ -1,0 +1,91 @@
+// fanyi-server: serves English->Chinese translation over gRPC.
+//
+// Defines its flags with absl; includes no torch header (torch declares
+// glog/gflags globals that would clash).
+
+#include <pthread.h>
+
+#include <csignal>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "server/translation_server.h"
+
+ABSL_FLAG(std::string, model_dir, "", "Checkpoint directory to serve.");
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address; port 0 picks a free port.");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address; port 0 picks a free port.");
+ABSL_FLAG(int, max_batch_size, 32, "Rows per decoded batch, at most.");
+ABSL_FLAG(int, max_batch_delay_ms, 5,
+          "How long the oldest queued text waits for others to join its "
+          "batch.");
+ABSL_FLAG(int, max_queue, 1024,
+          "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, max_input_tokens, 256,
+          "Texts with more source tokens are rejected.");
+ABSL_FLAG(int, threads, static_cast<int>(std::thread::hardware_concurrency()),
+          "Model intra-op threads (default: hardware cores).");
+ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+
+namespace {
+
+// "host:port" with the port replaced by `port`.
+std::string WithPort(const std::string& address, int port) {
+  return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves English->Chinese translation over gRPC.\n"
+      "Usage: fanyi-server --model_dir DIR [--listen HOST:PORT] ...");
+  absl::ParseCommandLine(argc, argv);
+
+  // Block the shutdown signals before any thread starts so every thread
+  // inherits the mask and only sigwait() below receives them.
+  sigset_t shutdown_signals;
+  sigemptyset(&shutdown_signals);
+  sigaddset(&shutdown_signals, SIGTERM);
+  sigaddset(&shutdown_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
+
+  fanyi::ServerOptions options;
+  options.model_dir = absl::GetFlag(FLAGS_model_dir);
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+  options.max_batch_delay_ms = absl::GetFlag(FLAGS_max_batch_delay_ms);
+  options.max_queue = absl::GetFlag(FLAGS_max_queue);
+  options.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.device = absl::GetFlag(FLAGS_device);
+
+  std::unique_ptr<fanyi::TranslationServer> server;
+  try {
+    server = fanyi::TranslationServer::Start(options);
+  } catch (const std::exception& e) {
+    std::cerr << "fanyi-server: " << e.what() << std::endl;
+    return 1;
+  }
+  std::cout << "fanyi-server: listening on "
+            << WithPort(options.listen, server->grpc_port())
+            << ", metrics on http://"
+            << WithPort(options.metrics_listen, server->metrics_port())
+            << "/metrics, model " << server->model_version() << " on "
+            << server->device_name() << std::endl;
+
+  int signal_number = 0;
+  sigwait(&shutdown_signals, &signal_number);
+  std::cout << "fanyi-server: signal " << signal_number
+            << ", draining and shutting down" << std::endl;
+  server->Shutdown();
+  return 0;
+}

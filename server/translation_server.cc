@@ -1,0 +1,162 @@
+#include "server/translation_server.h"
+
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
+#include <chrono>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include "common/translator.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/request_batcher.h"
+#include "server/server_metrics.h"
+#include "server/translation_service.h"
+
+namespace fanyi {
+namespace {
+
+// Validates the options that are not checked by the Translator or the
+// batcher.
+void ValidateOptions(const ServerOptions& options) {
+  if (options.model_dir.empty()) {
+    throw std::invalid_argument("model_dir is required");
+  }
+  if (options.listen.empty()) {
+    throw std::invalid_argument("listen address is empty");
+  }
+  if (options.metrics_listen.empty()) {
+    throw std::invalid_argument("metrics_listen address is empty");
+  }
+  if (options.max_batch_delay_ms < 0) {
+    throw std::invalid_argument("max_batch_delay_ms must not be negative");
+  }
+  if (options.max_input_tokens < 1) {
+    throw std::invalid_argument("max_input_tokens must be at least 1");
+  }
+  if (options.max_batch_texts < 1) {
+    throw std::invalid_argument("max_batch_texts must be at least 1");
+  }
+  if (options.threads < 0) {
+    throw std::invalid_argument("threads must not be negative");
+  }
+}
+
+}  // namespace
+
+TranslationServer::TranslationServer() = default;
+
+TranslationServer::~TranslationServer() { Shutdown(); }
+
+std::unique_ptr<TranslationServer> TranslationServer::Start(
+    const ServerOptions& options) {
+  ValidateOptions(options);
+  std::unique_ptr<TranslationServer> server(new TranslationServer());
+  server->LoadModel(options);
+  server->StartMetrics(options);
+
+  BatcherOptions batcher_options;
+  batcher_options.max_batch_size = options.max_batch_size;
+  batcher_options.max_batch_delay =
+      std::chrono::milliseconds(options.max_batch_delay_ms);
+  batcher_options.max_queue = options.max_queue;
+  Translator* translator = server->translator_.get();
+  // The batcher's single worker is the only caller of TranslateIds, which
+  // the Translator requires.
+  server->batcher_ = std::make_unique<RequestBatcher>(
+      batcher_options,
+      [translator](const std::vector<EncodedSource>& sources) {
+        return translator->TranslateIds(sources);
+      },
+      server->metrics_.get());
+
+  server->StartGrpc(options);
+  return server;
+}
+
+void TranslationServer::LoadModel(const ServerOptions& options) {
+  TranslatorOptions translator_options;
+  translator_options.device = options.device;
+  translator_options.threads = options.threads;
+  try {
+    translator_ = Translator::Load(options.model_dir, translator_options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot load model from " + options.model_dir +
+                             ": " + e.what());
+  }
+}
+
+void TranslationServer::StartMetrics(const ServerOptions& options) {
+  registry_ = std::make_shared<prometheus::Registry>();
+  metrics_ = std::make_unique<ServerMetrics>(*registry_);
+  metrics_->SetModelInfo(translator_->model_version(),
+                         translator_->device_name());
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
+  } catch (const std::exception& e) {
+    // civetweb reports thread start failures as binding failures too; see
+    // server/thread_stack_floor.cc.
+    throw std::runtime_error("cannot serve metrics on " +
+                             options.metrics_listen + ": " + e.what());
+  }
+  exposer_->RegisterCollectable(registry_);
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? 0 : ports.front();
+}
+
+void TranslationServer::StartGrpc(const ServerOptions& options) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  ServiceOptions service_options;
+  service_options.max_input_tokens = options.max_input_tokens;
+  service_options.max_batch_texts = options.max_batch_texts;
+  service_ = std::make_unique<TranslationService>(service_options, *translator_,
+                                                  *batcher_, *metrics_);
+
+  grpc::ServerBuilder builder;
+  // Without this a second server could share the port silently (gRPC sets
+  // SO_REUSEPORT by default); a port in use must be a start-up error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+                           &grpc_port_);
+  builder.RegisterService(service_.get());
+  grpc_server_ = builder.BuildAndStart();
+  if (grpc_server_ == nullptr || grpc_port_ == 0) {
+    grpc_server_.reset();
+    throw std::runtime_error("cannot listen for gRPC on " + options.listen +
+                             " (address invalid or already in use)");
+  }
+  grpc_server_->GetHealthCheckService()->SetServingStatus(true);
+}
+
+const std::string& TranslationServer::model_version() const {
+  return translator_->model_version();
+}
+
+std::string TranslationServer::device_name() const {
+  return translator_->device_name();
+}
+
+void TranslationServer::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    if (grpc_server_ != nullptr) {
+      grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+    }
+    // Drain first: from here on new translation RPCs get UNAVAILABLE from
+    // the batcher, while everything already queued is decoded and answered.
+    if (batcher_ != nullptr) batcher_->Stop();
+    // Every RPC has been finished by now, so this returns promptly; the
+    // deadline only bounds health or reflection calls still open.
+    if (grpc_server_ != nullptr) {
+      grpc_server_->Shutdown(std::chrono::system_clock::now() +
+                             std::chrono::seconds(5));
+      grpc_server_->Wait();
+    }
+  });
+}
+
+}  // namespace fanyi

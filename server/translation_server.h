@@ -1,0 +1,94 @@
+#ifndef FANYI_SERVER_TRANSLATION_SERVER_H_
+#define FANYI_SERVER_TRANSLATION_SERVER_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace grpc {
+class Server;
+}  // namespace grpc
+namespace prometheus {
+class Exposer;
+class Registry;
+}  // namespace prometheus
+
+namespace fanyi {
+
+class RequestBatcher;
+class ServerMetrics;
+class TranslationService;
+class Translator;
+
+// Settings for a TranslationServer, validated by TranslationServer::Start.
+struct ServerOptions {
+  std::string model_dir;  // Required: checkpoint directory to serve.
+  std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
+  std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
+                                                  // address; port 0 picks one.
+  int max_batch_size = 32;      // Rows per decoded batch, at most.
+  int max_batch_delay_ms = 5;   // How long the oldest queued text waits for
+                                // others before its batch is decoded anyway.
+  int max_queue = 1024;         // Queued texts beyond this get
+                                // RESOURCE_EXHAUSTED.
+  int max_input_tokens = 256;   // Longer texts get INVALID_ARGUMENT.
+  int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most.
+  int threads = 0;              // Model intra-op threads; 0 keeps LibTorch's
+                                // default (one per core).
+  std::string device = "auto";  // "auto" (cuda when available), "cpu",
+                                // "cuda".
+};
+
+// The translation server: the model, the request batcher, the gRPC server
+// (fanyi.v1.Translator, grpc.health.v1 and reflection) and the Prometheus
+// endpoint, started together and shut down in order.
+class TranslationServer {
+ public:
+  // Loads the model and starts serving. Throws std::invalid_argument for
+  // invalid options and std::runtime_error naming the problem when the model
+  // cannot be loaded or an address cannot be bound.
+  static std::unique_ptr<TranslationServer> Start(const ServerOptions& options);
+  // Shuts down if that has not happened yet.
+  ~TranslationServer();
+
+  TranslationServer(const TranslationServer&) = delete;
+  TranslationServer& operator=(const TranslationServer&) = delete;
+
+  // Ports actually bound (useful with port 0).
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_port_; }
+  // The loaded model's version and device ("cpu", "cuda:0").
+  const std::string& model_version() const;
+  std::string device_name() const;
+
+  // Graceful shutdown: new translation RPCs get UNAVAILABLE, queued and
+  // in-flight ones finish, then the gRPC server stops. Returns when done.
+  // Idempotent and thread-safe. The metrics endpoint stays up until the
+  // server is destroyed.
+  void Shutdown();
+
+ private:
+  TranslationServer();
+  // Start's steps.
+  void LoadModel(const ServerOptions& options);
+  void StartMetrics(const ServerOptions& options);
+  void StartGrpc(const ServerOptions& options);
+
+  // Declared in dependency order: each member is destroyed before the ones
+  // it uses.
+  std::unique_ptr<Translator> translator_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<RequestBatcher> batcher_;
+  std::unique_ptr<TranslationService> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+
+  std::once_flag shutdown_once_;  // Makes Shutdown's work happen once.
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_TRANSLATION_SERVER_H_

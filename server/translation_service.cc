@@ -1,0 +1,220 @@
+#include "server/translation_service.h"
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace fanyi {
+namespace {
+
+constexpr char kTranslateMethod[] = "Translate";
+constexpr char kTranslateBatchMethod[] = "TranslateBatch";
+
+// Completes one RPC exactly once: records its metrics, then finishes the
+// reactor. Metrics are recorded first so that a client that has its answer
+// also sees it counted.
+class RpcCompletion {
+ public:
+  RpcCompletion(const char* method, grpc::ServerUnaryReactor* reactor,
+                ServerMetrics& metrics)
+      : method_(method),
+        reactor_(reactor),
+        metrics_(metrics),
+        start_(std::chrono::steady_clock::now()) {
+    metrics_.RequestStarted();
+  }
+
+  void Finish(const grpc::Status& status) const {
+    metrics_.RecordRequest(
+        method_, status.error_code(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+            .count());
+    metrics_.RequestFinished();
+    reactor_->Finish(status);
+  }
+
+ private:
+  const char* const method_;
+  grpc::ServerUnaryReactor* const reactor_;
+  ServerMetrics& metrics_;
+  const std::chrono::steady_clock::time_point start_;
+};
+
+// True when the client's deadline has already passed.
+bool DeadlinePassed(const grpc::CallbackServerContext& context) {
+  return context.deadline() <= std::chrono::system_clock::now();
+}
+
+grpc::Status DeadlineStatus() {
+  return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                      "deadline passed before the request was queued");
+}
+
+// Shared by the per-text completions of one TranslateBatch RPC.
+struct BatchCallState {
+  BatchCallState(RpcCompletion rpc_completion, int texts)
+      : completion(rpc_completion), remaining(texts) {}
+
+  const RpcCompletion completion;
+  std::mutex mutex;
+  int remaining;               // Guarded by mutex: texts not yet completed.
+  int first_error_index = -1;  // Guarded by mutex: lowest failing text.
+  grpc::Status first_error;    // Guarded by mutex: its status.
+};
+
+}  // namespace
+
+TranslationService::TranslationService(const ServiceOptions& options,
+                                       const Translator& translator,
+                                       RequestBatcher& batcher,
+                                       ServerMetrics& metrics)
+    : options_(options),
+      translator_(translator),
+      batcher_(batcher),
+      metrics_(metrics) {}
+
+grpc::ServerUnaryReactor* TranslationService::Translate(
+    grpc::CallbackServerContext* context, const v1::TranslateRequest* request,
+    v1::TranslateResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const RpcCompletion completion(kTranslateMethod, reactor, metrics_);
+  if (DeadlinePassed(*context)) {
+    completion.Finish(DeadlineStatus());
+    return reactor;
+  }
+  EncodedSource source;
+  grpc::Status status = EncodeText(request->text(), "text", &source);
+  if (!status.ok()) {
+    completion.Finish(status);
+    return reactor;
+  }
+  const int source_token_count = static_cast<int>(source.ids.size());
+  batcher_.Submit(
+      std::move(source), context->deadline(),
+      [this, completion, response, source_token_count](
+          const grpc::Status& decode_status, std::vector<int64_t> target_ids) {
+        if (!decode_status.ok()) {
+          completion.Finish(decode_status);
+          return;
+        }
+        response->set_model_version(translator_.model_version());
+        completion.Finish(FillTranslation(target_ids, source_token_count,
+                                          response->mutable_translation()));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
+    grpc::CallbackServerContext* context,
+    const v1::TranslateBatchRequest* request,
+    v1::TranslateBatchResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
+  const int text_count = request->texts_size();
+  if (text_count == 0) {
+    completion.Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   "texts is empty; send at least one text"));
+    return reactor;
+  }
+  if (text_count > options_.max_batch_texts) {
+    completion.Finish(grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "texts has " + std::to_string(text_count) + " entries; the limit is " +
+            std::to_string(options_.max_batch_texts)));
+    return reactor;
+  }
+  if (DeadlinePassed(*context)) {
+    completion.Finish(DeadlineStatus());
+    return reactor;
+  }
+
+  // Validate everything first so a bad text costs no decoding.
+  std::vector<EncodedSource> sources(text_count);
+  for (int i = 0; i < text_count; ++i) {
+    grpc::Status status = EncodeText(
+        request->texts(i), "texts[" + std::to_string(i) + "]", &sources[i]);
+    if (!status.ok()) {
+      completion.Finish(status);
+      return reactor;
+    }
+  }
+
+  response->set_model_version(translator_.model_version());
+  // Pre-sized so each completion writes only its own element.
+  for (int i = 0; i < text_count; ++i) response->add_translations();
+  auto state = std::make_shared<BatchCallState>(completion, text_count);
+  for (int i = 0; i < text_count; ++i) {
+    const int source_token_count = static_cast<int>(sources[i].ids.size());
+    batcher_.Submit(
+        std::move(sources[i]), context->deadline(),
+        [this, state, response, i, source_token_count](
+            const grpc::Status& decode_status,
+            std::vector<int64_t> target_ids) {
+          grpc::Status status = decode_status;
+          if (status.ok()) {
+            status = FillTranslation(target_ids, source_token_count,
+                                     response->mutable_translations(i));
+          }
+          std::unique_lock<std::mutex> lock(state->mutex);
+          if (!status.ok() &&
+              (state->first_error_index < 0 || i < state->first_error_index)) {
+            state->first_error_index = i;
+            state->first_error = grpc::Status(
+                status.error_code(),
+                "texts[" + std::to_string(i) + "]: " + status.error_message());
+          }
+          if (--state->remaining > 0) return;
+          const grpc::Status final_status = state->first_error;
+          lock.unlock();
+          state->completion.Finish(final_status);
+        });
+  }
+  return reactor;
+}
+
+grpc::Status TranslationService::EncodeText(const std::string& text,
+                                            const std::string& field,
+                                            EncodedSource* source) const {
+  if (text.empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        field + " is empty");
+  }
+  try {
+    *source = translator_.EncodeSource(text);
+  } catch (const std::invalid_argument& e) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        field + ": " + e.what());
+  } catch (const std::exception& e) {
+    return grpc::Status(grpc::StatusCode::INTERNAL,
+                        field + ": encoding failed: " + e.what());
+  }
+  const int token_count = static_cast<int>(source->ids.size());
+  if (token_count > options_.max_input_tokens) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        field + " has " + std::to_string(token_count) +
+                            " tokens; the limit is " +
+                            std::to_string(options_.max_input_tokens));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TranslationService::FillTranslation(
+    const std::vector<int64_t>& target_ids, int source_token_count,
+    v1::Translation* translation) const {
+  try {
+    translation->set_text(translator_.DecodeTarget(target_ids));
+  } catch (const std::exception& e) {
+    return grpc::Status(
+        grpc::StatusCode::INTERNAL,
+        std::string("detokenizing the translation failed: ") + e.what());
+  }
+  translation->set_source_token_count(source_token_count);
+  translation->set_generated_token_count(static_cast<int>(target_ids.size()));
+  return grpc::Status::OK;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,528 @@
+// End-to-end tests of the translation server: a real TranslationServer (and
+// the real fanyi-server / fanyi-client binaries) on 127.0.0.1:0 serving the
+// tiny trained model, spoken to over gRPC and HTTP.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fanyi/v1/translator.grpc.pb.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "server/translation_server.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+constexpr int kMaxInputTokens = 32;
+
+// GET http://127.0.0.1:port/path with a plain socket; returns the body.
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    close(fd);
+    throw std::runtime_error("cannot connect to port " + std::to_string(port));
+  }
+  const std::string request = "GET " + path +
+                              " HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                              "Connection: close\r\n\r\n";
+  if (send(fd, request.data(), request.size(), 0) !=
+      static_cast<ssize_t>(request.size())) {
+    close(fd);
+    throw std::runtime_error("send() failed");
+  }
+  std::string response;
+  char buffer[4096];
+  ssize_t received;
+  while ((received = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    response.append(buffer, static_cast<size_t>(received));
+  }
+  close(fd);
+  const size_t body_start = response.find("\r\n\r\n");
+  if (response.rfind("HTTP/1.1 200", 0) != 0 &&
+      response.rfind("HTTP/1.0 200", 0) != 0) {
+    throw std::runtime_error("HTTP GET " + path +
+                             " failed: " + response.substr(0, body_start));
+  }
+  return body_start == std::string::npos ? "" : response.substr(body_start + 4);
+}
+
+// The value of the sample line that starts with `series` (name and labels
+// exactly as exposed) in Prometheus text format; -1 when absent.
+double SampleValue(const std::string& metrics, const std::string& series) {
+  size_t line_start = 0;
+  while (line_start < metrics.size()) {
+    size_t line_end = metrics.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = metrics.size();
+    const std::string line = metrics.substr(line_start, line_end - line_start);
+    if (line.rfind(series + " ", 0) == 0) {
+      return std::stod(line.substr(series.size() + 1));
+    }
+    line_start = line_end + 1;
+  }
+  return -1;
+}
+
+// Runs `command` through the shell; returns its exit status and output.
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+CommandResult RunCommand(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  std::string output;
+  char buffer[4096];
+  size_t read;
+  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    output.append(buffer, read);
+  }
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string BinaryPath(const std::string& name) {
+  return std::string(FANYI_BINARY_DIR) + "/bin/" + name;
+}
+
+// Blocks callers of Wait() until `count` of them have arrived, so threads
+// start their work together (std::latch is C++20).
+class StartLine {
+ public:
+  explicit StartLine(int count) : waiting_for_(count) {}
+  void ArriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (--waiting_for_ == 0) all_arrived_.notify_all();
+    all_arrived_.wait(lock, [this] { return waiting_for_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable all_arrived_;
+  int waiting_for_;  // Guarded by mutex_.
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_dir_ = new std::string(testing_util::TrainTinyModel(
+        testing_util::MakeTempDir("server_test_model")));
+    server_ = TranslationServer::Start(Options()).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    delete model_dir_;
+    model_dir_ = nullptr;
+  }
+
+  static ServerOptions Options() {
+    ServerOptions options;
+    options.model_dir = *model_dir_;
+    options.listen = "127.0.0.1:0";
+    options.metrics_listen = "127.0.0.1:0";
+    // Long enough that concurrent callers reliably share a batch.
+    options.max_batch_delay_ms = 50;
+    options.max_input_tokens = kMaxInputTokens;
+    options.max_batch_texts = 8;
+    options.threads = 1;
+    options.device = "cpu";
+    return options;
+  }
+
+  static std::unique_ptr<v1::Translator::Stub> NewStub(int port) {
+    return v1::Translator::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                            grpc::InsecureChannelCredentials()));
+  }
+
+  // Translates `text` with a 30 s deadline.
+  static grpc::Status Translate(v1::Translator::Stub& stub,
+                                const std::string& text,
+                                v1::TranslateResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    v1::TranslateRequest request;
+    request.set_text(text);
+    return stub.Translate(&context, request, response);
+  }
+
+  static grpc::Status TranslateBatch(v1::Translator::Stub& stub,
+                                     const std::vector<std::string>& texts,
+                                     v1::TranslateBatchResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    v1::TranslateBatchRequest request;
+    for (const std::string& text : texts) request.add_texts(text);
+    return stub.TranslateBatch(&context, request, response);
+  }
+
+  static std::string* model_dir_;
+  static TranslationServer* server_;
+};
+
+std::string* ServerTest::model_dir_ = nullptr;
+TranslationServer* ServerTest::server_ = nullptr;
+
+const std::vector<std::string>& SampleTexts() {
+  static const auto* texts = new std::vector<std::string>{
+      "hello", "I like tea.", "Where is the station?", "Thank you very much.",
+      "It is raining today."};
+  return *texts;
+}
+
+TEST_F(ServerTest, TranslatesOneText) {
+  auto stub = NewStub(server_->grpc_port());
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(*stub, "I like tea.", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(response.translation().text().empty());
+  EXPECT_GT(response.translation().source_token_count(), 0);
+  EXPECT_GT(response.translation().generated_token_count(), 0);
+  EXPECT_EQ(response.model_version(), server_->model_version());
+}
+
+TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
+  const std::string before = HttpGet(server_->metrics_port(), "/metrics");
+  constexpr int kCalls = 32;
+  std::vector<grpc::Status> statuses(kCalls);
+  std::vector<v1::TranslateResponse> responses(kCalls);
+  StartLine start_line(kCalls);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCalls; ++i) {
+    callers.emplace_back([&, i] {
+      auto stub = NewStub(server_->grpc_port());
+      start_line.ArriveAndWait();
+      statuses[i] = Translate(*stub, SampleTexts()[i % SampleTexts().size()],
+                              &responses[i]);
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
+    EXPECT_FALSE(responses[i].translation().text().empty()) << i;
+  }
+
+  // Batches of one fall into the le="1" bucket; any other batch had more.
+  const std::string after = HttpGet(server_->metrics_port(), "/metrics");
+  auto batches = [](const std::string& metrics) {
+    return std::max(0.0, SampleValue(metrics, "fanyi_batch_size_count"));
+  };
+  auto single_batches = [](const std::string& metrics) {
+    return std::max(0.0,
+                    SampleValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
+  };
+  const double new_batches = batches(after) - batches(before);
+  const double new_single_batches =
+      single_batches(after) - single_batches(before);
+  EXPECT_GT(new_batches, 0);
+  EXPECT_LT(new_single_batches, new_batches)
+      << "no batch held more than one request";
+  EXPECT_LT(new_batches, kCalls) << "every request was decoded alone";
+}
+
+TEST_F(ServerTest, TranslateBatchKeepsOrderAndMatchesTranslate) {
+  auto stub = NewStub(server_->grpc_port());
+  v1::TranslateBatchResponse batch_response;
+  const grpc::Status status =
+      TranslateBatch(*stub, SampleTexts(), &batch_response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(batch_response.translations_size(),
+            static_cast<int>(SampleTexts().size()));
+  EXPECT_EQ(batch_response.model_version(), server_->model_version());
+  for (size_t i = 0; i < SampleTexts().size(); ++i) {
+    v1::TranslateResponse single;
+    ASSERT_TRUE(Translate(*stub, SampleTexts()[i], &single).ok());
+    const v1::Translation& batched = batch_response.translations(i);
+    EXPECT_EQ(batched.text(), single.translation().text()) << SampleTexts()[i];
+    EXPECT_EQ(batched.source_token_count(),
+              single.translation().source_token_count());
+    EXPECT_EQ(batched.generated_token_count(),
+              single.translation().generated_token_count());
+  }
+}
+
+std::string TooManyTokens() {
+  std::string text;
+  for (int i = 0; i < kMaxInputTokens + 8; ++i) text += "tea ";
+  return text;
+}
+
+TEST_F(ServerTest, InvalidTextsAreRejectedWithReasons) {
+  struct Case {
+    std::string name;
+    std::string text;
+    std::string message_part;  // Must appear in the error message.
+  };
+  const std::vector<Case> cases = {
+      {"empty", "", "empty"},
+      {"invalid UTF-8", std::string("caf\xC3\x28 \xFF", 7), "UTF-8"},
+      {"too many tokens", TooManyTokens(), "limit"},
+  };
+  auto stub = NewStub(server_->grpc_port());
+  for (const Case& test_case : cases) {
+    v1::TranslateResponse response;
+    const grpc::Status status = Translate(*stub, test_case.text, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << test_case.name;
+    EXPECT_NE(status.error_message().find(test_case.message_part),
+              std::string::npos)
+        << test_case.name << ": " << status.error_message();
+
+    // The same text inside a batch is reported with its index.
+    v1::TranslateBatchResponse batch_response;
+    const grpc::Status batch_status =
+        TranslateBatch(*stub, {"hello", test_case.text}, &batch_response);
+    EXPECT_EQ(batch_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << test_case.name;
+    EXPECT_NE(batch_status.error_message().find("texts[1]"), std::string::npos)
+        << test_case.name << ": " << batch_status.error_message();
+  }
+}
+
+TEST_F(ServerTest, EmptyOrOversizedBatchIsRejected) {
+  auto stub = NewStub(server_->grpc_port());
+  v1::TranslateBatchResponse response;
+  EXPECT_EQ(TranslateBatch(*stub, {}, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  const std::vector<std::string> too_many(Options().max_batch_texts + 1,
+                                          "hello");
+  EXPECT_EQ(TranslateBatch(*stub, too_many, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServerTest, ExpiredDeadlineIsDeadlineExceeded) {
+  auto stub = NewStub(server_->grpc_port());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() -
+                       std::chrono::seconds(1));
+  v1::TranslateRequest request;
+  request.set_text("hello");
+  v1::TranslateResponse response;
+  EXPECT_EQ(stub->Translate(&context, request, &response).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+TEST_F(ServerTest, HealthCheckIsServing) {
+  // grpc.health.v1.Health/Check by hand: Debian ships no generated health
+  // stubs. An empty HealthCheckRequest is zero bytes; the response
+  // HealthCheckResponse{status: SERVING} is field 1 = 1: bytes 08 01.
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
+                          grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  grpc::ByteBuffer request;
+  grpc::ByteBuffer response;
+  {
+    grpc::Slice empty;
+    request = grpc::ByteBuffer(&empty, 1);
+  }
+  grpc::CompletionQueue queue;
+  std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
+      stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request,
+                            &queue);
+  call->StartCall();
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  ASSERT_TRUE(queue.Next(&tag, &ok));
+  ASSERT_TRUE(ok);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+}
+
+TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
+  auto stub = NewStub(server_->grpc_port());
+  v1::TranslateResponse response;
+  ASSERT_TRUE(Translate(*stub, "hello", &response).ok());
+  Translate(*stub, "", &response);  // Counted as INVALID_ARGUMENT.
+
+  const std::string metrics = HttpGet(server_->metrics_port(), "/metrics");
+  for (const char* name :
+       {"fanyi_requests_total", "fanyi_request_duration_seconds",
+        "fanyi_queue_wait_seconds", "fanyi_decode_duration_seconds",
+        "fanyi_batch_size", "fanyi_generated_tokens_total", "fanyi_queue_depth",
+        "fanyi_requests_in_flight", "fanyi_model_info"}) {
+    EXPECT_NE(metrics.find(std::string("# TYPE ") + name + " "),
+              std::string::npos)
+        << name << " missing from:\n"
+        << metrics;
+  }
+  EXPECT_GE(SampleValue(metrics,
+                        "fanyi_requests_total{code=\"OK\",method="
+                        "\"Translate\"}"),
+            1);
+  EXPECT_GE(SampleValue(metrics,
+                        "fanyi_requests_total{code=\"INVALID_ARGUMENT\","
+                        "method=\"Translate\"}"),
+            1);
+  EXPECT_EQ(SampleValue(metrics, "fanyi_model_info{device=\"" +
+                                     server_->device_name() + "\",version=\"" +
+                                     server_->model_version() + "\"}"),
+            1);
+  EXPECT_GT(SampleValue(metrics, "fanyi_generated_tokens_total"), 0);
+}
+
+TEST_F(ServerTest, PortInUseIsAStartupError) {
+  ServerOptions options = Options();
+  options.listen = "127.0.0.1:" + std::to_string(server_->grpc_port());
+  try {
+    TranslationServer::Start(options);
+    FAIL() << "a second server started on a port in use";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(options.listen), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ServerTest, BadModelDirIsAStartupError) {
+  ServerOptions options = Options();
+  options.model_dir = "/nonexistent/fanyi-model";
+  try {
+    TranslationServer::Start(options);
+    FAIL() << "started without a model";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(options.model_dir), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ServerTest, ShutdownDrainsQueuedRequestsThenRefusesNewOnes) {
+  ServerOptions options = Options();
+  // Requests would wait 10 minutes for a full batch: only the shutdown's
+  // drain can flush them.
+  options.max_batch_size = 64;
+  options.max_batch_delay_ms = 600000;
+  auto server = TranslationServer::Start(options);
+
+  constexpr int kCalls = 4;
+  std::vector<grpc::Status> statuses(kCalls);
+  std::vector<v1::TranslateResponse> responses(kCalls);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCalls; ++i) {
+    callers.emplace_back([&, i] {
+      auto stub = NewStub(server->grpc_port());
+      statuses[i] = Translate(*stub, SampleTexts()[i], &responses[i]);
+    });
+  }
+  // Wait until all of them sit in the queue (a state, polled, not a delay).
+  while (SampleValue(HttpGet(server->metrics_port(), "/metrics"),
+                     "fanyi_queue_depth") < kCalls) {
+    std::this_thread::yield();
+  }
+  server->Shutdown();
+  for (std::thread& caller : callers) caller.join();
+  for (int i = 0; i < kCalls; ++i) {
+    EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
+    EXPECT_FALSE(responses[i].translation().text().empty());
+  }
+
+  auto stub = NewStub(server->grpc_port());
+  v1::TranslateResponse response;
+  EXPECT_EQ(Translate(*stub, "hello", &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+// The real binaries: fanyi-server reports its port, serves fanyi-client and
+// exits 0 on SIGTERM.
+TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
+  int stdout_pipe[2];
+  ASSERT_EQ(pipe(stdout_pipe), 0);
+  // Everything the child needs is built before fork(): it only execs.
+  const std::string server_binary = BinaryPath("fanyi-server");
+  const std::string model_flag = "--model_dir=" + *model_dir_;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(stdout_pipe[1], STDOUT_FILENO);
+    close(stdout_pipe[0]);
+    close(stdout_pipe[1]);
+    execl(server_binary.c_str(), server_binary.c_str(), model_flag.c_str(),
+          "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--threads=1",
+          "--device=cpu", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(stdout_pipe[1]);
+  FILE* server_stdout = fdopen(stdout_pipe[0], "r");
+  ASSERT_NE(server_stdout, nullptr);
+  char line[1024] = {};
+  const bool got_line = fgets(line, sizeof(line), server_stdout) != nullptr;
+  std::smatch match;
+  const std::string first_line = got_line ? line : "";
+  const bool ready = std::regex_search(
+      first_line, match, std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
+  if (ready) {
+    const std::string port = match[1];
+    const CommandResult client =
+        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
+                   " 'I like tea.' hello 2>&1");
+    EXPECT_EQ(client.exit_code, 0) << client.output;
+    EXPECT_EQ(std::count(client.output.begin(), client.output.end(), '\n'), 2)
+        << client.output;
+
+    const CommandResult bad_client =
+        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
+                   " '' 2>&1");
+    EXPECT_NE(bad_client.exit_code, 0);
+    EXPECT_NE(bad_client.output.find("INVALID_ARGUMENT"), std::string::npos)
+        << bad_client.output;
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  fclose(server_stdout);
+  ASSERT_TRUE(ready) << "fanyi-server did not report its port: " << first_line;
+  ASSERT_TRUE(WIFEXITED(status)) << "fanyi-server died abnormally";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(ServerTest, ServerBinaryNamesABadModelDir) {
+  const CommandResult result =
+      RunCommand(BinaryPath("fanyi-server") +
+                 " --model_dir=/nonexistent/fanyi-model --listen=127.0.0.1:0"
+                 " --metrics_listen=127.0.0.1:0 2>&1");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("/nonexistent/fanyi-model"), std::string::npos)
+      << result.output;
+}
+
+}  // namespace
+}  // namespace fanyi
