@@ -1,0 +1,151 @@
+#include "common/checkpoint.h"
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/randint.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+Checkpoint MakeCheckpoint() {
+  Checkpoint checkpoint;
+  checkpoint.model_version = "test-1";
+  checkpoint.source_language = "en";
+  checkpoint.target_language = "zh";
+  checkpoint.source_vocabulary =
+      Vocabulary::Build({{"a", "b", "c", "d", "e", "f"}}, 1, 0);
+  checkpoint.target_vocabulary =
+      Vocabulary::Build({{"一", "二", "三", "四", "五"}}, 1, 0);
+  ModelConfig config;
+  config.source_vocab_size = checkpoint.source_vocabulary.size();
+  config.target_vocab_size = checkpoint.target_vocabulary.size();
+  config.encoder_layers = 1;
+  config.decoder_layers = 2;
+  config.d_model = 16;
+  config.d_ff = 24;
+  config.heads = 2;
+  config.max_positions = 32;
+  torch::manual_seed(5);
+  checkpoint.model = Transformer(config);
+  checkpoint.model->eval();
+  checkpoint.training = {{"step", 42}};
+  return checkpoint;
+}
+
+std::string ErrorOf(const std::string& directory) {
+  try {
+    LoadCheckpoint(directory, torch::kCPU);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+void Overwrite(const fs::path& path, const std::string& contents) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ =
+        (fs::path(testing_util::MakeTempDir("checkpoint_test")) / "ckpt")
+            .string();
+    SaveCheckpoint(original_, directory_);
+  }
+  Checkpoint original_ = MakeCheckpoint();
+  std::string directory_;
+};
+
+TEST_F(CheckpointTest, RoundTripGivesIdenticalLogits) {
+  Checkpoint loaded = LoadCheckpoint(directory_, torch::kCPU);
+  EXPECT_EQ(loaded.model_version, "test-1");
+  EXPECT_EQ(loaded.target_language, "zh");
+  EXPECT_EQ(loaded.training["step"], 42);
+  EXPECT_EQ(loaded.source_vocabulary.size(), original_.source_vocabulary.size());
+  torch::Tensor source = at::randint(4, 10, {2, 5});
+  torch::Tensor target = at::randint(4, 9, {2, 4});
+  EXPECT_TRUE(torch::equal(original_.model->forward(source, target),
+                           loaded.model->forward(source, target)));
+  for (const char* file :
+       {"model.pt", "config.json", "src_vocab.json", "tgt_vocab.json"}) {
+    EXPECT_TRUE(fs::exists(fs::path(directory_) / file)) << file;
+  }
+  EXPECT_FALSE(fs::exists(directory_ + ".tmp"));
+}
+
+TEST_F(CheckpointTest, SavingAgainReplacesTheDirectory) {
+  original_.model_version = "test-2";
+  SaveCheckpoint(original_, directory_);
+  EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).model_version, "test-2");
+  EXPECT_FALSE(fs::exists(directory_ + ".old"));
+}
+
+TEST_F(CheckpointTest, TruncatedWeightsAreRefusedNamingTheFile) {
+  const fs::path weights = fs::path(directory_) / "model.pt";
+  const auto size = fs::file_size(weights);
+  fs::resize_file(weights, size / 2);
+  const std::string error = ErrorOf(directory_);
+  EXPECT_THAT(error, HasSubstr(weights.string()));
+}
+
+TEST_F(CheckpointTest, CorruptWeightsAreRefused) {
+  Overwrite(fs::path(directory_) / "model.pt", "not a zip archive at all");
+  EXPECT_THAT(ErrorOf(directory_), HasSubstr("model.pt"));
+}
+
+TEST_F(CheckpointTest, WrongVersionIsRefused) {
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config["format_version"] = 99;
+  Overwrite(config_path, config.dump());
+  const std::string error = ErrorOf(directory_);
+  EXPECT_THAT(error, HasSubstr("config.json"));
+  EXPECT_THAT(error, HasSubstr("format_version 99"));
+}
+
+TEST_F(CheckpointTest, WrongShapeIsRefused) {
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config["model"]["d_ff"] = 48;
+  Overwrite(config_path, config.dump());
+  const std::string error = ErrorOf(directory_);
+  EXPECT_THAT(error, HasSubstr("model.pt"));
+  EXPECT_THAT(error, HasSubstr("has shape"));
+}
+
+TEST_F(CheckpointTest, MissingVocabularyIsRefused) {
+  fs::remove(fs::path(directory_) / "tgt_vocab.json");
+  EXPECT_THAT(ErrorOf(directory_), HasSubstr("tgt_vocab.json"));
+}
+
+TEST_F(CheckpointTest, VocabularySizeMismatchIsRefused) {
+  Vocabulary::Build({{"x", "y"}}, 1, 0)
+      .Save((fs::path(directory_) / "src_vocab.json").string());
+  const std::string error = ErrorOf(directory_);
+  EXPECT_THAT(error, HasSubstr("src_vocab.json"));
+  EXPECT_THAT(error, HasSubstr("6 tokens"));
+}
+
+TEST_F(CheckpointTest, MissingDirectoryIsRefused) {
+  EXPECT_THAT(ErrorOf(directory_ + "-nowhere"), HasSubstr("does not exist"));
+}
+
+TEST_F(CheckpointTest, TrainingOutputDirectoryResolvesToBest) {
+  const fs::path run = fs::path(directory_).parent_path() / "run";
+  SaveCheckpoint(original_, (run / "best").string());
+  EXPECT_EQ(ResolveCheckpointDirectory(run.string()), (run / "best").string());
+  EXPECT_EQ(LoadCheckpoint(run.string(), torch::kCPU).model_version, "test-1");
+}
+
+}  // namespace
+}  // namespace fanyi

@@ -1,0 +1,73 @@
+#include "tests/test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "trainer/trainer.h"
+
+namespace fanyi::testing_util {
+
+namespace fs = std::filesystem;
+
+std::string SharedDataPath(const std::string& relative_path) {
+  return (fs::path(FANYI_SHARED_DATA_DIR) / relative_path).string();
+}
+
+std::string MakeTempDir(const std::string& name) {
+  const fs::path directory = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  return directory.string();
+}
+
+std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, std::string> trained;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = trained.find({parent_dir, pairs});
+  if (found != trained.end()) return found->second;
+
+  std::ifstream in(SharedDataPath("en-zh/train_mini.tsv"));
+  if (!in) throw std::runtime_error("cannot read en-zh/train_mini.tsv");
+  const fs::path directory = fs::path(parent_dir) / "tiny_model";
+  fs::create_directories(directory);
+  const fs::path data = directory / "pairs.tsv";
+  std::ofstream out(data);
+  std::string line;
+  for (int i = 0; i < pairs && std::getline(in, line); ++i) out << line << "\n";
+  out.close();
+
+  TrainingOptions options;
+  options.train_path = data.string();
+  options.dev_path = data.string();
+  options.out_dir = (directory / "run").string();
+  options.model.encoder_layers = 1;
+  options.model.decoder_layers = 1;
+  options.model.d_model = 32;
+  options.model.d_ff = 64;
+  options.model.heads = 2;
+  options.model.dropout = 0.0;
+  options.model.max_positions = 64;
+  options.epochs = 150;
+  options.validate_every_epochs = 150;
+  options.batch_tokens = 128;
+  options.warmup_steps = 50;
+  options.lr_factor = 2.0;
+  options.label_smoothing = 0.0;
+  options.threads = 1;
+  options.device = "cpu";
+  options.show_progress = false;
+  std::ostringstream log;
+  Trainer(options).Run(log);
+  const std::string checkpoint = (directory / "run" / "best").string();
+  trained[{parent_dir, pairs}] = checkpoint;
+  return checkpoint;
+}
+
+}  // namespace fanyi::testing_util

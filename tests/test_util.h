@@ -1,0 +1,23 @@
+#ifndef FANYI_TESTS_TEST_UTIL_H_
+#define FANYI_TESTS_TEST_UTIL_H_
+
+#include <string>
+
+namespace fanyi::testing_util {
+
+// Path of a file in the shared corpus beside the project, e.g.
+// SharedDataPath("en-zh/train_mini.tsv").
+std::string SharedDataPath(const std::string& relative_path);
+
+// Trains a tiny real model (d_model 32) on the first `pairs` lines of
+// en-zh/train_mini.tsv until it fits them (a few seconds on one core) and
+// returns its checkpoint directory, created under `parent_dir`. Cached: the
+// first call in a process trains, later calls with the same arguments reuse it.
+std::string TrainTinyModel(const std::string& parent_dir, int pairs = 30);
+
+// A fresh empty directory under the test temp dir.
+std::string MakeTempDir(const std::string& name);
+
+}  // namespace fanyi::testing_util
+
+#endif  // FANYI_TESTS_TEST_UTIL_H_

@@ -1,0 +1,131 @@
+#include "trainer/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/checkpoint.h"
+#include "common/parallel_corpus.h"
+#include "common/translator.h"
+#include "tests/test_util.h"
+#include "trainer/token_batches.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(NoamLearningRateTest, WarmsUpLinearlyThenDecays) {
+  const double peak = NoamLearningRate(100, 64, 100, 1.0);
+  EXPECT_NEAR(peak, std::pow(64, -0.5) * std::pow(100, -0.5), 1e-12);
+  EXPECT_NEAR(NoamLearningRate(50, 64, 100, 1.0), peak / 2, 1e-12);
+  EXPECT_NEAR(NoamLearningRate(400, 64, 100, 1.0), peak / 2, 1e-12);
+  EXPECT_NEAR(NoamLearningRate(100, 64, 100, 2.0), 2 * peak, 1e-12);
+}
+
+TEST(TokenBatchesTest, EveryPairOnceWithinTheTokenBudget) {
+  std::vector<PairLength> lengths;
+  for (int i = 0; i < 500; ++i) lengths.push_back({1 + i % 17, 1 + i % 23});
+  std::mt19937_64 rng(3);
+  const auto batches = MakeTokenBatches(lengths, 100, rng);
+  std::multiset<int64_t> seen;
+  for (const auto& batch : batches) {
+    int64_t longest = 0;
+    for (int64_t index : batch) {
+      seen.insert(index);
+      longest = std::max({longest, lengths[index].source, lengths[index].target});
+    }
+    EXPECT_LE(longest * static_cast<int64_t>(batch.size()), 100);
+  }
+  EXPECT_EQ(seen.size(), lengths.size());
+  EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), lengths.size());
+}
+
+TEST(TokenBatchesTest, BatchesGroupSimilarLengths) {
+  std::vector<PairLength> lengths;
+  for (int i = 0; i < 400; ++i) lengths.push_back({1 + i % 40, 1 + i % 40});
+  std::mt19937_64 rng(5);
+  int64_t padded = 0;
+  int64_t real = 0;
+  for (const auto& batch : MakeTokenBatches(lengths, 200, rng)) {
+    int64_t longest = 0;
+    for (int64_t index : batch) {
+      longest = std::max(longest, lengths[index].source);
+      real += lengths[index].source;
+    }
+    padded += longest * static_cast<int64_t>(batch.size());
+  }
+  // Random batching would pad about half of the tokens; buckets almost none.
+  EXPECT_LT(padded, real * 11 / 10);
+}
+
+TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
+  const std::string parent = testing_util::MakeTempDir("trainer_overfit");
+  const std::string checkpoint = testing_util::TrainTinyModel(parent, 30);
+  ASSERT_TRUE(fs::exists(fs::path(checkpoint) / "model.pt"));
+  ASSERT_TRUE(fs::exists(fs::path(checkpoint).parent_path() / "last" /
+                         "optimizer.pt"));
+  ASSERT_TRUE(
+      fs::exists(fs::path(checkpoint).parent_path() / "train_log.jsonl"));
+
+  ParallelCorpus corpus = ReadParallelTsv(
+      (fs::path(parent) / "tiny_model" / "pairs.tsv").string());
+  ASSERT_EQ(corpus.pairs.size(), 30u);
+  std::vector<std::string> sources;
+  for (const auto& pair : corpus.pairs) sources.push_back(pair.source);
+  auto translator = Translator::Load(checkpoint, TranslatorOptions{"cpu", 1});
+  const std::vector<std::string> translations = translator->Translate(sources);
+  int exact = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    exact += translations[i] == corpus.pairs[i].target;
+  }
+  EXPECT_GE(exact, 28) << "the tiny model did not memorise its training pairs";
+}
+
+TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {
+  const std::string directory = testing_util::MakeTempDir("trainer_bad_lines");
+  const fs::path data = fs::path(directory) / "pairs.tsv";
+  {
+    std::ofstream out(data);
+    out << "Hello.\t你好。\n"
+        << "no tab here\n"
+        << "\tempty source\n"
+        << "Bad \xff bytes\t坏\n"
+        << "Thank you.\t谢谢。\n";
+  }
+  TrainingOptions options;
+  options.train_path = data.string();
+  options.dev_path = data.string();
+  options.out_dir = (fs::path(directory) / "run").string();
+  options.model.encoder_layers = 1;
+  options.model.decoder_layers = 1;
+  options.model.d_model = 16;
+  options.model.d_ff = 16;
+  options.model.heads = 2;
+  options.epochs = 2;
+  options.threads = 1;
+  options.device = "cpu";
+  options.show_progress = false;
+  std::ostringstream log;
+  TrainingResult result = Trainer(options).Run(log);
+  EXPECT_EQ(result.skipped_train_lines, 3);
+  EXPECT_EQ(result.epochs.size(), 2u);
+  EXPECT_NE(log.str().find(":2: skipped: no tab"), std::string::npos)
+      << log.str();
+  EXPECT_TRUE(fs::exists(fs::path(result.best_checkpoint) / "model.pt"));
+}
+
+TEST(TrainerTest, BadOptionsAreRefused) {
+  TrainingOptions options;
+  options.train_path = "a.tsv";
+  options.dev_path = "b.tsv";
+  options.out_dir = "out";
+  options.label_smoothing = 1.5;
+  EXPECT_THROW(Trainer{options}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace fanyi

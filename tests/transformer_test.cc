@@ -1,0 +1,154 @@
+#include "common/transformer.h"
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+#include <gtest/gtest.h>
+#include <torch/nn/modules/dropout.h>
+
+#include <cmath>
+
+#include "common/greedy_decoder.h"
+#include "common/multi_head_attention.h"
+#include "common/vocabulary.h"
+
+namespace fanyi {
+namespace {
+
+ModelConfig TinyConfig() {
+  ModelConfig config;
+  config.source_vocab_size = 23;
+  config.target_vocab_size = 19;
+  config.encoder_layers = 2;
+  config.decoder_layers = 2;
+  config.d_model = 16;
+  config.d_ff = 32;
+  config.heads = 4;
+  config.dropout = 0.0;
+  config.max_positions = 64;
+  return config;
+}
+
+// A random tiny model in double precision, so that cached and uncached
+// arithmetic agree far below any argmax margin.
+Transformer RandomModel(uint64_t seed, bool tied = true) {
+  torch::manual_seed(seed);
+  ModelConfig config = TinyConfig();
+  config.tie_target_embeddings = tied;
+  Transformer model(config);
+  model->to(at::kDouble);
+  model->eval();
+  return model;
+}
+
+TEST(MaskTest, PaddingMaskMarksRealTokens) {
+  torch::Tensor ids = PadRows({{5, 6, 7}, {8}}, torch::kCPU);
+  torch::Tensor mask = PaddingMask(ids);  // [2, 1, 1, 3]
+  ASSERT_EQ(mask.sizes(), (std::vector<int64_t>{2, 1, 1, 3}));
+  EXPECT_TRUE(mask[0][0][0].all().item<bool>());
+  EXPECT_TRUE(mask[1][0][0][0].item<bool>());
+  EXPECT_FALSE(mask[1][0][0][1].item<bool>());
+  EXPECT_FALSE(mask[1][0][0][2].item<bool>());
+}
+
+TEST(MaskTest, CausalMaskSeesOnlyThePast) {
+  torch::Tensor mask = CausalMask(4, torch::kCPU);  // [1, 1, 4, 4]
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(mask[0][0][i][j].item<bool>(), j <= i) << i << "," << j;
+    }
+  }
+}
+
+TEST(AttentionTest, RowsSumToOneAndMaskedPositionsGetZeroWeight) {
+  torch::manual_seed(3);
+  torch::Tensor query = at::randn({2, 3, 5, 8});  // [batch, heads, q, d_k]
+  torch::Tensor key = at::randn({2, 3, 6, 8});
+  torch::Tensor value = at::randn({2, 3, 6, 8});
+  // Row 1 has only 4 real keys.
+  torch::Tensor mask = PaddingMask(PadRows({{4, 4, 4, 4, 4, 4}, {4, 4, 4, 4}},
+                                           torch::kCPU));  // [2, 1, 1, 6]
+  torch::nn::Dropout no_dropout(0.0);
+  AttentionResult result =
+      ScaledDotProductAttention(query, key, value, mask, no_dropout);
+  ASSERT_EQ(result.weights.sizes(), (std::vector<int64_t>{2, 3, 5, 6}));
+  EXPECT_TRUE(at::allclose(result.weights.sum(-1), at::ones({2, 3, 5})));
+  EXPECT_EQ(result.weights[1].slice(-1, 4, 6).abs().max().item<float>(), 0.0f);
+  EXPECT_GT(result.weights[0].slice(-1, 4, 6).min().item<float>(), 0.0f);
+}
+
+TEST(PositionalEncodingTest, MatchesThePaperFormula) {
+  torch::Tensor table = SinusoidalPositions(50, 16);  // [50, 16]
+  ASSERT_EQ(table.sizes(), (std::vector<int64_t>{50, 16}));
+  for (int pos : {0, 1, 7, 49}) {
+    for (int i = 0; i < 8; ++i) {
+      const double angle = pos / std::pow(10000.0, 2.0 * i / 16);
+      EXPECT_NEAR(table[pos][2 * i].item<float>(), std::sin(angle), 1e-5);
+      EXPECT_NEAR(table[pos][2 * i + 1].item<float>(), std::cos(angle), 1e-5);
+    }
+  }
+}
+
+TEST(TransformerTest, ForwardShape) {
+  Transformer model = RandomModel(1);
+  torch::Tensor source = at::randint(4, 23, {3, 7});
+  torch::Tensor target = at::randint(4, 19, {3, 5});
+  EXPECT_EQ(model->forward(source, target).sizes(),
+            (std::vector<int64_t>{3, 5, 19}));
+}
+
+TEST(TransformerTest, CachedStepsEqualFullRecompute) {
+  for (bool tied : {true, false}) {
+    Transformer model = RandomModel(7, tied);
+    // Three sources of different lengths in one padded batch.
+    torch::Tensor source =
+        MakeSourceTensor({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
+    torch::Tensor source_mask = PaddingMask(source);
+    torch::Tensor memory = model->Encode(source, source_mask);
+    torch::Tensor target = at::randint(4, 19, {3, 6});
+    // [3, 6, vocab]
+    torch::Tensor full =
+        model->Generate(model->DecodeFull(target, memory, source_mask));
+    DecoderState state = model->StartDecoding(memory, source_mask);
+    for (int64_t t = 0; t < 6; ++t) {
+      torch::Tensor step = model->DecodeStep(target.select(1, t), &state);
+      EXPECT_TRUE(at::allclose(step, full.select(1, t), 1e-9, 1e-9))
+          << "step " << t << " tied " << tied;
+    }
+    EXPECT_EQ(state.steps, 6);
+  }
+}
+
+TEST(GreedyDecodeTest, BatchedCachedDecodingEqualsReferenceDecoder) {
+  for (uint64_t seed : {11, 12, 13}) {
+    Transformer model = RandomModel(seed);
+    std::vector<std::vector<int64_t>> sources = {
+        {5, 6, 7, 8, 9, 10, 11}, {12}, {13, 14, 15}, {16, 17, 18, 19, 20, 21,
+                                                       22, 4, 5, 6, 7, 8}};
+    DecodingOptions options;
+    options.max_length = 20;
+    options.length_ratio = 1.5;
+    options.length_offset = 3;
+    const auto batched = GreedyDecode(*model, sources, options);
+    ASSERT_EQ(batched.size(), sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+      EXPECT_EQ(batched[i], GreedyDecodeWithoutCache(*model, sources[i], options))
+          << "seed " << seed << " row " << i;
+      EXPECT_LE(static_cast<int64_t>(batched[i].size()),
+                MaxTargetLength(options, sources[i].size()));
+    }
+  }
+}
+
+TEST(GreedyDecodeTest, MaxTargetLength) {
+  DecodingOptions options;
+  options.max_length = 30;
+  options.length_ratio = 2.0;
+  options.length_offset = 5;
+  EXPECT_EQ(MaxTargetLength(options, 3), 11);
+  EXPECT_EQ(MaxTargetLength(options, 100), 30);
+}
+
+}  // namespace
+}  // namespace fanyi

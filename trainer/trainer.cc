@@ -1,0 +1,504 @@
+#include "trainer/trainer.h"
+
+#include <torch/cuda.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/adam.h>
+#include <torch/serialize.h>
+#include <torch/utils.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/bleu.h"
+#include "common/checkpoint.h"
+#include "common/greedy_decoder.h"
+#include "common/parallel_corpus.h"
+#include "common/tokenizer.h"
+#include "common/vocabulary.h"
+#include "trainer/token_batches.h"
+
+namespace fanyi {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int64_t kDevBatchSize = 64;
+constexpr int64_t kProgressEverySteps = 50;
+
+// A tokenized, id-mapped corpus.
+struct EncodedCorpus {
+  std::vector<std::vector<int64_t>> sources;
+  std::vector<std::vector<int64_t>> targets;
+  std::vector<std::string> references;  // Raw target text, for BLEU.
+};
+
+// Ids of the pairs in `batch` as model inputs: source with </s>, target input
+// starting with <s>, target output ending with </s>.
+struct TensorBatch {
+  torch::Tensor source;         // [batch, src_len + 1]
+  torch::Tensor target_input;   // [batch, tgt_len + 1]
+  torch::Tensor target_output;  // [batch, tgt_len + 1]
+  int64_t target_tokens = 0;
+};
+
+TensorBatch MakeTensorBatch(const EncodedCorpus& corpus,
+                            const std::vector<int64_t>& batch,
+                            const torch::Device& device) {
+  std::vector<std::vector<int64_t>> sources, inputs, outputs;
+  TensorBatch tensors;
+  for (int64_t index : batch) {
+    sources.push_back(corpus.sources[index]);
+    std::vector<int64_t> input = {Vocabulary::kBosId};
+    input.insert(input.end(), corpus.targets[index].begin(),
+                 corpus.targets[index].end());
+    std::vector<int64_t> output = corpus.targets[index];
+    output.push_back(Vocabulary::kEosId);
+    tensors.target_tokens += static_cast<int64_t>(output.size());
+    inputs.push_back(std::move(input));
+    outputs.push_back(std::move(output));
+  }
+  tensors.source = MakeSourceTensor(sources, device);
+  tensors.target_input = PadRows(inputs, device);
+  tensors.target_output = PadRows(outputs, device);
+  return tensors;
+}
+
+// Sum of per-token losses of a batch; <pad> targets are ignored.
+torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
+                        double label_smoothing) {
+  torch::Tensor logits = model.forward(batch.source, batch.target_input);
+  const int64_t vocab = logits.size(-1);
+  namespace F = torch::nn::functional;
+  return F::cross_entropy(
+      logits.reshape({-1, vocab}),  // [batch * tgt_len, vocab]
+      batch.target_output.reshape({-1}),
+      F::CrossEntropyFuncOptions()
+          .ignore_index(Vocabulary::kPadId)
+          .label_smoothing(label_smoothing)
+          .reduction(torch::kSum));
+}
+
+torch::Device ResolveDevice(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  const bool cuda = torch::cuda::is_available();
+  if (name == "cuda" && !cuda) {
+    throw std::runtime_error("--device cuda: no CUDA device is available");
+  }
+  return cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+}
+
+std::string Timestamp() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%S", std::gmtime(&now));
+  return text;
+}
+
+}  // namespace
+
+double NoamLearningRate(int64_t step, int64_t d_model, int64_t warmup_steps,
+                        double factor) {
+  const double s = static_cast<double>(std::max<int64_t>(step, 1));
+  return factor * std::pow(static_cast<double>(d_model), -0.5) *
+         std::min(std::pow(s, -0.5),
+                  s * std::pow(static_cast<double>(warmup_steps), -1.5));
+}
+
+void TrainingOptions::Validate() const {
+  auto require = [](bool condition, const std::string& message) {
+    if (!condition) throw std::invalid_argument(message);
+  };
+  require(!train_path.empty(), "--train is required");
+  require(!dev_path.empty(), "--dev is required");
+  require(!out_dir.empty(), "--out is required");
+  require(epochs >= 1, "--epochs must be at least 1");
+  require(max_minutes >= 0, "--max_minutes must not be negative");
+  require(batch_tokens >= 1, "--batch_tokens must be at least 1");
+  require(warmup_steps >= 1, "--warmup must be at least 1");
+  require(lr_factor > 0, "--lr_factor must be positive");
+  require(label_smoothing >= 0 && label_smoothing < 1,
+          "--label_smoothing must be in [0, 1)");
+  require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
+  require(validate_every_epochs >= 1,
+          "--validate_every_epochs must be at least 1");
+  require(device == "auto" || device == "cpu" || device == "cuda",
+          "--device must be auto, cpu or cuda");
+}
+
+// Everything a run holds between its steps.
+struct Trainer::State {
+  TrainingOptions options;
+  std::ostream& log;
+  torch::Device device{torch::kCPU};
+  Checkpoint checkpoint;  // Model, vocabularies and provenance.
+  EncodedCorpus train;
+  EncodedCorpus dev;
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::ofstream json_log;
+  int64_t step = 0;
+  int64_t epoch = 0;
+  double best_dev_bleu = -1;
+  Clock::time_point start = Clock::now();
+  double resumed_seconds = 0;  // Training time spent before a resume.
+  TrainingResult result;
+
+  double ElapsedSeconds() const {
+    return resumed_seconds +
+           std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  bool OverBudget() const {
+    return options.max_minutes > 0 &&
+           ElapsedSeconds() >= options.max_minutes * 60.0;
+  }
+
+  void ReadData();
+  void BuildModel();
+  void Resume();
+  // Trains one epoch or until the budget ends; returns mean train loss.
+  double TrainEpoch(double* tokens_per_second);
+  EpochReport Validate(double train_loss, double tokens_per_second);
+  void Save(const EpochReport& report);
+  void ShowProgress(double loss, double lr, double tokens_per_second,
+                    int64_t batch_index, int64_t batches);
+};
+
+void Trainer::State::ReadData() {
+  Tokenizer source_tokenizer(options.source_language);
+  Tokenizer target_tokenizer(options.target_language);
+  auto read = [&](const std::string& path, std::vector<SentencePair>* pairs) {
+    ParallelCorpus corpus = ReadParallelTsv(path);
+    for (const BadLine& bad : corpus.bad_lines) {
+      log << path << ":" << bad.line_number << ": skipped: " << bad.reason
+          << "\n";
+    }
+    if (!corpus.bad_lines.empty()) {
+      log << path << ": skipped " << corpus.bad_lines.size()
+          << " bad lines\n";
+    }
+    if (corpus.pairs.empty()) {
+      throw std::runtime_error(path + ": no usable sentence pairs");
+    }
+    *pairs = std::move(corpus.pairs);
+    return static_cast<int64_t>(corpus.bad_lines.size());
+  };
+  std::vector<SentencePair> train_pairs, dev_pairs;
+  result.skipped_train_lines = read(options.train_path, &train_pairs);
+  read(options.dev_path, &dev_pairs);
+
+  std::vector<std::vector<std::string>> train_sources, train_targets;
+  for (const SentencePair& pair : train_pairs) {
+    train_sources.push_back(source_tokenizer.Tokenize(pair.source));
+    train_targets.push_back(target_tokenizer.Tokenize(pair.target));
+  }
+  if (!options.resume) {
+    checkpoint.source_vocabulary = Vocabulary::Build(
+        train_sources, options.vocab_min_count, options.vocab_max_size);
+    checkpoint.target_vocabulary = Vocabulary::Build(
+        train_targets, options.vocab_min_count, options.vocab_max_size);
+  }
+  // Pairs that do not fit the position table cannot be trained on.
+  const int64_t max_tokens = options.model.max_positions - 1;
+  int64_t too_long = 0;
+  for (size_t i = 0; i < train_pairs.size(); ++i) {
+    if (static_cast<int64_t>(train_sources[i].size()) > max_tokens ||
+        static_cast<int64_t>(train_targets[i].size()) > max_tokens) {
+      ++too_long;
+      continue;
+    }
+    train.sources.push_back(checkpoint.source_vocabulary.Encode(train_sources[i]));
+    train.targets.push_back(checkpoint.target_vocabulary.Encode(train_targets[i]));
+  }
+  if (too_long > 0) {
+    log << options.train_path << ": skipped " << too_long
+        << " pairs longer than " << max_tokens << " tokens\n";
+  }
+  for (const SentencePair& pair : dev_pairs) {
+    std::vector<int64_t> source = checkpoint.source_vocabulary.Encode(
+        source_tokenizer.Tokenize(pair.source));
+    std::vector<int64_t> target = checkpoint.target_vocabulary.Encode(
+        target_tokenizer.Tokenize(pair.target));
+    source.resize(std::min<size_t>(source.size(), max_tokens));
+    target.resize(std::min<size_t>(target.size(), max_tokens));
+    dev.sources.push_back(std::move(source));
+    dev.targets.push_back(std::move(target));
+    dev.references.push_back(pair.target);
+  }
+  log << "data: " << train.sources.size() << " training pairs, "
+      << dev.sources.size() << " dev pairs; vocabularies: "
+      << checkpoint.source_vocabulary.size() << " source, "
+      << checkpoint.target_vocabulary.size() << " target tokens\n";
+}
+
+void Trainer::State::BuildModel() {
+  ModelConfig config = options.model;
+  config.source_vocab_size = checkpoint.source_vocabulary.size();
+  config.target_vocab_size = checkpoint.target_vocabulary.size();
+  checkpoint.model = Transformer(config);
+  checkpoint.model->to(device);
+  checkpoint.source_language = options.source_language;
+  checkpoint.target_language = options.target_language;
+  optimizer = std::make_unique<torch::optim::Adam>(
+      checkpoint.model->parameters(),
+      torch::optim::AdamOptions(0.0).betas({0.9, 0.98}).eps(1e-9));
+  int64_t parameters = 0;
+  for (const auto& p : checkpoint.model->parameters()) parameters += p.numel();
+  log << "model: " << config.encoder_layers << "+" << config.decoder_layers
+      << " layers, d_model " << config.d_model << ", d_ff " << config.d_ff
+      << ", " << config.heads << " heads, " << parameters
+      << " parameters, on " << device.str() << "\n";
+}
+
+void Trainer::State::Resume() {
+  const std::string last = (fs::path(options.out_dir) / "last").string();
+  Checkpoint saved = LoadCheckpoint(last, device);
+  checkpoint.source_vocabulary = saved.source_vocabulary;
+  checkpoint.target_vocabulary = saved.target_vocabulary;
+  options.model = saved.model->config();
+  ReadData();
+  BuildModel();
+  {
+    torch::NoGradGuard no_grad;
+    auto target = checkpoint.model->named_parameters();
+    for (const auto& source : saved.model->named_parameters()) {
+      target[source.key()].copy_(source.value());
+    }
+  }
+  torch::load(*optimizer, (fs::path(last) / "optimizer.pt").string());
+  const nlohmann::json& training = saved.training;
+  step = training.at("step").get<int64_t>();
+  epoch = training.at("epoch").get<int64_t>();
+  best_dev_bleu = training.value("best_dev_bleu", -1.0);
+  resumed_seconds = training.value("training_seconds", 0.0);
+  log << "resumed from " << last << " at epoch " << epoch << ", step "
+      << step << "\n";
+}
+
+void Trainer::State::ShowProgress(double loss, double lr,
+                                  double tokens_per_second,
+                                  int64_t batch_index, int64_t batches) {
+  const double elapsed = ElapsedSeconds();
+  double eta = 0;
+  if (options.max_minutes > 0) {
+    eta = std::max(0.0, options.max_minutes * 60.0 - elapsed);
+  } else {
+    const double done = epoch - 1 + double(batch_index) / batches;
+    const double total = static_cast<double>(options.epochs);
+    if (done > 0) eta = elapsed / done * (total - done);
+  }
+  json_log << nlohmann::json{{"event", "progress"}, {"epoch", epoch},
+                             {"step", step},        {"loss", loss},
+                             {"lr", lr},            {"tokens_per_second", tokens_per_second},
+                             {"eta_seconds", eta}}
+                  .dump()
+           << "\n";
+  json_log.flush();
+  if (options.show_progress && isatty(fileno(stderr))) {
+    std::fprintf(stderr,
+                 "\repoch %lld step %lld (%lld/%lld) loss %.3f lr %.2e "
+                 "%.0f tok/s ETA %.0fs   ",
+                 static_cast<long long>(epoch), static_cast<long long>(step),
+                 static_cast<long long>(batch_index),
+                 static_cast<long long>(batches), loss, lr, tokens_per_second,
+                 eta);
+    std::fflush(stderr);
+  }
+}
+
+double Trainer::State::TrainEpoch(double* tokens_per_second) {
+  std::mt19937_64 rng(options.seed * 1000003 + epoch);
+  std::vector<PairLength> lengths;
+  for (size_t i = 0; i < train.sources.size(); ++i) {
+    lengths.push_back({static_cast<int64_t>(train.sources[i].size()) + 1,
+                       static_cast<int64_t>(train.targets[i].size()) + 1});
+  }
+  const auto batches = MakeTokenBatches(lengths, options.batch_tokens, rng);
+  checkpoint.model->train();
+  double loss_sum = 0;
+  int64_t token_sum = 0;
+  const Clock::time_point epoch_start = Clock::now();
+  for (size_t b = 0; b < batches.size(); ++b) {
+    TensorBatch batch = MakeTensorBatch(train, batches[b], device);
+    ++step;
+    const double lr = NoamLearningRate(step, options.model.d_model,
+                                       options.warmup_steps, options.lr_factor);
+    for (auto& group : optimizer->param_groups()) {
+      static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+    }
+    optimizer->zero_grad();
+    torch::Tensor loss =
+        BatchLoss(*checkpoint.model, batch, options.label_smoothing);
+    (loss / static_cast<double>(batch.target_tokens)).backward();
+    optimizer->step();
+    loss_sum += loss.item<double>();
+    token_sum += batch.target_tokens;
+    const double seconds =
+        std::chrono::duration<double>(Clock::now() - epoch_start).count();
+    *tokens_per_second = token_sum / std::max(seconds, 1e-9);
+    if (step % kProgressEverySteps == 0 || b + 1 == batches.size()) {
+      ShowProgress(loss_sum / token_sum, lr, *tokens_per_second, b + 1,
+                   batches.size());
+    }
+    if (OverBudget()) break;
+  }
+  if (options.show_progress && isatty(fileno(stderr))) std::fputs("\n", stderr);
+  return token_sum ? loss_sum / token_sum : 0.0;
+}
+
+EpochReport Trainer::State::Validate(double train_loss,
+                                     double tokens_per_second) {
+  EpochReport report;
+  report.epoch = epoch;
+  report.step = step;
+  report.train_loss = train_loss;
+  report.tokens_per_second = tokens_per_second;
+  TransformerImpl& model = *checkpoint.model;
+  model.eval();
+
+  // Dev loss, without autograd and without label smoothing.
+  std::vector<int64_t> order(dev.sources.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return dev.sources[a].size() < dev.sources[b].size();
+  });
+  double loss_sum = 0;
+  int64_t token_sum = 0;
+  std::vector<std::string> hypotheses(dev.sources.size());
+  Tokenizer target_tokenizer(options.target_language);
+  for (size_t begin = 0; begin < order.size(); begin += kDevBatchSize) {
+    const size_t end = std::min(order.size(), begin + kDevBatchSize);
+    std::vector<int64_t> batch(order.begin() + begin, order.begin() + end);
+    {
+      torch::NoGradGuard no_grad;
+      TensorBatch tensors = MakeTensorBatch(dev, batch, device);
+      loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
+      token_sum += tensors.target_tokens;
+    }
+    std::vector<std::vector<int64_t>> sources;
+    for (int64_t index : batch) sources.push_back(dev.sources[index]);
+    const auto targets = GreedyDecode(model, sources, DecodingOptions());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      hypotheses[batch[i]] = target_tokenizer.Detokenize(
+          checkpoint.target_vocabulary.Decode(targets[i]));
+    }
+  }
+  report.dev_loss = loss_sum / std::max<int64_t>(token_sum, 1);
+  report.dev_bleu = CorpusBleu(hypotheses, dev.references,
+                               BleuTokenizerForLanguage(options.target_language))
+                        .score;
+  report.elapsed_seconds = ElapsedSeconds();
+  return report;
+}
+
+void Trainer::State::Save(const EpochReport& report) {
+  const bool best = report.dev_bleu > best_dev_bleu;
+  if (best) best_dev_bleu = report.dev_bleu;
+  checkpoint.training = {
+      {"train", options.train_path},
+      {"dev", options.dev_path},
+      {"epoch", epoch},
+      {"step", step},
+      {"dev_bleu", report.dev_bleu},
+      {"dev_loss", report.dev_loss},
+      {"best_dev_bleu", best_dev_bleu},
+      {"training_seconds", report.elapsed_seconds},
+      {"batch_tokens", options.batch_tokens},
+      {"warmup_steps", options.warmup_steps},
+      {"lr_factor", options.lr_factor},
+      {"label_smoothing", options.label_smoothing},
+      {"seed", options.seed},
+  };
+  const fs::path out(options.out_dir);
+  result.last_checkpoint = (out / "last").string();
+  SaveCheckpoint(checkpoint, result.last_checkpoint,
+                 [&](const std::string& directory) {
+                   torch::save(*optimizer,
+                               (fs::path(directory) / "optimizer.pt").string());
+                 });
+  if (best) {
+    result.best_checkpoint = (out / "best").string();
+    SaveCheckpoint(checkpoint, result.best_checkpoint);
+  }
+}
+
+Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {
+  options_.Validate();
+  options_.model.source_vocab_size = 5;  // Placeholders until data is read.
+  options_.model.target_vocab_size = 5;
+  options_.model.Validate();
+}
+
+Trainer::~Trainer() = default;
+
+TrainingResult Trainer::Run(std::ostream& log) {
+  State state{options_, log};
+  const int threads = options_.threads > 0
+                          ? options_.threads
+                          : static_cast<int>(std::thread::hardware_concurrency());
+  torch::set_num_threads(std::max(threads, 1));
+  torch::manual_seed(options_.seed);
+  state.device = ResolveDevice(options_.device);
+  fs::create_directories(options_.out_dir);
+  state.json_log.open(fs::path(options_.out_dir) / "train_log.jsonl",
+                      std::ios::app);
+  state.checkpoint.model_version =
+      fs::path(options_.out_dir).filename().string() + "-" + Timestamp();
+
+  if (options_.resume) {
+    state.Resume();
+  } else {
+    state.ReadData();
+    state.BuildModel();
+  }
+  state.result.best_dev_bleu = std::max(state.best_dev_bleu, 0.0);
+  while (state.epoch < options_.epochs && !state.OverBudget()) {
+    ++state.epoch;
+    double tokens_per_second = 0;
+    const double train_loss = state.TrainEpoch(&tokens_per_second);
+    const bool last_epoch =
+        state.epoch == options_.epochs || state.OverBudget();
+    if (state.epoch % options_.validate_every_epochs != 0 && !last_epoch) {
+      continue;
+    }
+    EpochReport report = state.Validate(train_loss, tokens_per_second);
+    state.Save(report);
+    state.result.epochs.push_back(report);
+    state.result.best_dev_bleu = state.best_dev_bleu;
+    state.json_log << nlohmann::json{{"event", "epoch"},
+                                     {"epoch", report.epoch},
+                                     {"step", report.step},
+                                     {"train_loss", report.train_loss},
+                                     {"dev_loss", report.dev_loss},
+                                     {"dev_bleu", report.dev_bleu},
+                                     {"tokens_per_second", report.tokens_per_second},
+                                     {"elapsed_seconds", report.elapsed_seconds}}
+                          .dump()
+                   << "\n";
+    state.json_log.flush();
+    log << std::fixed << std::setprecision(3) << "epoch " << report.epoch
+        << " step " << report.step << " train_loss " << report.train_loss
+        << " dev_loss " << report.dev_loss << std::setprecision(2)
+        << " dev_bleu " << report.dev_bleu << std::setprecision(0) << " "
+        << report.tokens_per_second << " tok/s " << report.elapsed_seconds
+        << "s\n";
+  }
+  state.result.best_checkpoint =
+      (fs::path(options_.out_dir) / "best").string();
+  return state.result;
+}
+
+}  // namespace fanyi
