@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int64_t kDevBatchSize = 64;
-constexpr int64_t kProgressEverySteps = 50;
+constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
 
 // A tokenized, id-mapped corpus.
 struct EncodedCorpus {
@@ -173,8 +173,9 @@ struct Trainer::State {
   double TrainEpoch(double* tokens_per_second);
   EpochReport Validate(double train_loss, double tokens_per_second);
   void Save(const EpochReport& report);
+  // Updates the terminal progress line; also appends a JSON record if `write_json`.
   void ShowProgress(double loss, double lr, double tokens_per_second,
-                    int64_t batch_index, int64_t batches);
+                    int64_t batch_index, int64_t batches, bool write_json);
 };
 
 void Trainer::State::ReadData() {
@@ -290,7 +291,8 @@ void Trainer::State::Resume() {
 
 void Trainer::State::ShowProgress(double loss, double lr,
                                   double tokens_per_second,
-                                  int64_t batch_index, int64_t batches) {
+                                  int64_t batch_index, int64_t batches,
+                                  bool write_json) {
   const double elapsed = ElapsedSeconds();
   double eta = 0;
   if (options.max_minutes > 0) {
@@ -300,13 +302,18 @@ void Trainer::State::ShowProgress(double loss, double lr,
     const double total = static_cast<double>(options.epochs);
     if (done > 0) eta = elapsed / done * (total - done);
   }
-  json_log << nlohmann::json{{"event", "progress"}, {"epoch", epoch},
-                             {"step", step},        {"loss", loss},
-                             {"lr", lr},            {"tokens_per_second", tokens_per_second},
-                             {"eta_seconds", eta}}
-                  .dump()
-           << "\n";
-  json_log.flush();
+  if (write_json) {
+    json_log << nlohmann::json{{"event", "progress"},
+                               {"epoch", epoch},
+                               {"step", step},
+                               {"loss", loss},
+                               {"lr", lr},
+                               {"tokens_per_second", tokens_per_second},
+                               {"eta_seconds", eta}}
+                    .dump()
+             << "\n";
+    json_log.flush();
+  }
   if (options.show_progress && isatty(fileno(stderr))) {
     std::fprintf(stderr,
                  "\repoch %lld step %lld (%lld/%lld) loss %.3f lr %.2e "
@@ -349,10 +356,8 @@ double Trainer::State::TrainEpoch(double* tokens_per_second) {
     const double seconds =
         std::chrono::duration<double>(Clock::now() - epoch_start).count();
     *tokens_per_second = token_sum / std::max(seconds, 1e-9);
-    if (step % kProgressEverySteps == 0 || b + 1 == batches.size()) {
-      ShowProgress(loss_sum / token_sum, lr, *tokens_per_second, b + 1,
-                   batches.size());
-    }
+    ShowProgress(loss_sum / token_sum, lr, *tokens_per_second, b + 1,
+                 batches.size(), step % kLogEverySteps == 0);
     if (OverBudget()) break;
   }
   if (options.show_progress && isatty(fileno(stderr))) std::fputs("\n", stderr);

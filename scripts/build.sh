@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs missing dependencies and builds fanyi (Release) into build/.
+# BUILD_DIR and JOBS may be set in the environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+build_dir="${BUILD_DIR:-build}"
+jobs="${JOBS:-$(nproc)}"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j "$jobs"
