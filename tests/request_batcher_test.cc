@@ -359,10 +359,12 @@ TEST(RequestBatcherTest, RecordsMetrics) {
 // The batcher in front of the real tiny model: batched decoding gives each
 // request the same ids as decoding it alone.
 TEST(RequestBatcherTest, RealModelBatchedResultsMatchSingleDecoding) {
-  const std::string model_dir =
-      testing_util::TrainTinyModel(testing_util::MakeTempDir("batcher_model"));
+  // Once per process: MakeTempDir empties the directory that TrainTinyModel
+  // caches, so calling both again (e.g. --gtest_repeat) would lose the model.
+  static const std::string* model_dir = new std::string(
+      testing_util::TrainTinyModel(testing_util::MakeTempDir("batcher_model")));
   std::unique_ptr<Translator> translator =
-      Translator::Load(model_dir, TranslatorOptions{"cpu", 1});
+      Translator::Load(*model_dir, TranslatorOptions{"cpu", 1});
   const std::vector<std::string> texts = {
       "hello", "I like tea.", "Where is the station?", "Thank you very much."};
   std::vector<EncodedSource> sources;

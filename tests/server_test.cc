@@ -128,15 +128,17 @@ class StartLine {
 class ServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_dir_ = new std::string(testing_util::TrainTinyModel(
-        testing_util::MakeTempDir("server_test_model")));
+    // Trained once per process: MakeTempDir empties the directory that
+    // TrainTinyModel caches, so repeating both (--gtest_repeat) would lose it.
+    if (model_dir_ == nullptr) {
+      model_dir_ = new std::string(testing_util::TrainTinyModel(
+          testing_util::MakeTempDir("server_test_model")));
+    }
     server_ = TranslationServer::Start(Options()).release();
   }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;
-    delete model_dir_;
-    model_dir_ = nullptr;
   }
 
   static ServerOptions Options() {
