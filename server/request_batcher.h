@@ -19,12 +19,19 @@ class ServerMetrics;
 
 // Settings for a RequestBatcher, validated by its constructor.
 struct BatcherOptions {
-  int max_batch_size = 32;  // Rows per decoded batch, at most.
-  std::chrono::microseconds max_batch_delay{5000};  // How long the oldest
-                                                    // queued request may wait
-                                                    // for others to join it.
-  int max_queue = 1024;  // Queued requests beyond this are rejected with
-                         // RESOURCE_EXHAUSTED.
+  // Rows per decoded batch, at most. Default 32.
+  int max_batch_size = 32;
+  // How long the oldest queued request may wait for others to join its
+  // batch. Default 5 ms.
+  std::chrono::microseconds max_batch_delay{5000};
+  // Queued requests beyond this are rejected with RESOURCE_EXHAUSTED.
+  // Default 1024.
+  int max_queue = 1024;
+};                     // How long the oldest
+                       // queued request may wait
+                       // for others to join it.
+int max_queue = 1024;  // Queued requests beyond this are rejected with
+                       // RESOURCE_EXHAUSTED.
 };
 
 // Server-side dynamic batching across concurrent requests (after Triton's

@@ -15,7 +15,15 @@
 // that never set a size (std::thread, gRPC) are unaffected: they get the
 // default of 8 MiB. The symbol must land in the executable and be exported
 // (see thread_stack_floor in server/CMakeLists.txt); a static library would
-// drop this object file since nothing references it.
+// drop this object file since nothing references it. ld already exports it
+// because linked shared libraries reference it; the explicit
+// --export-dynamic-symbol keeps that true under --as-needed and link order.
+//
+// Measured on Debian 12 (LibTorch 1.13, civetweb 1.15): fanyi-server linked
+// without this file exits with "cannot serve metrics on 127.0.0.1:0: null
+// context when constructing CivetServer. Possible problem binding to port.";
+// with it the exposer starts. A program linking only prometheus-cpp (no
+// LibTorch) starts the exposer either way.
 
 #include <dlfcn.h>
 #include <pthread.h>
