@@ -27,11 +27,6 @@ struct BatcherOptions {
   // Queued requests beyond this are rejected with RESOURCE_EXHAUSTED.
   // Default 1024.
   int max_queue = 1024;
-};                     // How long the oldest
-                       // queued request may wait
-                       // for others to join it.
-int max_queue = 1024;  // Queued requests beyond this are rejected with
-                       // RESOURCE_EXHAUSTED.
 };
 
 // Server-side dynamic batching across concurrent requests (after Triton's
