@@ -68,6 +68,12 @@ EncodedSource Translator::EncodeSource(std::string_view text) const {
   if (tokens.empty()) {
     throw std::invalid_argument("text has no tokens to translate");
   }
+  const int64_t max_source = impl_->checkpoint.model->config().max_positions - 1;
+  if (static_cast<int64_t>(tokens.size()) > max_source) {
+    throw std::invalid_argument(
+        "text has " + std::to_string(tokens.size()) +
+        " tokens; the model takes at most " + std::to_string(max_source));
+  }
   return {impl_->checkpoint.source_vocabulary.Encode(tokens)};
 }
 

@@ -15,6 +15,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/cpu_threading.h"
 #include "server/translation_server.h"
 
 ABSL_FLAG(std::string, model_dir, "", "Checkpoint directory to serve.");
@@ -44,6 +45,7 @@ std::string WithPort(const std::string& address, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fanyi::EnsureCpuThreadingEnvironment(argv);
   absl::SetProgramUsageMessage(
       "Serves English->Chinese translation over gRPC.\n"
       "Usage: fanyi-server --model_dir DIR [--listen HOST:PORT] ...");

@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/cpu_threading.h"
 #include "trainer/trainer.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
@@ -36,6 +37,7 @@ ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
 ABSL_FLAG(bool, resume, false, "Continue from --out/last.");
 
 int main(int argc, char** argv) {
+  fanyi::EnsureCpuThreadingEnvironment(argv);
   absl::SetProgramUsageMessage(
       "Trains a translation model.\n"
       "  fanyi-train --train train.tsv --dev dev.tsv --out models/en-zh");
