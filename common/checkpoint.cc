@@ -35,22 +35,24 @@ nlohmann::json ReadConfig(const fs::path& path) {
   try {
     config = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& error) {
-    throw std::runtime_error(path.string() + ": not valid JSON: " +
-                             error.what());
+    throw std::runtime_error(path.string() +
+                             ": not valid JSON: " + error.what());
   }
   if (!config.is_object() || config.value("format", "") != kFormatName) {
-    throw std::runtime_error(path.string() + ": not a fanyi checkpoint config "
-                             "(\"format\" must be \"" + kFormatName + "\")");
+    throw std::runtime_error(path.string() +
+                             ": not a fanyi checkpoint config "
+                             "(\"format\" must be \"" +
+                             kFormatName + "\")");
   }
   const int version = config.value("format_version", -1);
   if (version != kCheckpointFormatVersion) {
-    throw std::runtime_error(
-        path.string() + ": format_version " + std::to_string(version) +
-        " is not supported (expected " +
-        std::to_string(kCheckpointFormatVersion) + ")");
+    throw std::runtime_error(path.string() + ": format_version " +
+                             std::to_string(version) +
+                             " is not supported (expected " +
+                             std::to_string(kCheckpointFormatVersion) + ")");
   }
-  for (const char* field : {"model_version", "source_language",
-                            "target_language"}) {
+  for (const char* field :
+       {"model_version", "source_language", "target_language"}) {
     if (!config.contains(field) || !config[field].is_string()) {
       throw std::runtime_error(path.string() + ": missing string field '" +
                                field + "'");
@@ -92,8 +94,8 @@ void LoadModuleWeights(torch::nn::Module& module,
       throw std::runtime_error(path.string() + ": missing module '" + prefix +
                                child.key() + "'");
     }
-    LoadModuleWeights(*child.value(), child_archive,
-                      prefix + child.key() + ".", path);
+    LoadModuleWeights(*child.value(), child_archive, prefix + child.key() + ".",
+                      path);
   }
 }
 
@@ -104,7 +106,8 @@ void LoadWeights(TransformerImpl& model, const fs::path& path) {
   } catch (const c10::Error& error) {
     throw std::runtime_error(path.string() +
                              ": cannot read weights (truncated or corrupt "
-                             "file?): " + error.what_without_backtrace());
+                             "file?): " +
+                             error.what_without_backtrace());
   }
   torch::NoGradGuard no_grad;
   LoadModuleWeights(model, archive, "", path);
@@ -112,8 +115,9 @@ void LoadWeights(TransformerImpl& model, const fs::path& path) {
 
 }  // namespace
 
-void SaveCheckpoint(const Checkpoint& checkpoint, const std::string& directory,
-                    const std::function<void(const std::string&)>& write_extra) {
+void SaveCheckpoint(
+    const Checkpoint& checkpoint, const std::string& directory,
+    const std::function<void(const std::string&)>& write_extra) {
   const fs::path target(directory);
   const fs::path staging = target.string() + ".tmp";
   const fs::path previous = target.string() + ".old";
@@ -183,11 +187,11 @@ Checkpoint LoadCheckpoint(const std::string& path,
   auto check_size = [&](const Vocabulary& vocabulary, int64_t expected,
                         const char* file) {
     if (vocabulary.size() != expected) {
-      throw std::runtime_error(
-          (directory / file).string() + ": holds " +
-          std::to_string(vocabulary.size()) + " tokens but " +
-          config_path.string() + " says the model has " +
-          std::to_string(expected));
+      throw std::runtime_error((directory / file).string() + ": holds " +
+                               std::to_string(vocabulary.size()) +
+                               " tokens but " + config_path.string() +
+                               " says the model has " +
+                               std::to_string(expected));
     }
   };
   check_size(checkpoint.source_vocabulary, model_config.source_vocab_size,

@@ -2,9 +2,8 @@
 #define FANYI_COMMON_CHECKPOINT_H_
 
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/model_config.h"
 #include "common/transformer.h"
@@ -35,9 +34,9 @@ struct Checkpoint {
 // temporary sibling directory that is renamed into place, so a crash never
 // leaves half a checkpoint. Extra files (e.g. optimizer state) may be added
 // to the temporary directory by `write_extra`.
-void SaveCheckpoint(const Checkpoint& checkpoint, const std::string& directory,
-                    const std::function<void(const std::string&)>&
-                        write_extra = nullptr);
+void SaveCheckpoint(
+    const Checkpoint& checkpoint, const std::string& directory,
+    const std::function<void(const std::string&)>& write_extra = nullptr);
 
 // Loads a checkpoint directory (or a training output directory holding
 // best/) onto `device`. Checks the format version, the vocabulary sizes and

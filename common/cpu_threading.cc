@@ -18,8 +18,10 @@ void EnsureCpuThreadingEnvironment(char** argv) {
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
   execv("/proc/self/exe", argv);
   // Not fatal: the process goes on, only slower.
-  std::fprintf(stderr, "warning: could not re-execute with threading "
-                       "settings: %s\n", std::strerror(errno));
+  std::fprintf(stderr,
+               "warning: could not re-execute with threading "
+               "settings: %s\n",
+               std::strerror(errno));
 }
 
 }  // namespace fanyi

@@ -36,8 +36,9 @@ torch::Tensor RowsToTensor(const std::vector<std::vector<int64_t>>& rows,
 }  // namespace
 
 int64_t MaxTargetLength(const DecodingOptions& options, int64_t source_length) {
-  const auto scaled = static_cast<int64_t>(
-      std::floor(options.length_ratio * source_length)) + options.length_offset;
+  const auto scaled =
+      static_cast<int64_t>(std::floor(options.length_ratio * source_length)) +
+      options.length_offset;
   return std::max<int64_t>(1, std::min(options.max_length, scaled));
 }
 
@@ -103,9 +104,9 @@ std::vector<std::vector<int64_t>> GreedyDecode(
   return targets;
 }
 
-std::vector<int64_t> GreedyDecodeWithoutCache(TransformerImpl& model,
-                                              const std::vector<int64_t>& source,
-                                              const DecodingOptions& options) {
+std::vector<int64_t> GreedyDecodeWithoutCache(
+    TransformerImpl& model, const std::vector<int64_t>& source,
+    const DecodingOptions& options) {
   c10::InferenceMode inference;
   const torch::Device device = ModelDevice(model);
   torch::Tensor source_ids = MakeSourceTensor({source}, device);  // [1, src]

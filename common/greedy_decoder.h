@@ -10,8 +10,8 @@ namespace fanyi {
 
 // Limits on how long a translation may grow.
 struct DecodingOptions {
-  int64_t max_length = 256;   // Hard cap on generated tokens (</s> excluded).
-  double length_ratio = 2.0;  // Per row: at most length_ratio * source_len
+  int64_t max_length = 256;    // Hard cap on generated tokens (</s> excluded).
+  double length_ratio = 2.0;   // Per row: at most length_ratio * source_len
   int64_t length_offset = 10;  //   + length_offset tokens, below the cap.
 };
 
@@ -37,9 +37,9 @@ std::vector<std::vector<int64_t>> GreedyDecode(
 
 // The tutorials' decoder, kept as a reference and a speed floor: one sentence,
 // no cache, the whole prefix recomputed at every step.
-std::vector<int64_t> GreedyDecodeWithoutCache(TransformerImpl& model,
-                                              const std::vector<int64_t>& source,
-                                              const DecodingOptions& options);
+std::vector<int64_t> GreedyDecodeWithoutCache(
+    TransformerImpl& model, const std::vector<int64_t>& source,
+    const DecodingOptions& options);
 
 }  // namespace fanyi
 

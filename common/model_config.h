@@ -2,7 +2,6 @@
 #define FANYI_COMMON_MODEL_CONFIG_H_
 
 #include <cstdint>
-
 #include <nlohmann/json.hpp>
 
 namespace fanyi {
@@ -19,8 +18,8 @@ struct ModelConfig {
   int64_t heads = 4;              // Attention heads; must divide d_model.
   double dropout = 0.1;           // Dropout on sublayer outputs and attention.
   int64_t max_positions = 512;    // Longest sequence the position table holds.
-  double layer_norm_epsilon = 1e-6;    // Added to the variance in LayerNorm.
-  bool tie_target_embeddings = true;   // Generator shares the target embedding.
+  double layer_norm_epsilon = 1e-6;   // Added to the variance in LayerNorm.
+  bool tie_target_embeddings = true;  // Generator shares the target embedding.
 
   // Throws std::invalid_argument naming the first field out of range.
   void Validate() const;

@@ -71,7 +71,8 @@ torch::Tensor MultiHeadAttentionImpl::AttendProjected(
 }
 
 torch::Tensor MultiHeadAttentionImpl::SplitHeads(const torch::Tensor& x) const {
-  // [batch, len, d_model] -> [batch, len, heads, d_k] -> [batch, heads, len, d_k]
+  // [batch, len, d_model] -> [batch, len, heads, d_k] -> [batch, heads, len,
+  // d_k]
   return x.view({x.size(0), x.size(1), heads_, d_k_}).transpose(1, 2);
 }
 

@@ -22,8 +22,8 @@ namespace fanyi {
 namespace {
 
 torch::nn::LayerNorm MakeLayerNorm(const ModelConfig& config) {
-  return torch::nn::LayerNorm(
-      torch::nn::LayerNormOptions({config.d_model}).eps(config.layer_norm_epsilon));
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})
+                                  .eps(config.layer_norm_epsilon));
 }
 
 }  // namespace
@@ -54,7 +54,8 @@ torch::Tensor CausalMask(int64_t length, const torch::Device& device) {
       .unsqueeze(0);
 }
 
-FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout) {
+FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff,
+                                 double dropout) {
   inner_ = register_module("inner", torch::nn::Linear(d_model, d_ff));
   outer_ = register_module("outer", torch::nn::Linear(d_ff, d_model));
   dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
@@ -110,8 +111,8 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
   torch::Tensor normed = self_attention_norm_(x);
   // [batch, tgt_len, d_model]
   torch::Tensor h = x + dropout_(self_attention_(normed, normed, target_mask));
-  h = h + dropout_(cross_attention_(cross_attention_norm_(h), memory,
-                                    source_mask));
+  h = h +
+      dropout_(cross_attention_(cross_attention_norm_(h), memory, source_mask));
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));
 }
 
@@ -137,11 +138,11 @@ torch::Tensor DecoderLayerImpl::Step(const torch::Tensor& x,
     cache->self_values = new_values;
   }
   // The newest position may see every cached position: an all-true mask.
-  torch::Tensor self_mask = at::ones(
-      {1, 1, 1, 1}, at::TensorOptions(at::kBool).device(x.device()));
-  torch::Tensor h = x + dropout_(self_attention_->AttendProjected(
-                            normed, cache->self_keys, cache->self_values,
-                            self_mask));
+  torch::Tensor self_mask =
+      at::ones({1, 1, 1, 1}, at::TensorOptions(at::kBool).device(x.device()));
+  torch::Tensor h =
+      x + dropout_(self_attention_->AttendProjected(
+              normed, cache->self_keys, cache->self_values, self_mask));
   h = h + dropout_(cross_attention_->AttendProjected(
               cross_attention_norm_(h), cache->memory_keys,
               cache->memory_values, source_mask));
@@ -168,7 +169,8 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   decoder_norm_ = register_module("decoder_norm", MakeLayerNorm(config));
   if (!config.tie_target_embeddings) {
     generator_ = register_module(
-        "generator", torch::nn::Linear(config.d_model, config.target_vocab_size));
+        "generator",
+        torch::nn::Linear(config.d_model, config.target_vocab_size));
   }
   embedding_dropout_ =
       register_module("embedding_dropout", torch::nn::Dropout(config.dropout));
@@ -191,17 +193,16 @@ torch::Tensor TransformerImpl::Embed(torch::nn::Embedding& embedding,
                                      int64_t first_position) {
   const int64_t length = ids.size(1);
   if (first_position + length > config_.max_positions) {
-    throw std::invalid_argument(
-        "sequence of " + std::to_string(first_position + length) +
-        " tokens exceeds the model's max_positions " +
-        std::to_string(config_.max_positions));
+    throw std::invalid_argument("sequence of " +
+                                std::to_string(first_position + length) +
+                                " tokens exceeds the model's max_positions " +
+                                std::to_string(config_.max_positions));
   }
   // [batch, len, d_model]
   torch::Tensor scaled = embedding(ids) * std::sqrt(double(config_.d_model));
   // [1, len, d_model]
   torch::Tensor positions =
-      positions_.slice(0, first_position, first_position + length)
-          .unsqueeze(0);
+      positions_.slice(0, first_position, first_position + length).unsqueeze(0);
   return embedding_dropout_(scaled + positions);
 }
 

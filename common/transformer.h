@@ -119,8 +119,8 @@ class TransformerImpl : public torch::nn::Module {
 
  private:
   // Scaled embeddings plus positions starting at `first_position`.
-  torch::Tensor Embed(torch::nn::Embedding& embedding,
-                      const torch::Tensor& ids, int64_t first_position);
+  torch::Tensor Embed(torch::nn::Embedding& embedding, const torch::Tensor& ids,
+                      int64_t first_position);
 
   ModelConfig config_;
   torch::nn::Embedding source_embedding_{nullptr};

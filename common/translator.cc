@@ -33,8 +33,8 @@ torch::Device ChooseDevice(const std::string& name) {
     return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
                                        : torch::Device(torch::kCPU);
   }
-  throw std::invalid_argument("device must be auto, cpu or cuda, not '" +
-                              name + "'");
+  throw std::invalid_argument("device must be auto, cpu or cuda, not '" + name +
+                              "'");
 }
 
 }  // namespace
@@ -53,9 +53,9 @@ std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
   // The position table bounds how far the decoder can go.
   decoding.max_length = std::min<int64_t>(
       decoding.max_length, checkpoint.model->config().max_positions - 1);
-  auto impl = std::unique_ptr<Impl>(new Impl{
-      std::move(checkpoint), std::move(source_tokenizer),
-      std::move(target_tokenizer), decoding, device});
+  auto impl = std::unique_ptr<Impl>(
+      new Impl{std::move(checkpoint), std::move(source_tokenizer),
+               std::move(target_tokenizer), decoding, device});
   return std::unique_ptr<Translator>(new Translator(std::move(impl)));
 }
 
@@ -68,11 +68,12 @@ EncodedSource Translator::EncodeSource(std::string_view text) const {
   if (tokens.empty()) {
     throw std::invalid_argument("text has no tokens to translate");
   }
-  const int64_t max_source = impl_->checkpoint.model->config().max_positions - 1;
+  const int64_t max_source =
+      impl_->checkpoint.model->config().max_positions - 1;
   if (static_cast<int64_t>(tokens.size()) > max_source) {
-    throw std::invalid_argument(
-        "text has " + std::to_string(tokens.size()) +
-        " tokens; the model takes at most " + std::to_string(max_source));
+    throw std::invalid_argument("text has " + std::to_string(tokens.size()) +
+                                " tokens; the model takes at most " +
+                                std::to_string(max_source));
   }
   return {impl_->checkpoint.source_vocabulary.Encode(tokens)};
 }
@@ -81,7 +82,8 @@ std::vector<std::vector<int64_t>> Translator::TranslateIds(
     const std::vector<EncodedSource>& sources) {
   std::vector<std::vector<int64_t>> rows;
   rows.reserve(sources.size());
-  const int64_t max_source = impl_->checkpoint.model->config().max_positions - 1;
+  const int64_t max_source =
+      impl_->checkpoint.model->config().max_positions - 1;
   for (const EncodedSource& source : sources) {
     if (static_cast<int64_t>(source.ids.size()) > max_source) {
       throw std::invalid_argument(

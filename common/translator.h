@@ -11,11 +11,11 @@ namespace fanyi {
 
 // Settings for a Translator, validated by Translator::Load.
 struct TranslatorOptions {
-  std::string device = "auto";   // "auto" (cuda when available), "cpu", "cuda".
-  int threads = 0;               // Intra-op threads; 0 keeps LibTorch's setting.
-  int max_decode_length = 256;   // Hard cap on generated tokens per sentence.
-  double length_ratio = 2.0;     // Per-row cap: length_ratio * source_len + ...
-  int length_offset = 10;        // ... + length_offset, never above the hard cap.
+  std::string device = "auto";  // "auto" (cuda when available), "cpu", "cuda".
+  int threads = 0;              // Intra-op threads; 0 keeps LibTorch's setting.
+  int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
+  double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
+  int length_offset = 10;  // ... + length_offset, never above the hard cap.
 };
 
 // One source sentence after tokenization and vocabulary lookup.

@@ -71,7 +71,8 @@ TEST_F(CheckpointTest, RoundTripGivesIdenticalLogits) {
   EXPECT_EQ(loaded.model_version, "test-1");
   EXPECT_EQ(loaded.target_language, "zh");
   EXPECT_EQ(loaded.training["step"], 42);
-  EXPECT_EQ(loaded.source_vocabulary.size(), original_.source_vocabulary.size());
+  EXPECT_EQ(loaded.source_vocabulary.size(),
+            original_.source_vocabulary.size());
   torch::Tensor source = at::randint(4, 10, {2, 5});
   torch::Tensor target = at::randint(4, 9, {2, 4});
   EXPECT_TRUE(torch::equal(original_.model->forward(source, target),

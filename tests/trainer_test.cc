@@ -36,7 +36,8 @@ TEST(TokenBatchesTest, EveryPairOnceWithinTheTokenBudget) {
     int64_t longest = 0;
     for (int64_t index : batch) {
       seen.insert(index);
-      longest = std::max({longest, lengths[index].source, lengths[index].target});
+      longest =
+          std::max({longest, lengths[index].source, lengths[index].target});
     }
     EXPECT_LE(longest * static_cast<int64_t>(batch.size()), 100);
   }
@@ -66,13 +67,13 @@ TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
   const std::string parent = testing_util::MakeTempDir("trainer_overfit");
   const std::string checkpoint = testing_util::TrainTinyModel(parent, 30);
   ASSERT_TRUE(fs::exists(fs::path(checkpoint) / "model.pt"));
-  ASSERT_TRUE(fs::exists(fs::path(checkpoint).parent_path() / "last" /
-                         "optimizer.pt"));
+  ASSERT_TRUE(
+      fs::exists(fs::path(checkpoint).parent_path() / "last" / "optimizer.pt"));
   ASSERT_TRUE(
       fs::exists(fs::path(checkpoint).parent_path() / "train_log.jsonl"));
 
-  ParallelCorpus corpus = ReadParallelTsv(
-      (fs::path(parent) / "tiny_model" / "pairs.tsv").string());
+  ParallelCorpus corpus =
+      ReadParallelTsv((fs::path(parent) / "tiny_model" / "pairs.tsv").string());
   ASSERT_EQ(corpus.pairs.size(), 30u);
   std::vector<std::string> sources;
   for (const auto& pair : corpus.pairs) sources.push_back(pair.source);

@@ -102,8 +102,8 @@ TEST(TransformerTest, CachedStepsEqualFullRecompute) {
   for (bool tied : {true, false}) {
     Transformer model = RandomModel(7, tied);
     // Three sources of different lengths in one padded batch.
-    torch::Tensor source =
-        MakeSourceTensor({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
+    torch::Tensor source = MakeSourceTensor(
+        {{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
     torch::Tensor source_mask = PaddingMask(source);
     torch::Tensor memory = model->Encode(source, source_mask);
     torch::Tensor target = at::randint(4, 19, {3, 6});
@@ -124,8 +124,10 @@ TEST(GreedyDecodeTest, BatchedCachedDecodingEqualsReferenceDecoder) {
   for (uint64_t seed : {11, 12, 13}) {
     Transformer model = RandomModel(seed);
     std::vector<std::vector<int64_t>> sources = {
-        {5, 6, 7, 8, 9, 10, 11}, {12}, {13, 14, 15}, {16, 17, 18, 19, 20, 21,
-                                                       22, 4, 5, 6, 7, 8}};
+        {5, 6, 7, 8, 9, 10, 11},
+        {12},
+        {13, 14, 15},
+        {16, 17, 18, 19, 20, 21, 22, 4, 5, 6, 7, 8}};
     DecodingOptions options;
     options.max_length = 20;
     options.length_ratio = 1.5;
@@ -133,7 +135,8 @@ TEST(GreedyDecodeTest, BatchedCachedDecodingEqualsReferenceDecoder) {
     const auto batched = GreedyDecode(*model, sources, options);
     ASSERT_EQ(batched.size(), sources.size());
     for (size_t i = 0; i < sources.size(); ++i) {
-      EXPECT_EQ(batched[i], GreedyDecodeWithoutCache(*model, sources[i], options))
+      EXPECT_EQ(batched[i],
+                GreedyDecodeWithoutCache(*model, sources[i], options))
           << "seed " << seed << " row " << i;
       EXPECT_LE(static_cast<int64_t>(batched[i].size()),
                 MaxTargetLength(options, sources[i].size()));

@@ -12,7 +12,8 @@
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, train, "", "Training TSV: source<TAB>target per line.");
 ABSL_FLAG(std::string, dev, "", "Validation TSV, same format.");
-ABSL_FLAG(std::string, out, "", "Output directory (best/, last/, train_log.jsonl).");
+ABSL_FLAG(std::string, out, "",
+          "Output directory (best/, last/, train_log.jsonl).");
 ABSL_FLAG(std::string, source_language, "en", "Source language code.");
 ABSL_FLAG(std::string, target_language, "zh", "Target language code.");
 ABSL_FLAG(int64_t, layers, 3, "Encoder and decoder layers each.");
@@ -23,13 +24,16 @@ ABSL_FLAG(double, dropout, 0.1, "Dropout probability.");
 ABSL_FLAG(int64_t, max_positions, 256, "Longest sequence the model handles.");
 ABSL_FLAG(bool, tie_embeddings, true, "Share target embedding and generator.");
 ABSL_FLAG(int64_t, epochs, 30, "Maximum passes over the training data.");
-ABSL_FLAG(double, max_minutes, 0, "Stop cleanly after this many minutes (0: no limit).");
+ABSL_FLAG(double, max_minutes, 0,
+          "Stop cleanly after this many minutes (0: no limit).");
 ABSL_FLAG(int64_t, batch_tokens, 4096, "Tokens per length-bucketed batch.");
 ABSL_FLAG(int64_t, warmup, 4000, "Learning-rate warm-up steps.");
-ABSL_FLAG(double, lr_factor, 1.0, "Factor on the paper's learning-rate schedule.");
+ABSL_FLAG(double, lr_factor, 1.0,
+          "Factor on the paper's learning-rate schedule.");
 ABSL_FLAG(double, label_smoothing, 0.1, "Label smoothing.");
 ABSL_FLAG(int64_t, vocab_min_count, 1, "Minimum count for a vocabulary entry.");
-ABSL_FLAG(int64_t, vocab_max_size, 0, "Maximum vocabulary size (0: unlimited).");
+ABSL_FLAG(int64_t, vocab_max_size, 0,
+          "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");

@@ -14,13 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "common/bleu.h"
 #include "common/checkpoint.h"
@@ -173,7 +172,8 @@ struct Trainer::State {
   double TrainEpoch(double* tokens_per_second);
   EpochReport Validate(double train_loss, double tokens_per_second);
   void Save(const EpochReport& report);
-  // Updates the terminal progress line; also appends a JSON record if `write_json`.
+  // Updates the terminal progress line; also appends a JSON record if
+  // `write_json`.
   void ShowProgress(double loss, double lr, double tokens_per_second,
                     int64_t batch_index, int64_t batches, bool write_json);
 };
@@ -188,8 +188,7 @@ void Trainer::State::ReadData() {
           << "\n";
     }
     if (!corpus.bad_lines.empty()) {
-      log << path << ": skipped " << corpus.bad_lines.size()
-          << " bad lines\n";
+      log << path << ": skipped " << corpus.bad_lines.size() << " bad lines\n";
     }
     if (corpus.pairs.empty()) {
       throw std::runtime_error(path + ": no usable sentence pairs");
@@ -221,8 +220,10 @@ void Trainer::State::ReadData() {
       ++too_long;
       continue;
     }
-    train.sources.push_back(checkpoint.source_vocabulary.Encode(train_sources[i]));
-    train.targets.push_back(checkpoint.target_vocabulary.Encode(train_targets[i]));
+    train.sources.push_back(
+        checkpoint.source_vocabulary.Encode(train_sources[i]));
+    train.targets.push_back(
+        checkpoint.target_vocabulary.Encode(train_targets[i]));
   }
   if (too_long > 0) {
     log << options.train_path << ": skipped " << too_long
@@ -240,9 +241,10 @@ void Trainer::State::ReadData() {
     dev.references.push_back(pair.target);
   }
   log << "data: " << train.sources.size() << " training pairs, "
-      << dev.sources.size() << " dev pairs; vocabularies: "
-      << checkpoint.source_vocabulary.size() << " source, "
-      << checkpoint.target_vocabulary.size() << " target tokens\n";
+      << dev.sources.size()
+      << " dev pairs; vocabularies: " << checkpoint.source_vocabulary.size()
+      << " source, " << checkpoint.target_vocabulary.size()
+      << " target tokens\n";
 }
 
 void Trainer::State::BuildModel() {
@@ -260,8 +262,8 @@ void Trainer::State::BuildModel() {
   for (const auto& p : checkpoint.model->parameters()) parameters += p.numel();
   log << "model: " << config.encoder_layers << "+" << config.decoder_layers
       << " layers, d_model " << config.d_model << ", d_ff " << config.d_ff
-      << ", " << config.heads << " heads, " << parameters
-      << " parameters, on " << device.str() << "\n";
+      << ", " << config.heads << " heads, " << parameters << " parameters, on "
+      << device.str() << "\n";
 }
 
 void Trainer::State::Resume() {
@@ -285,14 +287,13 @@ void Trainer::State::Resume() {
   epoch = training.at("epoch").get<int64_t>();
   best_dev_bleu = training.value("best_dev_bleu", -1.0);
   resumed_seconds = training.value("training_seconds", 0.0);
-  log << "resumed from " << last << " at epoch " << epoch << ", step "
-      << step << "\n";
+  log << "resumed from " << last << " at epoch " << epoch << ", step " << step
+      << "\n";
 }
 
 void Trainer::State::ShowProgress(double loss, double lr,
-                                  double tokens_per_second,
-                                  int64_t batch_index, int64_t batches,
-                                  bool write_json) {
+                                  double tokens_per_second, int64_t batch_index,
+                                  int64_t batches, bool write_json) {
   const double elapsed = ElapsedSeconds();
   double eta = 0;
   if (options.max_minutes > 0) {
@@ -402,9 +403,10 @@ EpochReport Trainer::State::Validate(double train_loss,
     }
   }
   report.dev_loss = loss_sum / std::max<int64_t>(token_sum, 1);
-  report.dev_bleu = CorpusBleu(hypotheses, dev.references,
-                               BleuTokenizerForLanguage(options.target_language))
-                        .score;
+  report.dev_bleu =
+      CorpusBleu(hypotheses, dev.references,
+                 BleuTokenizerForLanguage(options.target_language))
+          .score;
   report.elapsed_seconds = ElapsedSeconds();
   return report;
 }
@@ -451,9 +453,10 @@ Trainer::~Trainer() = default;
 
 TrainingResult Trainer::Run(std::ostream& log) {
   State state{options_, log};
-  const int threads = options_.threads > 0
-                          ? options_.threads
-                          : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads =
+      options_.threads > 0
+          ? options_.threads
+          : static_cast<int>(std::thread::hardware_concurrency());
   torch::set_num_threads(std::max(threads, 1));
   torch::manual_seed(options_.seed);
   state.device = ResolveDevice(options_.device);
@@ -483,16 +486,17 @@ TrainingResult Trainer::Run(std::ostream& log) {
     state.Save(report);
     state.result.epochs.push_back(report);
     state.result.best_dev_bleu = state.best_dev_bleu;
-    state.json_log << nlohmann::json{{"event", "epoch"},
-                                     {"epoch", report.epoch},
-                                     {"step", report.step},
-                                     {"train_loss", report.train_loss},
-                                     {"dev_loss", report.dev_loss},
-                                     {"dev_bleu", report.dev_bleu},
-                                     {"tokens_per_second", report.tokens_per_second},
-                                     {"elapsed_seconds", report.elapsed_seconds}}
-                          .dump()
-                   << "\n";
+    state.json_log
+        << nlohmann::json{{"event", "epoch"},
+                          {"epoch", report.epoch},
+                          {"step", report.step},
+                          {"train_loss", report.train_loss},
+                          {"dev_loss", report.dev_loss},
+                          {"dev_bleu", report.dev_bleu},
+                          {"tokens_per_second", report.tokens_per_second},
+                          {"elapsed_seconds", report.elapsed_seconds}}
+               .dump()
+        << "\n";
     state.json_log.flush();
     log << std::fixed << std::setprecision(3) << "epoch " << report.epoch
         << " step " << report.step << " train_loss " << report.train_loss
@@ -501,8 +505,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
         << report.tokens_per_second << " tok/s " << report.elapsed_seconds
         << "s\n";
   }
-  state.result.best_checkpoint =
-      (fs::path(options_.out_dir) / "best").string();
+  state.result.best_checkpoint = (fs::path(options_.out_dir) / "best").string();
   return state.result;
 }
 

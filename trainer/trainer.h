@@ -12,26 +12,26 @@ namespace fanyi {
 
 // Settings of one training run, validated by Trainer's constructor.
 struct TrainingOptions {
-  std::string train_path;            // TSV of source<TAB>target pairs.
-  std::string dev_path;              // TSV for validation; required.
-  std::string out_dir;               // Gets best/, last/ and train_log.jsonl.
+  std::string train_path;              // TSV of source<TAB>target pairs.
+  std::string dev_path;                // TSV for validation; required.
+  std::string out_dir;                 // Gets best/, last/ and train_log.jsonl.
   std::string source_language = "en";  // Picks the source tokenizer.
   std::string target_language = "zh";  // Picks the target tokenizer.
-  ModelConfig model;                 // Vocabulary sizes are filled in.
-  int64_t epochs = 30;               // Upper bound on passes over the data.
-  double max_minutes = 0;            // Wall-clock budget; 0 = no budget.
-  int64_t batch_tokens = 4096;       // Rows × longest side per batch.
-  int64_t warmup_steps = 4000;       // Linear warm-up of the learning rate.
-  double lr_factor = 1.0;            // Scales the paper's schedule.
-  double label_smoothing = 0.1;      // Mass spread over the other tokens.
-  int64_t vocab_min_count = 1;       // Rarer tokens become <unk>.
-  int64_t vocab_max_size = 0;        // Including specials; 0 = unlimited.
-  int64_t validate_every_epochs = 1;  // Dev loss/BLEU and saves every N.
-  int threads = 0;                   // Intra-op threads; 0 = all cores.
-  std::string device = "auto";       // auto, cpu or cuda.
-  uint64_t seed = 1;                 // Seeds weights, dropout and batching.
-  bool resume = false;               // Continue from out_dir/last.
-  bool show_progress = true;         // Progress line on a terminal.
+  ModelConfig model;                   // Vocabulary sizes are filled in.
+  int64_t epochs = 30;                 // Upper bound on passes over the data.
+  double max_minutes = 0;              // Wall-clock budget; 0 = no budget.
+  int64_t batch_tokens = 4096;         // Rows × longest side per batch.
+  int64_t warmup_steps = 4000;         // Linear warm-up of the learning rate.
+  double lr_factor = 1.0;              // Scales the paper's schedule.
+  double label_smoothing = 0.1;        // Mass spread over the other tokens.
+  int64_t vocab_min_count = 1;         // Rarer tokens become <unk>.
+  int64_t vocab_max_size = 0;          // Including specials; 0 = unlimited.
+  int64_t validate_every_epochs = 1;   // Dev loss/BLEU and saves every N.
+  int threads = 0;                     // Intra-op threads; 0 = all cores.
+  std::string device = "auto";         // auto, cpu or cuda.
+  uint64_t seed = 1;                   // Seeds weights, dropout and batching.
+  bool resume = false;                 // Continue from out_dir/last.
+  bool show_progress = true;           // Progress line on a terminal.
 
   // Throws std::invalid_argument naming the first bad field.
   void Validate() const;
@@ -41,9 +41,9 @@ struct TrainingOptions {
 struct EpochReport {
   int64_t epoch = 0;
   int64_t step = 0;
-  double train_loss = 0;        // Mean per target token, label-smoothed.
-  double dev_loss = 0;          // Mean per target token, no smoothing.
-  double dev_bleu = 0;          // Corpus BLEU of greedy translations.
+  double train_loss = 0;         // Mean per target token, label-smoothed.
+  double dev_loss = 0;           // Mean per target token, no smoothing.
+  double dev_bleu = 0;           // Corpus BLEU of greedy translations.
   double tokens_per_second = 0;  // Target tokens trained per second.
   double elapsed_seconds = 0;
 };
@@ -52,8 +52,8 @@ struct EpochReport {
 struct TrainingResult {
   std::vector<EpochReport> epochs;
   double best_dev_bleu = 0;
-  std::string best_checkpoint;  // Directory of the best checkpoint.
-  std::string last_checkpoint;  // Directory of the last checkpoint.
+  std::string best_checkpoint;      // Directory of the best checkpoint.
+  std::string last_checkpoint;      // Directory of the last checkpoint.
   int64_t skipped_train_lines = 0;  // Bad input lines that were skipped.
 };
 
