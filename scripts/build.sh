@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+# Paths relative to the checkout in ccache keys: fresh clones reuse the cache.
+export CCACHE_BASEDIR="$PWD"
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null

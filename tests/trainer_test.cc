@@ -119,6 +119,39 @@ TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {
   EXPECT_TRUE(fs::exists(fs::path(result.best_checkpoint) / "model.pt"));
 }
 
+TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
+  const std::string directory = testing_util::MakeTempDir("trainer_resume");
+  TrainingOptions options;
+  options.train_path = testing_util::SharedDataPath("en-zh/dev_mini.tsv");
+  options.dev_path = options.train_path;
+  options.out_dir = (fs::path(directory) / "run").string();
+  options.model.encoder_layers = 1;
+  options.model.decoder_layers = 1;
+  options.model.d_model = 16;
+  options.model.d_ff = 16;
+  options.model.heads = 2;
+  options.batch_tokens = 512;
+  options.epochs = 1;
+  options.threads = 1;
+  options.device = "cpu";
+  options.show_progress = false;
+  std::ostringstream log;
+  const TrainingResult first = Trainer(options).Run(log);
+  ASSERT_EQ(first.epochs.size(), 1u);
+  const int64_t first_steps = first.epochs.back().step;
+
+  options.epochs = 2;
+  options.resume = true;
+  const TrainingResult resumed = Trainer(options).Run(log);
+  ASSERT_EQ(resumed.epochs.size(), 1u);
+  EXPECT_EQ(resumed.epochs.back().epoch, 2);
+  EXPECT_GT(resumed.epochs.back().step, first_steps);
+  EXPECT_NE(log.str().find("resumed from"), std::string::npos);
+  const Checkpoint last = LoadCheckpoint(resumed.last_checkpoint, torch::kCPU);
+  EXPECT_EQ(last.training["epoch"], 2);
+  EXPECT_EQ(last.training["step"], resumed.epochs.back().step);
+}
+
 TEST(TrainerTest, BadOptionsAreRefused) {
   TrainingOptions options;
   options.train_path = "a.tsv";
