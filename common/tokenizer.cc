@@ -204,40 +204,21 @@ Tokenizer::Tokenizer(std::string language)
 
 std::vector<std::string> Tokenizer::Tokenize(std::string_view text) const {
   std::u32string decoded = DecodeUtf8(text);
-  if (character_mode_) return TokenizeCharacters(decoded);
-  for (char32_t& c : decoded) c = ToLower(c);
-  return TokenizeWords(decoded);
-}
-
-std::vector<std::string> Tokenizer::TokenizeWords(
-    const std::u32string& text) const {
-  std::vector<std::string> tokens;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const char32_t c = text[i];
-    if (IsSpace(c) || IsControl(c)) {
-      ++i;
-    } else if (IsLetterOrDigit(c)) {
-      i = ScanEnglishWord(text, i, &tokens);
-    } else {
-      i = ScanPunctuation(text, i, &tokens);  // CJK characters included
-    }
+  if (!character_mode_) {
+    for (char32_t& c : decoded) c = ToLower(c);
   }
-  return tokens;
-}
-
-std::vector<std::string> Tokenizer::TokenizeCharacters(
-    const std::u32string& text) const {
   std::vector<std::string> tokens;
   std::size_t i = 0;
-  while (i < text.size()) {
-    const char32_t c = text[i];
+  while (i < decoded.size()) {
+    const char32_t c = decoded[i];
     if (IsSpace(c) || IsControl(c)) {
       ++i;
     } else if (IsLetterOrDigit(c)) {
-      i = ScanLatinRun(text, i, &tokens);
+      // Word mode splits contractions; character mode keeps latin runs whole.
+      i = character_mode_ ? ScanLatinRun(decoded, i, &tokens)
+                          : ScanEnglishWord(decoded, i, &tokens);
     } else {
-      i = ScanPunctuation(text, i, &tokens);  // CJK characters included
+      i = ScanPunctuation(decoded, i, &tokens);  // CJK characters included
     }
   }
   return tokens;

@@ -46,8 +46,6 @@ class Tokenizer {
   bool character_mode() const { return character_mode_; }
 
  private:
-  std::vector<std::string> TokenizeWords(const std::u32string& text) const;
-  std::vector<std::string> TokenizeCharacters(const std::u32string& text) const;
   std::string DetokenizeWords(const std::vector<std::string>& tokens) const;
   std::string DetokenizeCharacters(
       const std::vector<std::string>& tokens) const;

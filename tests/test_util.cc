@@ -26,6 +26,24 @@ std::string MakeTempDir(const std::string& name) {
   return directory.string();
 }
 
+TrainingOptions TinyTrainingOptions(const std::string& train_path,
+                                    const std::string& out_dir) {
+  TrainingOptions options;
+  options.train_path = train_path;
+  options.dev_path = train_path;
+  options.out_dir = out_dir;
+  options.model.encoder_layers = 1;
+  options.model.decoder_layers = 1;
+  options.model.d_model = 16;
+  options.model.d_ff = 16;
+  options.model.heads = 2;
+  options.model.max_positions = 64;
+  options.threads = 1;
+  options.device = "cpu";
+  options.show_progress = false;
+  return options;
+}
+
 std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, std::string> trained;
@@ -43,26 +61,17 @@ std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   for (int i = 0; i < pairs && std::getline(in, line); ++i) out << line << "\n";
   out.close();
 
-  TrainingOptions options;
-  options.train_path = data.string();
-  options.dev_path = data.string();
-  options.out_dir = (directory / "run").string();
-  options.model.encoder_layers = 1;
-  options.model.decoder_layers = 1;
+  TrainingOptions options =
+      TinyTrainingOptions(data.string(), (directory / "run").string());
   options.model.d_model = 32;
   options.model.d_ff = 64;
-  options.model.heads = 2;
   options.model.dropout = 0.0;
-  options.model.max_positions = 64;
   options.epochs = 150;
   options.validate_every_epochs = 150;
   options.batch_tokens = 128;
   options.warmup_steps = 50;
   options.lr_factor = 2.0;
   options.label_smoothing = 0.0;
-  options.threads = 1;
-  options.device = "cpu";
-  options.show_progress = false;
   std::ostringstream log;
   Trainer(options).Run(log);
   const std::string checkpoint = (directory / "run" / "best").string();

@@ -3,11 +3,18 @@
 
 #include <string>
 
+#include "trainer/trainer.h"
+
 namespace fanyi::testing_util {
 
 // Path of a file in the shared corpus beside the project, e.g.
 // SharedDataPath("en-zh/train_mini.tsv").
 std::string SharedDataPath(const std::string& relative_path);
+
+// Options for a tiny, fast training run on one CPU thread: 1+1 layers,
+// d_model 16, no progress line.
+TrainingOptions TinyTrainingOptions(const std::string& train_path,
+                                    const std::string& out_dir);
 
 // Trains a tiny real model (d_model 32) on the first `pairs` lines of
 // en-zh/train_mini.tsv until it fits them (a few seconds on one core) and

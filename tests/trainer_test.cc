@@ -97,19 +97,9 @@ TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {
         << "Bad \xff bytes\t坏\n"
         << "Thank you.\t谢谢。\n";
   }
-  TrainingOptions options;
-  options.train_path = data.string();
-  options.dev_path = data.string();
-  options.out_dir = (fs::path(directory) / "run").string();
-  options.model.encoder_layers = 1;
-  options.model.decoder_layers = 1;
-  options.model.d_model = 16;
-  options.model.d_ff = 16;
-  options.model.heads = 2;
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      data.string(), (fs::path(directory) / "run").string());
   options.epochs = 2;
-  options.threads = 1;
-  options.device = "cpu";
-  options.show_progress = false;
   std::ostringstream log;
   TrainingResult result = Trainer(options).Run(log);
   EXPECT_EQ(result.skipped_train_lines, 3);
@@ -121,20 +111,11 @@ TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {
 
 TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
   const std::string directory = testing_util::MakeTempDir("trainer_resume");
-  TrainingOptions options;
-  options.train_path = testing_util::SharedDataPath("en-zh/dev_mini.tsv");
-  options.dev_path = options.train_path;
-  options.out_dir = (fs::path(directory) / "run").string();
-  options.model.encoder_layers = 1;
-  options.model.decoder_layers = 1;
-  options.model.d_model = 16;
-  options.model.d_ff = 16;
-  options.model.heads = 2;
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
+      (fs::path(directory) / "run").string());
   options.batch_tokens = 512;
   options.epochs = 1;
-  options.threads = 1;
-  options.device = "cpu";
-  options.show_progress = false;
   std::ostringstream log;
   const TrainingResult first = Trainer(options).Run(log);
   ASSERT_EQ(first.epochs.size(), 1u);
