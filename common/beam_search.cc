@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -38,6 +39,29 @@ void Validate(const BeamSearchOptions& options) {
   if (options.length_penalty < 0) {
     throw std::invalid_argument("length_penalty must not be negative");
   }
+}
+
+// True when no live beam can still beat the `beam` best finished
+// hypotheses. A live beam's log-probability only falls as it grows, while the
+// length penalty divides it by at most LengthPenalty(limit), so
+// score / LengthPenalty(limit) bounds every normalised score it can reach.
+// With one beam there is nothing to compare: the first ending wins, exactly
+// as in greedy decoding.
+bool SearchIsOver(const SentenceSearch& sentence, int64_t beam,
+                  double length_penalty) {
+  if (static_cast<int64_t>(sentence.finished.size()) < beam) return false;
+  if (beam == 1 || sentence.beam_scores.empty()) return true;
+  std::vector<double> finished_scores;
+  for (const Hypothesis& h : sentence.finished) {
+    finished_scores.push_back(h.score);
+  }
+  std::nth_element(finished_scores.begin(), finished_scores.begin() + beam - 1,
+                   finished_scores.end(), std::greater<double>());
+  const double kth_best = finished_scores[beam - 1];
+  const double best_live = *std::max_element(sentence.beam_scores.begin(),
+                                             sentence.beam_scores.end());
+  // Log-probabilities are <= 0, so the largest penalty gives the bound.
+  return best_live / LengthPenalty(sentence.limit, length_penalty) <= kth_best;
 }
 
 std::vector<Hypothesis> BestHypotheses(std::vector<Hypothesis> finished,
@@ -157,7 +181,7 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
                    LengthPenalty(step, options.length_penalty)});
         }
       }
-      if (at_limit || static_cast<int64_t>(sentence.finished.size()) >= beam) {
+      if (at_limit || SearchIsOver(sentence, beam, options.length_penalty)) {
         results[sentence.input_row] =
             BestHypotheses(std::move(sentence.finished), options.n_best);
         // Its rows leave the batch.

@@ -30,8 +30,9 @@ double LengthPenalty(int64_t length, double alpha);
 
 // Batched beam search with the key/value cache: every sentence keeps
 // `beam_size` rows in the batch, cache rows are reordered by the beam each
-// hypothesis came from, and a sentence leaves the batch once it has
-// `beam_size` finished hypotheses or reaches its length limit. Returns the
+// hypothesis came from, and a sentence leaves the batch once no live beam can
+// beat its `beam_size` best finished hypotheses (see SearchIsOver) or it
+// reaches its length limit. Returns the
 // `n_best` hypotheses of each source, best first, in input order.
 std::vector<std::vector<Hypothesis>> BeamSearch(
     TransformerImpl& model, const std::vector<std::vector<int64_t>>& sources,

@@ -3,8 +3,10 @@
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
+#include <map>
 #include <stdexcept>
 
+#include "common/beam_search.h"
 #include "common/checkpoint.h"
 #include "common/greedy_decoder.h"
 #include "common/tokenizer.h"
@@ -16,6 +18,7 @@ struct Translator::Impl {
   Tokenizer source_tokenizer;
   Tokenizer target_tokenizer;
   DecodingOptions decoding;
+  double length_penalty;
   torch::Device device;
 };
 
@@ -42,20 +45,26 @@ torch::Device ChooseDevice(const std::string& name) {
 std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
                                              const TranslatorOptions& options) {
   if (options.threads > 0) torch::set_num_threads(options.threads);
-  const torch::Device device = ChooseDevice(options.device);
-  Checkpoint checkpoint = LoadCheckpoint(model_dir, device);
-  Tokenizer source_tokenizer(checkpoint.source_language);
-  Tokenizer target_tokenizer(checkpoint.target_language);
+  return FromCheckpoint(LoadCheckpoint(model_dir, ChooseDevice(options.device)),
+                        options);
+}
+
+std::unique_ptr<Translator> Translator::FromCheckpoint(
+    const Checkpoint& checkpoint, const TranslatorOptions& options) {
+  if (options.length_penalty < 0) {
+    throw std::invalid_argument("length_penalty must not be negative");
+  }
   DecodingOptions decoding;
-  decoding.max_length = options.max_decode_length;
   decoding.length_ratio = options.length_ratio;
   decoding.length_offset = options.length_offset;
   // The position table bounds how far the decoder can go.
   decoding.max_length = std::min<int64_t>(
-      decoding.max_length, checkpoint.model->config().max_positions - 1);
+      options.max_decode_length, checkpoint.model->config().max_positions - 1);
+  const torch::Device device = checkpoint.model->parameters().front().device();
   auto impl = std::unique_ptr<Impl>(
-      new Impl{std::move(checkpoint), std::move(source_tokenizer),
-               std::move(target_tokenizer), decoding, device});
+      new Impl{checkpoint, Tokenizer(checkpoint.source_language),
+               Tokenizer(checkpoint.target_language), decoding,
+               options.length_penalty, device});
   return std::unique_ptr<Translator>(new Translator(std::move(impl)));
 }
 
@@ -80,19 +89,43 @@ EncodedSource Translator::EncodeSource(std::string_view text) const {
 
 std::vector<std::vector<int64_t>> Translator::TranslateIds(
     const std::vector<EncodedSource>& sources) {
-  std::vector<std::vector<int64_t>> rows;
-  rows.reserve(sources.size());
+  // Rows of one beam size are decoded together; results go back in order.
+  std::map<int, std::vector<size_t>> rows_by_beam;
   const int64_t max_source =
       impl_->checkpoint.model->config().max_positions - 1;
-  for (const EncodedSource& source : sources) {
-    if (static_cast<int64_t>(source.ids.size()) > max_source) {
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (static_cast<int64_t>(sources[i].ids.size()) > max_source) {
       throw std::invalid_argument(
-          "source has " + std::to_string(source.ids.size()) +
+          "source has " + std::to_string(sources[i].ids.size()) +
           " tokens; the model takes at most " + std::to_string(max_source));
     }
-    rows.push_back(source.ids);
+    if (sources[i].beam_size < 1) {
+      throw std::invalid_argument("beam_size must be at least 1");
+    }
+    rows_by_beam[sources[i].beam_size].push_back(i);
   }
-  return GreedyDecode(*impl_->checkpoint.model, rows, impl_->decoding);
+  std::vector<std::vector<int64_t>> targets(sources.size());
+  for (const auto& [beam_size, rows] : rows_by_beam) {
+    std::vector<std::vector<int64_t>> group;
+    for (size_t row : rows) group.push_back(sources[row].ids);
+    if (beam_size == 1) {
+      auto decoded =
+          GreedyDecode(*impl_->checkpoint.model, group, impl_->decoding);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        targets[rows[i]] = std::move(decoded[i]);
+      }
+      continue;
+    }
+    BeamSearchOptions options;
+    options.beam_size = beam_size;
+    options.length_penalty = impl_->length_penalty;
+    options.limits = impl_->decoding;
+    auto hypotheses = BeamSearch(*impl_->checkpoint.model, group, options);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      targets[rows[i]] = std::move(hypotheses[i].front().ids);
+    }
+  }
+  return targets;
 }
 
 std::string Translator::DecodeTarget(
@@ -102,10 +135,13 @@ std::string Translator::DecodeTarget(
 }
 
 std::vector<std::string> Translator::Translate(
-    const std::vector<std::string>& texts) {
+    const std::vector<std::string>& texts, int beam_size) {
   std::vector<EncodedSource> sources;
   sources.reserve(texts.size());
-  for (const std::string& text : texts) sources.push_back(EncodeSource(text));
+  for (const std::string& text : texts) {
+    sources.push_back(EncodeSource(text));
+    sources.back().beam_size = beam_size;
+  }
   std::vector<std::string> translations;
   for (const auto& ids : TranslateIds(sources)) {
     translations.push_back(DecodeTarget(ids));
@@ -118,5 +154,9 @@ const std::string& Translator::model_version() const {
 }
 
 std::string Translator::device_name() const { return impl_->device.str(); }
+
+const std::string& Translator::target_language() const {
+  return impl_->checkpoint.target_language;
+}
 
 }  // namespace fanyi

@@ -16,12 +16,16 @@ struct TranslatorOptions {
   int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
   double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
   int length_offset = 10;  // ... + length_offset, never above the hard cap.
+  double length_penalty = 0.6;  // GNMT α for beam search.
 };
 
 // One source sentence after tokenization and vocabulary lookup.
 struct EncodedSource {
   std::vector<int64_t> ids;  // Source token ids, without <s> or </s>.
+  int beam_size = 1;         // How to decode it: 1 = greedy, more = beam.
 };
+
+struct Checkpoint;
 
 // A loaded model with its vocabularies and tokenizers: text in, text out.
 // Keeps torch types out of its header so callers (the server) compile fast.
@@ -32,14 +36,19 @@ class Translator {
   // file and the problem when anything is missing or malformed.
   static std::unique_ptr<Translator> Load(const std::string& model_dir,
                                           const TranslatorOptions& options);
+  // Wraps an in-memory checkpoint; shares its model (so a trainer can
+  // translate with the weights it is training).
+  static std::unique_ptr<Translator> FromCheckpoint(
+      const Checkpoint& checkpoint, const TranslatorOptions& options);
   ~Translator();
 
   // Tokenizes `text` and maps it to source ids. Throws std::invalid_argument
   // for invalid UTF-8 or text with no tokens.
   EncodedSource EncodeSource(std::string_view text) const;
 
-  // Greedy-decodes a batch of sources of any lengths; returns the target ids
-  // of each row (without </s>), in the order given.
+  // Decodes a batch of sources of any lengths, each with its own beam size
+  // (rows of equal beam size are decoded together); returns the target ids of
+  // each row (without </s>), in the order given.
   std::vector<std::vector<int64_t>> TranslateIds(
       const std::vector<EncodedSource>& sources);
 
@@ -47,12 +56,15 @@ class Translator {
   std::string DecodeTarget(const std::vector<int64_t>& target_ids) const;
 
   // Translates texts end to end (encode, batch decode, detokenize).
-  std::vector<std::string> Translate(const std::vector<std::string>& texts);
+  std::vector<std::string> Translate(const std::vector<std::string>& texts,
+                                     int beam_size = 1);
 
   // A short identifier of the loaded model (from its config).
   const std::string& model_version() const;
   // "cpu" or "cuda:N".
   std::string device_name() const;
+  // Target language code of the model (picks the BLEU tokenization).
+  const std::string& target_language() const;
 
  private:
   struct Impl;

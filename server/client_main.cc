@@ -15,11 +15,14 @@
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address.");
 ABSL_FLAG(int, timeout_ms, 10000, "Deadline per request in milliseconds.");
+ABSL_FLAG(int, beam_size, 0,
+          "Beam size (0: the server's default, 1: greedy, more: beam).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Translates English to Chinese with a fanyi-server.\n"
-      "Usage: fanyi-client [--server HOST:PORT] [--timeout_ms N] [text ...]\n"
+      "Usage: fanyi-client [--server HOST:PORT] [--timeout_ms N] "
+      "[--beam_size N] [text ...]\n"
       "Without texts, translates each line of stdin.");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
 
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
         std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
     fanyi::v1::TranslateRequest request;
     request.set_text(text);
+    request.set_beam_size(absl::GetFlag(FLAGS_beam_size));
     fanyi::v1::TranslateResponse response;
     const grpc::Status status = stub->Translate(&context, request, &response);
     if (!status.ok()) {

@@ -31,6 +31,9 @@ ABSL_FLAG(int, max_queue, 1024,
           "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_input_tokens, 256,
           "Texts with more source tokens are rejected.");
+ABSL_FLAG(int, beam_size, 1,
+          "Beam size for requests that ask for none (1 = greedy).");
+ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
 ABSL_FLAG(int, threads, static_cast<int>(std::thread::hardware_concurrency()),
           "Model intra-op threads (default: hardware cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
@@ -67,6 +70,8 @@ int main(int argc, char** argv) {
   options.max_batch_delay_ms = absl::GetFlag(FLAGS_max_batch_delay_ms);
   options.max_queue = absl::GetFlag(FLAGS_max_queue);
   options.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
+  options.beam_size = absl::GetFlag(FLAGS_beam_size);
+  options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.device = absl::GetFlag(FLAGS_device);
 

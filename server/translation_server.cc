@@ -37,6 +37,10 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.max_input_tokens < 1) {
     throw std::invalid_argument("max_input_tokens must be at least 1");
   }
+  if (options.beam_size < 1 || options.max_beam_size < options.beam_size) {
+    throw std::invalid_argument(
+        "beam_size must be at least 1 and at most max_beam_size");
+  }
   if (options.max_batch_texts < 1) {
     throw std::invalid_argument("max_batch_texts must be at least 1");
   }
@@ -114,6 +118,8 @@ void TranslationServer::StartGrpc(const ServerOptions& options) {
   ServiceOptions service_options;
   service_options.max_input_tokens = options.max_input_tokens;
   service_options.max_batch_texts = options.max_batch_texts;
+  service_options.default_beam_size = options.beam_size;
+  service_options.max_beam_size = options.max_beam_size;
   service_ = std::make_unique<TranslationService>(service_options, *translator_,
                                                   *batcher_, *metrics_);
 

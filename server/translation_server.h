@@ -33,6 +33,8 @@ struct ServerOptions {
                                 // RESOURCE_EXHAUSTED.
   int max_input_tokens = 256;   // Longer texts get INVALID_ARGUMENT.
   int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most.
+  int beam_size = 1;            // Beam for requests that ask for none (0).
+  int max_beam_size = 8;        // Larger requested beams are capped.
   int threads = 0;              // Model intra-op threads; 0 keeps LibTorch's
                                 // default (one per core).
   std::string device = "auto";  // "auto" (cuda when available), "cpu",

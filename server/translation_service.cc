@@ -1,5 +1,6 @@
 #include "server/translation_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -86,8 +87,12 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
     completion.Finish(DeadlineStatus());
     return reactor;
   }
+  int beam_size = 1;
+  grpc::Status status = ChooseBeamSize(request->beam_size(), &beam_size);
   EncodedSource source;
-  grpc::Status status = EncodeText(request->text(), "text", &source);
+  if (status.ok()) {
+    status = EncodeText(request->text(), "text", beam_size, &source);
+  }
   if (!status.ok()) {
     completion.Finish(status);
     return reactor;
@@ -95,13 +100,14 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
   const int source_token_count = static_cast<int>(source.ids.size());
   batcher_.Submit(
       std::move(source), context->deadline(),
-      [this, completion, response, source_token_count](
+      [this, completion, response, source_token_count, beam_size](
           const grpc::Status& decode_status, std::vector<int64_t> target_ids) {
         if (!decode_status.ok()) {
           completion.Finish(decode_status);
           return;
         }
         response->set_model_version(translator_.model_version());
+        response->set_beam_size(beam_size);
         completion.Finish(FillTranslation(target_ids, source_token_count,
                                           response->mutable_translation()));
       });
@@ -132,11 +138,18 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
     return reactor;
   }
 
+  int beam_size = 1;
+  if (grpc::Status status = ChooseBeamSize(request->beam_size(), &beam_size);
+      !status.ok()) {
+    completion.Finish(status);
+    return reactor;
+  }
   // Validate everything first so a bad text costs no decoding.
   std::vector<EncodedSource> sources(text_count);
   for (int i = 0; i < text_count; ++i) {
-    grpc::Status status = EncodeText(
-        request->texts(i), "texts[" + std::to_string(i) + "]", &sources[i]);
+    grpc::Status status =
+        EncodeText(request->texts(i), "texts[" + std::to_string(i) + "]",
+                   beam_size, &sources[i]);
     if (!status.ok()) {
       completion.Finish(status);
       return reactor;
@@ -144,6 +157,7 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   }
 
   response->set_model_version(translator_.model_version());
+  response->set_beam_size(beam_size);
   // Pre-sized so each completion writes only its own element.
   for (int i = 0; i < text_count; ++i) response->add_translations();
   auto state = std::make_shared<BatchCallState>(completion, text_count);
@@ -176,8 +190,22 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   return reactor;
 }
 
+grpc::Status TranslationService::ChooseBeamSize(int requested,
+                                                int* beam_size) const {
+  if (requested < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "beam_size is " + std::to_string(requested) +
+                            "; use 0 for the server default, 1 for greedy "
+                            "or more for beam search");
+  }
+  *beam_size = requested == 0 ? options_.default_beam_size
+                              : std::min(requested, options_.max_beam_size);
+  return grpc::Status::OK;
+}
+
 grpc::Status TranslationService::EncodeText(const std::string& text,
                                             const std::string& field,
+                                            int beam_size,
                                             EncodedSource* source) const {
   if (text.empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -192,6 +220,7 @@ grpc::Status TranslationService::EncodeText(const std::string& text,
     return grpc::Status(grpc::StatusCode::INTERNAL,
                         field + ": encoding failed: " + e.what());
   }
+  source->beam_size = beam_size;
   const int token_count = static_cast<int>(source->ids.size());
   if (token_count > options_.max_input_tokens) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,

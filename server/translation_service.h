@@ -15,6 +15,8 @@ namespace fanyi {
 struct ServiceOptions {
   int max_input_tokens = 256;  // Longer texts get INVALID_ARGUMENT.
   int max_batch_texts = 256;   // TranslateBatch texts per RPC, at most.
+  int default_beam_size = 1;   // Used when a request says 0.
+  int max_beam_size = 8;       // Larger requested beams are capped to this.
 };
 
 // The fanyi.v1.Translator gRPC service on the callback API: handlers validate
@@ -47,7 +49,10 @@ class TranslationService final : public v1::Translator::CallbackService {
   // Validates `text` and encodes it into `source`; returns INVALID_ARGUMENT
   // naming `field` ("text", "texts[3]") and the reason when it is unusable.
   grpc::Status EncodeText(const std::string& text, const std::string& field,
-                          EncodedSource* source) const;
+                          int beam_size, EncodedSource* source) const;
+  // The beam size to use for a request asking for `requested`, or
+  // INVALID_ARGUMENT for a negative request.
+  grpc::Status ChooseBeamSize(int requested, int* beam_size) const;
   // Fills `translation` from decoded target ids; INTERNAL if that fails.
   grpc::Status FillTranslation(const std::vector<int64_t>& target_ids,
                                int source_token_count,

@@ -150,6 +150,7 @@ class ServerTest : public ::testing::Test {
     options.max_batch_delay_ms = 50;
     options.max_input_tokens = kMaxInputTokens;
     options.max_batch_texts = 8;
+    options.max_beam_size = 4;
     options.threads = 1;
     options.device = "cpu";
     return options;
@@ -164,22 +165,26 @@ class ServerTest : public ::testing::Test {
   // Translates `text` with a 30 s deadline.
   static grpc::Status Translate(v1::Translator::Stub& stub,
                                 const std::string& text,
-                                v1::TranslateResponse* response) {
+                                v1::TranslateResponse* response,
+                                int beam_size = 0) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(30));
     v1::TranslateRequest request;
     request.set_text(text);
+    request.set_beam_size(beam_size);
     return stub.Translate(&context, request, response);
   }
 
   static grpc::Status TranslateBatch(v1::Translator::Stub& stub,
                                      const std::vector<std::string>& texts,
-                                     v1::TranslateBatchResponse* response) {
+                                     v1::TranslateBatchResponse* response,
+                                     int beam_size = 0) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(30));
     v1::TranslateBatchRequest request;
+    request.set_beam_size(beam_size);
     for (const std::string& text : texts) request.add_texts(text);
     return stub.TranslateBatch(&context, request, response);
   }
@@ -267,6 +272,36 @@ TEST_F(ServerTest, TranslateBatchKeepsOrderAndMatchesTranslate) {
     EXPECT_EQ(batched.generated_token_count(),
               single.translation().generated_token_count());
   }
+}
+
+TEST_F(ServerTest, BeamSizeIsChosenPerRequestAndCapped) {
+  auto stub = NewStub(server_->grpc_port());
+  const std::string text = SampleTexts()[2];
+  v1::TranslateResponse greedy, default_beam, beam, capped;
+  ASSERT_TRUE(Translate(*stub, text, &greedy, 1).ok());
+  ASSERT_TRUE(Translate(*stub, text, &default_beam, 0).ok());
+  ASSERT_TRUE(Translate(*stub, text, &beam, 4).ok());
+  ASSERT_TRUE(Translate(*stub, text, &capped, 100).ok());
+  EXPECT_EQ(greedy.beam_size(), 1);
+  EXPECT_EQ(default_beam.beam_size(), 1);  // The server's default.
+  EXPECT_EQ(default_beam.translation().text(), greedy.translation().text());
+  EXPECT_EQ(beam.beam_size(), 4);
+  EXPECT_EQ(capped.beam_size(), 4);  // --max_beam_size.
+  EXPECT_EQ(capped.translation().text(), beam.translation().text());
+
+  v1::TranslateBatchResponse batch;
+  ASSERT_TRUE(TranslateBatch(*stub, SampleTexts(), &batch, 4).ok());
+  EXPECT_EQ(batch.beam_size(), 4);
+  for (size_t i = 0; i < SampleTexts().size(); ++i) {
+    v1::TranslateResponse single;
+    ASSERT_TRUE(Translate(*stub, SampleTexts()[i], &single, 4).ok());
+    EXPECT_EQ(batch.translations(i).text(), single.translation().text());
+  }
+
+  v1::TranslateResponse rejected;
+  const grpc::Status status = Translate(*stub, text, &rejected, -1);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("beam_size"), std::string::npos);
 }
 
 std::string TooManyTokens() {

@@ -21,11 +21,12 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/bleu.h"
 #include "common/checkpoint.h"
+#include "common/corpus_evaluation.h"
 #include "common/greedy_decoder.h"
 #include "common/parallel_corpus.h"
 #include "common/tokenizer.h"
+#include "common/translator.h"
 #include "common/vocabulary.h"
 #include "trainer/token_batches.h"
 
@@ -43,6 +44,7 @@ constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
 struct EncodedCorpus {
   std::vector<std::vector<int64_t>> sources;
   std::vector<std::vector<int64_t>> targets;
+  std::vector<std::string> texts;       // Raw source text, for BLEU.
   std::vector<std::string> references;  // Raw target text, for BLEU.
 };
 
@@ -238,6 +240,7 @@ void Trainer::State::ReadData() {
     target.resize(std::min<size_t>(target.size(), max_tokens));
     dev.sources.push_back(std::move(source));
     dev.targets.push_back(std::move(target));
+    dev.texts.push_back(pair.source);
     dev.references.push_back(pair.target);
   }
   log << "data: " << train.sources.size() << " training pairs, "
@@ -378,35 +381,29 @@ EpochReport Trainer::State::Validate(double train_loss,
   // Dev loss, without autograd and without label smoothing.
   std::vector<int64_t> order(dev.sources.size());
   std::iota(order.begin(), order.end(), 0);
+  // Batches of similar lengths waste little on padding.
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     return dev.sources[a].size() < dev.sources[b].size();
   });
   double loss_sum = 0;
   int64_t token_sum = 0;
-  std::vector<std::string> hypotheses(dev.sources.size());
-  Tokenizer target_tokenizer(options.target_language);
   for (size_t begin = 0; begin < order.size(); begin += kDevBatchSize) {
     const size_t end = std::min(order.size(), begin + kDevBatchSize);
     std::vector<int64_t> batch(order.begin() + begin, order.begin() + end);
-    {
-      torch::NoGradGuard no_grad;
-      TensorBatch tensors = MakeTensorBatch(dev, batch, device);
-      loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
-      token_sum += tensors.target_tokens;
-    }
-    std::vector<std::vector<int64_t>> sources;
-    for (int64_t index : batch) sources.push_back(dev.sources[index]);
-    const auto targets = GreedyDecode(model, sources, DecodingOptions());
-    for (size_t i = 0; i < batch.size(); ++i) {
-      hypotheses[batch[i]] = target_tokenizer.Detokenize(
-          checkpoint.target_vocabulary.Decode(targets[i]));
-    }
+    torch::NoGradGuard no_grad;
+    TensorBatch tensors = MakeTensorBatch(dev, batch, device);
+    loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
+    token_sum += tensors.target_tokens;
   }
   report.dev_loss = loss_sum / std::max<int64_t>(token_sum, 1);
-  report.dev_bleu =
-      CorpusBleu(hypotheses, dev.references,
-                 BleuTokenizerForLanguage(options.target_language))
-          .score;
+
+  // Dev BLEU of greedy translations, by the same code as fanyi-eval.
+  auto translator = Translator::FromCheckpoint(checkpoint, TranslatorOptions());
+  const CorpusTranslation translation =
+      TranslateCorpus(*translator, dev.texts, kDevBatchSize, /*beam_size=*/1);
+  report.dev_bleu = ScoreCorpus(translation.hypotheses, dev.references,
+                                options.target_language)
+                        .bleu.score;
   report.elapsed_seconds = ElapsedSeconds();
   return report;
 }

@@ -1,0 +1,137 @@
+// fanyi-eval: translates a test set with a checkpoint and scores it with
+// sacreBLEU's BLEU and chrF2 definitions.
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/corpus_evaluation.h"
+#include "common/cpu_threading.h"
+#include "common/parallel_corpus.h"
+#include "common/translator.h"
+
+// Flags live here, away from torch headers, whose glog/gflags globals clash.
+ABSL_FLAG(std::string, model_dir, "",
+          "Checkpoint (or training output) directory.");
+ABSL_FLAG(std::string, input, "",
+          "TSV of source<TAB>reference, or a file of source lines.");
+ABSL_FLAG(std::string, references, "",
+          "Reference lines, when --input holds only sources.");
+ABSL_FLAG(std::string, output, "", "Write the translations here, one a line.");
+ABSL_FLAG(int, beam_size, 1, "1 = greedy; more = beam search.");
+ABSL_FLAG(double, length_penalty, 0.6,
+          "GNMT length penalty α for beam search.");
+ABSL_FLAG(int, batch_size, 64, "Sentences decoded together.");
+ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
+ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+
+namespace {
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+bool LooksLikeTsv(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  return std::getline(in, line) && line.find('\t') != std::string::npos;
+}
+
+int Run() {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  std::vector<std::string> sources;
+  std::vector<std::string> references;
+  if (LooksLikeTsv(input)) {
+    fanyi::ParallelCorpus corpus = fanyi::ReadParallelTsv(input);
+    for (const fanyi::BadLine& bad : corpus.bad_lines) {
+      std::cerr << input << ":" << bad.line_number
+                << ": skipped: " << bad.reason << "\n";
+    }
+    for (const fanyi::SentencePair& pair : corpus.pairs) {
+      sources.push_back(pair.source);
+      references.push_back(pair.target);
+    }
+  } else {
+    sources = ReadLines(input);
+    if (!absl::GetFlag(FLAGS_references).empty()) {
+      references = ReadLines(absl::GetFlag(FLAGS_references));
+      if (references.size() != sources.size()) {
+        throw std::runtime_error(
+            "--references has " + std::to_string(references.size()) +
+            " lines, --input " + std::to_string(sources.size()));
+      }
+    }
+  }
+
+  fanyi::TranslatorOptions options;
+  options.device = absl::GetFlag(FLAGS_device);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  if (options.threads <= 0) {
+    options.threads = static_cast<int>(std::thread::hardware_concurrency());
+  }
+  options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  auto translator =
+      fanyi::Translator::Load(absl::GetFlag(FLAGS_model_dir), options);
+  const int beam_size = absl::GetFlag(FLAGS_beam_size);
+  const fanyi::CorpusTranslation translation = fanyi::TranslateCorpus(
+      *translator, sources, absl::GetFlag(FLAGS_batch_size), beam_size);
+  for (size_t i = 0; i < translation.errors.size(); ++i) {
+    if (!translation.errors[i].empty()) {
+      std::cerr << "sentence " << i + 1 << ": " << translation.errors[i]
+                << "\n";
+    }
+  }
+
+  if (!absl::GetFlag(FLAGS_output).empty()) {
+    std::ofstream out(absl::GetFlag(FLAGS_output));
+    for (const std::string& hypothesis : translation.hypotheses) {
+      out << hypothesis << "\n";
+    }
+    if (!out)
+      throw std::runtime_error("cannot write " + absl::GetFlag(FLAGS_output));
+  }
+  std::cout << "model " << translator->model_version() << " on "
+            << translator->device_name() << ": " << sources.size()
+            << " sentences, " << (beam_size > 1 ? "beam " : "greedy")
+            << (beam_size > 1
+                    ? std::to_string(beam_size) + " (length penalty " +
+                          std::to_string(options.length_penalty) + ")"
+                    : "")
+            << ", batch " << absl::GetFlag(FLAGS_batch_size) << ", "
+            << translation.seconds << " s, "
+            << translation.generated_tokens / translation.seconds
+            << " target tokens/s\n";
+  if (!references.empty()) {
+    std::cout << fanyi::DescribeScore(fanyi::ScoreCorpus(
+        translation.hypotheses, references, translator->target_language()));
+  }
+  return translation.failed > 0 ? 2 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fanyi::EnsureCpuThreadingEnvironment(argv);
+  absl::SetProgramUsageMessage(
+      "Translates a test set and scores it (BLEU, chrF2).\n"
+      "  fanyi-eval --model_dir models/en-zh --input dev.tsv --beam_size 4");
+  absl::ParseCommandLine(argc, argv);
+  try {
+    return Run();
+  } catch (const std::exception& error) {
+    std::cerr << "fanyi-eval: " << error.what() << "\n";
+    return 1;
+  }
+}
