@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# tests/sacrebleu_test compares our BLEU/chrF with the Python sacrebleu package
+# for the python3 on PATH; without it (no network, no pip) that test skips.
+if ! python3 -c 'import sacrebleu' 2>/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'sacrebleu>=2.3,<3'; then
+    echo "test.sh: warning: could not install sacrebleu for python3;" \
+      "sacrebleu_test will be skipped" >&2
+  fi
+fi
+
 bash scripts/build.sh
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"
