@@ -1,7 +1,6 @@
 #include "common/greedy_decoder.h"
 
 #include <ATen/ops/argmax.h>
-#include <ATen/ops/full.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
@@ -9,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/continuous_decoder.h"
 #include "common/vocabulary.h"
 
 namespace fanyi {
@@ -56,50 +56,12 @@ std::vector<std::vector<int64_t>> GreedyDecode(
     TransformerImpl& model, const std::vector<std::vector<int64_t>>& sources,
     const DecodingOptions& options) {
   std::vector<std::vector<int64_t>> targets(sources.size());
-  if (sources.empty()) return targets;
-  c10::InferenceMode inference;
-  const torch::Device device = ModelDevice(model);
-
-  torch::Tensor source_ids = MakeSourceTensor(sources, device);  // [b, src]
-  torch::Tensor source_mask = PaddingMask(source_ids);  // [b, 1, 1, src]
-  DecoderState state =
-      model.StartDecoding(model.Encode(source_ids, source_mask), source_mask);
-
-  // active[i] is the input row that batch row i decodes.
-  std::vector<int64_t> active(sources.size());
-  std::vector<int64_t> limits(sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    active[i] = static_cast<int64_t>(i);
-    limits[i] = MaxTargetLength(options, sources[i].size());
-  }
-  // [batch]
-  torch::Tensor last_tokens =
-      at::full({static_cast<int64_t>(sources.size())}, Vocabulary::kBosId,
-               at::TensorOptions(at::kLong).device(device));
-  while (!active.empty()) {
-    // [batch, vocab] -> [batch]
-    torch::Tensor next = at::argmax(model.DecodeStep(last_tokens, &state), -1);
-    torch::Tensor next_cpu = next.to(at::kCPU);
-    const int64_t* next_ids = next_cpu.data_ptr<int64_t>();
-
-    std::vector<int64_t> keep;
-    std::vector<int64_t> still_active;
-    for (size_t i = 0; i < active.size(); ++i) {
-      const int64_t row = active[i];
-      if (next_ids[i] == Vocabulary::kEosId) continue;
-      targets[row].push_back(next_ids[i]);
-      if (static_cast<int64_t>(targets[row].size()) >= limits[row]) continue;
-      keep.push_back(static_cast<int64_t>(i));
-      still_active.push_back(row);
+  ContinuousDecoder decoder(model, options);
+  decoder.Add(sources);  // Handles 0..n-1 are the input rows.
+  while (decoder.active() > 0) {
+    for (ContinuousDecoder::Finished& row : decoder.Step()) {
+      targets[row.handle] = std::move(row.target_ids);
     }
-    if (keep.size() != active.size() && !keep.empty()) {
-      // Finished rows leave the batch instead of being computed to the end.
-      torch::Tensor rows = at::tensor(keep, at::kLong).to(device);
-      state.SelectRows(rows);
-      next = next.index_select(0, rows);
-    }
-    active = std::move(still_active);
-    last_tokens = next;
   }
   return targets;
 }

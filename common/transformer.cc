@@ -120,26 +120,20 @@ void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory,
                                      DecoderLayerCache* cache) {
   std::tie(cache->memory_keys, cache->memory_values) =
       cross_attention_->ProjectKeysValues(memory);
-  cache->self_keys = torch::Tensor();
-  cache->self_values = torch::Tensor();
+  // [batch, heads, 0, d_k]: nothing generated yet.
+  cache->self_keys = cache->memory_keys.slice(2, 0, 0);
+  cache->self_values = cache->memory_values.slice(2, 0, 0);
 }
 
 torch::Tensor DecoderLayerImpl::Step(const torch::Tensor& x,
                                      const torch::Tensor& source_mask,
+                                     const torch::Tensor& self_mask,
                                      DecoderLayerCache* cache) {
   torch::Tensor normed = self_attention_norm_(x);  // [batch, 1, d_model]
   auto [new_keys, new_values] = self_attention_->ProjectKeysValues(normed);
-  if (cache->self_keys.defined()) {
-    // [batch, heads, steps + 1, d_k]
-    cache->self_keys = at::cat({cache->self_keys, new_keys}, 2);
-    cache->self_values = at::cat({cache->self_values, new_values}, 2);
-  } else {
-    cache->self_keys = new_keys;
-    cache->self_values = new_values;
-  }
-  // The newest position may see every cached position: an all-true mask.
-  torch::Tensor self_mask =
-      at::ones({1, 1, 1, 1}, at::TensorOptions(at::kBool).device(x.device()));
+  // [batch, heads, columns + 1, d_k]
+  cache->self_keys = at::cat({cache->self_keys, new_keys}, 2);
+  cache->self_values = at::cat({cache->self_values, new_values}, 2);
   torch::Tensor h =
       x + dropout_(self_attention_->AttendProjected(
               normed, cache->self_keys, cache->self_values, self_mask));
@@ -189,20 +183,17 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
 }
 
 torch::Tensor TransformerImpl::Embed(torch::nn::Embedding& embedding,
-                                     const torch::Tensor& ids,
-                                     int64_t first_position) {
+                                     const torch::Tensor& ids) {
   const int64_t length = ids.size(1);
-  if (first_position + length > config_.max_positions) {
-    throw std::invalid_argument("sequence of " +
-                                std::to_string(first_position + length) +
+  if (length > config_.max_positions) {
+    throw std::invalid_argument("sequence of " + std::to_string(length) +
                                 " tokens exceeds the model's max_positions " +
                                 std::to_string(config_.max_positions));
   }
   // [batch, len, d_model]
   torch::Tensor scaled = embedding(ids) * std::sqrt(double(config_.d_model));
   // [1, len, d_model]
-  torch::Tensor positions =
-      positions_.slice(0, first_position, first_position + length).unsqueeze(0);
+  torch::Tensor positions = positions_.slice(0, 0, length).unsqueeze(0);
   return embedding_dropout_(scaled + positions);
 }
 
@@ -215,7 +206,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& source_ids,
 
 torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
                                       const torch::Tensor& source_mask) {
-  torch::Tensor x = Embed(source_embedding_, source_ids, 0);
+  torch::Tensor x = Embed(source_embedding_, source_ids);
   for (const auto& layer : *encoder_layers_) {
     x = layer->as<EncoderLayer>()->forward(x, source_mask);
   }
@@ -227,7 +218,7 @@ torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
                                           const torch::Tensor& source_mask) {
   torch::Tensor target_mask =
       CausalMask(target_input.size(1), target_input.device());
-  torch::Tensor x = Embed(target_embedding_, target_input, 0);
+  torch::Tensor x = Embed(target_embedding_, target_input);
   for (const auto& layer : *decoder_layers_) {
     x = layer->as<DecoderLayer>()->forward(x, memory, source_mask, target_mask);
   }
@@ -238,6 +229,10 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
                                             const torch::Tensor& source_mask) {
   DecoderState state;
   state.source_mask = source_mask;
+  const int64_t batch = memory.size(0);
+  const auto options = at::TensorOptions(memory.device());
+  state.self_mask = at::zeros({batch, 1, 1, 0}, options.dtype(at::kBool));
+  state.positions = at::zeros({batch}, options.dtype(at::kLong));
   state.layers.resize(decoder_layers_->size());
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(memory,
@@ -248,14 +243,23 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
 
 torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
                                           DecoderState* state) {
-  // [batch] -> [batch, 1, d_model]
-  torch::Tensor x =
-      Embed(target_embedding_, last_tokens.unsqueeze(1), state->steps);
+  const int64_t batch = last_tokens.size(0);
+  // Each row sees its own columns plus the one this step appends.
+  state->self_mask =
+      at::cat({state->self_mask,
+               at::ones({batch, 1, 1, 1}, state->self_mask.options())},
+              3);  // [batch, 1, 1, columns + 1]
+  // Rows may be at different positions (they joined at different steps):
+  // [batch] -> [batch, 1, d_model]. An index past the table throws.
+  torch::Tensor x = embedding_dropout_(
+      (target_embedding_(last_tokens) * std::sqrt(double(config_.d_model)) +
+       positions_.index_select(0, state->positions))
+          .unsqueeze(1));
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
-    x = decoder_layers_[i]->as<DecoderLayer>()->Step(x, state->source_mask,
-                                                     &state->layers[i]);
+    x = decoder_layers_[i]->as<DecoderLayer>()->Step(
+        x, state->source_mask, state->self_mask, &state->layers[i]);
   }
-  ++state->steps;
+  state->positions = state->positions + 1;
   return Generate(decoder_norm_(x)).squeeze(1);  // [batch, target_vocab]
 }
 

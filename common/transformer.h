@@ -68,9 +68,10 @@ class DecoderLayerImpl : public torch::nn::Module {
   void StartDecoding(const torch::Tensor& memory, DecoderLayerCache* cache);
 
   // One step: x [batch, 1, d_model] is the newest position only; its keys
-  // and values are appended to `cache`.
+  // and values are appended to `cache`. `self_mask` [batch, 1, 1, columns]
+  // already includes the new column.
   torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_mask,
-                     DecoderLayerCache* cache);
+                     const torch::Tensor& self_mask, DecoderLayerCache* cache);
 
  private:
   MultiHeadAttention self_attention_{nullptr};
@@ -118,9 +119,9 @@ class TransformerImpl : public torch::nn::Module {
   const ModelConfig& config() const { return config_; }
 
  private:
-  // Scaled embeddings plus positions starting at `first_position`.
-  torch::Tensor Embed(torch::nn::Embedding& embedding, const torch::Tensor& ids,
-                      int64_t first_position);
+  // Scaled embeddings plus positions 0..len-1: [batch, len] -> [b, len, d].
+  torch::Tensor Embed(torch::nn::Embedding& embedding,
+                      const torch::Tensor& ids);
 
   ModelConfig config_;
   torch::nn::Embedding source_embedding_{nullptr};
