@@ -1,0 +1,108 @@
+// fanyi-bench: times fanyi's decoders (greedy, beam search, the no-cache
+// reference) as library calls, without gRPC, on a file of source sentences.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "bench/benchmark_report.h"
+#include "bench/decoding_benchmark.h"
+#include "common/cpu_threading.h"
+
+// Flags live here, away from torch headers, whose glog/gflags globals clash.
+ABSL_FLAG(std::string, model_dir, "",
+          "Checkpoint (or training output) directory.");
+ABSL_FLAG(std::string, input, "",
+          "Sources: a TSV (first column) or one sentence a line.");
+ABSL_FLAG(std::string, modes, "greedy1,greedy,beam,reference",
+          "Comma-separated: greedy1 (greedy, batch 1), greedy (greedy, "
+          "--batch_size), beam (--beam_size, --batch_size), reference "
+          "(no-cache greedy, batch 1, first --reference_sentences).");
+ABSL_FLAG(int, batch_size, 32, "Sentences per batch for greedy and beam.");
+ABSL_FLAG(int, beam_size, 4, "Beam width of the beam mode.");
+ABSL_FLAG(double, length_penalty, 0.6, "GNMT length penalty α for beam.");
+ABSL_FLAG(int64_t, reference_sentences, 200,
+          "Sources timed with the slow no-cache reference decoder.");
+ABSL_FLAG(int64_t, max_sentences, 0, "Use only the first N sources (0: all).");
+ABSL_FLAG(int, threads, 2, "LibTorch intra-op threads.");
+ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
+ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
+ABSL_FLAG(std::string, dump_dir, "",
+          "Write sources.ids and MODE.ids (the decoded target ids) here, "
+          "for bench/check_agreement.py.");
+
+namespace {
+
+int Run() {
+  fanyi::BenchmarkOptions options;
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.repeats = absl::GetFlag(FLAGS_repeats);
+  options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  const auto modes = fanyi::ParseBenchmarkModes(
+      absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),
+      absl::GetFlag(FLAGS_beam_size), absl::GetFlag(FLAGS_reference_sentences));
+  auto benchmark =
+      fanyi::DecodingBenchmark::Load(absl::GetFlag(FLAGS_model_dir), options);
+
+  std::vector<std::string> texts =
+      fanyi::ReadSourceTexts(absl::GetFlag(FLAGS_input));
+  const int64_t max_sentences = absl::GetFlag(FLAGS_max_sentences);
+  if (max_sentences > 0 && static_cast<int64_t>(texts.size()) > max_sentences) {
+    texts.resize(max_sentences);
+  }
+  benchmark->SetSources(texts);
+  std::cout << "model " << benchmark->model_version() << ", LibTorch "
+            << fanyi::LibTorchVersion() << ", " << options.threads
+            << " threads, " << benchmark->sources().size() << " sources ("
+            << benchmark->skipped() << " skipped), median of "
+            << options.repeats << " runs\n";
+
+  const std::string dump_dir = absl::GetFlag(FLAGS_dump_dir);
+  if (!dump_dir.empty()) {
+    std::filesystem::create_directories(dump_dir);
+    std::vector<std::vector<int64_t>> source_ids;
+    for (const auto& source : benchmark->sources()) {
+      source_ids.push_back(source.ids);
+    }
+    fanyi::WriteIdLines(dump_dir + "/sources.ids", benchmark->sources(),
+                        source_ids);
+  }
+  std::vector<fanyi::ModeTiming> timings;
+  for (const fanyi::BenchmarkMode& mode : modes) {
+    timings.push_back(benchmark->Time(mode));
+    std::cerr << mode.name << ": " << timings.back().median_seconds << " s\n";
+    if (!dump_dir.empty()) {
+      fanyi::WriteIdLines(dump_dir + "/" + mode.name + ".ids",
+                          benchmark->sources(), timings.back().targets);
+    }
+  }
+  std::cout << fanyi::FormatTimingTable(timings);
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    std::ofstream out(absl::GetFlag(FLAGS_json));
+    out << fanyi::TimingsToJson(*benchmark, timings).dump(2) << "\n";
+    if (!out)
+      throw std::runtime_error("cannot write " + absl::GetFlag(FLAGS_json));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fanyi::EnsureCpuThreadingEnvironment(argv);
+  absl::SetProgramUsageMessage(
+      "Times fanyi's decoders on a source file (no gRPC).\n"
+      "  fanyi-bench --model_dir models/en-zh --input dev.tsv --threads 2 "
+      "--json bench.json");
+  absl::ParseCommandLine(argc, argv);
+  try {
+    return Run();
+  } catch (const std::exception& error) {
+    std::cerr << "fanyi-bench: " << error.what() << "\n";
+    return 1;
+  }
+}

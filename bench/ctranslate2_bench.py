@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Times a converted fanyi model in CTranslate2, as fanyi-bench times fanyi.
+
+Decodes the sources that `fanyi-bench --dump_dir DIR` wrote (sources.ids: the
+ids fanyi's tokenizer produced, so neither side times tokenization) in the
+same modes: greedy at batch 1, greedy and beam search at --batch_size over
+length-sorted batches; medians of --repeats runs after one warm-up batch:
+
+  python3 bench/ctranslate2_bench.py --ct2_model /tmp/en-zh-ct2 \
+      --model_dir models/en-zh --sources /tmp/bench-dump/sources.ids \
+      --threads 2 --json /tmp/ct2.json
+
+Length limit: fanyi stops each row at its own limit
+min(max_length, floor(2 * source_len) + 10); CTranslate2's
+max_decoding_length is per call. At batch 1 it is set to the row's limit
+(exact). For a batch it is set to the largest limit of the batch and each
+row is cut back to its own limit afterwards; batches are length-sorted, so
+the limits of a batch are close and the extra steps are few. Output token
+counts are those after the cut, so they match fanyi's rule.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import ctranslate2
+
+from check_agreement import Fanyi, read_id_lines
+
+
+def make_batches(sources, batch_size):
+    """Length-sorted batches of source id lists, as fanyi-bench makes them."""
+    ordered = sorted(sources, key=len)  # sorted() is stable, like fanyi's.
+    return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
+
+
+def decode(translator, fanyi, batch_tokens, limits, beam_size, length_penalty):
+    """Output lengths of one batch, each cut to its row's limit."""
+    results = translator.translate_batch(
+        batch_tokens,
+        beam_size=beam_size,
+        length_penalty=length_penalty,
+        max_decoding_length=max(limits),
+        min_decoding_length=0,  # fanyi allows </s> first.
+        max_input_length=0,
+    )
+    return [min(len(r.hypotheses[0]), limit) for r, limit in zip(results, limits)]
+
+
+def time_mode(translator, fanyi, sources, name, batch_size, beam_size, args):
+    batches = make_batches(sources, batch_size)
+    # Tokens and limits are prepared outside the timed loop: fanyi-bench's
+    # timing starts from ids too.
+    prepared = [
+        (
+            [fanyi.source_tokens_of(ids) for ids in batch],
+            [fanyi.limit(ids) for ids in batch],
+        )
+        for batch in batches
+    ]
+    decode(translator, fanyi, *prepared[0], beam_size, args.length_penalty)  # warm-up
+    seconds = []
+    tokens = 0
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        lengths = [
+            decode(translator, fanyi, tokens_, limits, beam_size, args.length_penalty)
+            for tokens_, limits in prepared
+        ]
+        seconds.append(time.perf_counter() - start)
+        tokens = sum(sum(batch) for batch in lengths)
+    median = statistics.median(seconds)
+    result = {
+        "name": name,
+        "batch_size": batch_size,
+        "beam_size": beam_size,
+        "sentences": len(sources),
+        "target_tokens": tokens,
+        "seconds": seconds,
+        "median_seconds": median,
+        "sentences_per_second": len(sources) / median,
+        "target_tokens_per_second": tokens / median,
+    }
+    print(
+        "%-14s %9d %9d %10.3f %12.1f %14.1f"
+        % (
+            name,
+            len(sources),
+            tokens,
+            median,
+            result["sentences_per_second"],
+            result["target_tokens_per_second"],
+        ),
+        flush=True,
+    )
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ct2_model", required=True)
+    parser.add_argument("--model_dir", required=True, help="fanyi checkpoint")
+    parser.add_argument("--sources", required=True, help="sources.ids of fanyi-bench")
+    parser.add_argument("--threads", type=int, default=2, help="intra_threads")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--beam_size", type=int, default=4)
+    # CTranslate2 applies the GNMT penalty ((5 + len) / 6)^α, as fanyi does.
+    parser.add_argument("--length_penalty", type=float, default=0.6)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+
+    fanyi = Fanyi(args.model_dir)
+    sources = list(read_id_lines(args.sources).values())
+    translator = ctranslate2.Translator(
+        args.ct2_model,
+        device="cpu",
+        compute_type="float32",
+        intra_threads=args.threads,
+        inter_threads=1,
+    )
+    print(
+        "CTranslate2 %s, compute_type float32, intra_threads %d, inter_threads 1, "
+        "%d sources, median of %d runs"
+        % (ctranslate2.__version__, args.threads, len(sources), args.repeats)
+    )
+    print(
+        "%-14s %9s %9s %10s %12s %14s"
+        % ("mode", "sentences", "tokens", "median s", "sentences/s", "tgt tokens/s")
+    )
+    b, k = args.batch_size, args.beam_size
+    modes = [
+        time_mode(translator, fanyi, sources, "greedy_b1", 1, 1, args),
+        time_mode(translator, fanyi, sources, "greedy_b%d" % b, b, 1, args),
+        time_mode(translator, fanyi, sources, "beam%d_b%d" % (k, b), b, k, args),
+    ]
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as file:
+            json.dump(
+                {
+                    "engine": "ctranslate2",
+                    "ctranslate2": ctranslate2.__version__,
+                    "compute_type": "float32",
+                    "intra_threads": args.threads,
+                    "inter_threads": 1,
+                    "repeats": args.repeats,
+                    "length_penalty": args.length_penalty,
+                    "sources": len(sources),
+                    "modes": modes,
+                },
+                file,
+                indent=2,
+            )
+            file.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+#include "bench/decoding_benchmark.h"
+
+#include <torch/utils.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/beam_search.h"
+#include "common/checkpoint.h"
+#include "common/greedy_decoder.h"
+#include "common/translator.h"
+
+namespace fanyi {
+
+struct DecodingBenchmark::Impl {
+  BenchmarkOptions options;
+  Checkpoint checkpoint;
+  // Used only to encode sources, so that tokenization and the length check
+  // are the Translator's own; shares the checkpoint's model.
+  std::unique_ptr<Translator> translator;
+  DecodingOptions limits;
+  std::vector<BenchmarkSource> sources;
+  int64_t skipped = 0;
+};
+
+namespace {
+
+using Rows = std::vector<std::vector<int64_t>>;
+
+// Decodes `batch` with `mode`'s algorithm; returns target ids per row.
+Rows DecodeBatch(TransformerImpl& model, const Rows& batch,
+                 const BenchmarkMode& mode, const DecodingOptions& limits,
+                 double length_penalty) {
+  switch (mode.algorithm) {
+    case DecodingAlgorithm::kGreedy:
+      return GreedyDecode(model, batch, limits);
+    case DecodingAlgorithm::kBeamSearch: {
+      BeamSearchOptions options;
+      options.beam_size = mode.beam_size;
+      options.length_penalty = length_penalty;
+      options.limits = limits;
+      Rows targets;
+      for (auto& hypotheses : BeamSearch(model, batch, options)) {
+        targets.push_back(std::move(hypotheses.front().ids));
+      }
+      return targets;
+    }
+    case DecodingAlgorithm::kGreedyWithoutCache: {
+      Rows targets;
+      for (const auto& source : batch) {
+        targets.push_back(GreedyDecodeWithoutCache(model, source, limits));
+      }
+      return targets;
+    }
+  }
+  throw std::logic_error("unknown decoding algorithm");
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle]
+                           : (values[middle - 1] + values[middle]) / 2;
+}
+
+}  // namespace
+
+std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
+    const std::string& model_dir, const BenchmarkOptions& options) {
+  if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
+  if (options.repeats < 1) throw std::invalid_argument("repeats must be >= 1");
+  torch::set_num_threads(options.threads);
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->checkpoint = LoadCheckpoint(model_dir, torch::Device(torch::kCPU));
+  TranslatorOptions translator_options;
+  translator_options.device = "cpu";
+  translator_options.length_penalty = options.length_penalty;
+  impl->translator =
+      Translator::FromCheckpoint(impl->checkpoint, translator_options);
+  // The same limits as Translator::FromCheckpoint: the length rule of
+  // DecodingOptions, capped by what the position table can hold.
+  impl->limits.length_ratio = translator_options.length_ratio;
+  impl->limits.length_offset = translator_options.length_offset;
+  impl->limits.max_length =
+      std::min<int64_t>(translator_options.max_decode_length,
+                        impl->checkpoint.model->config().max_positions - 1);
+  return std::unique_ptr<DecodingBenchmark>(
+      new DecodingBenchmark(std::move(impl)));
+}
+
+DecodingBenchmark::DecodingBenchmark(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+DecodingBenchmark::~DecodingBenchmark() = default;
+
+void DecodingBenchmark::SetSources(const std::vector<std::string>& texts) {
+  impl_->sources.clear();
+  impl_->skipped = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    try {
+      impl_->sources.push_back({static_cast<int64_t>(i + 1),
+                                impl_->translator->EncodeSource(texts[i]).ids});
+    } catch (const std::invalid_argument&) {
+      ++impl_->skipped;
+    }
+  }
+}
+
+ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
+  if (mode.batch_size < 1 || mode.beam_size < 1) {
+    throw std::invalid_argument(mode.name +
+                                ": batch and beam sizes must be >= 1");
+  }
+  if (mode.algorithm == DecodingAlgorithm::kGreedyWithoutCache &&
+      mode.batch_size != 1) {
+    throw std::invalid_argument(mode.name +
+                                ": the reference decoder takes one sentence");
+  }
+  size_t count = impl_->sources.size();
+  if (mode.max_sentences > 0) {
+    count = std::min<size_t>(count, static_cast<size_t>(mode.max_sentences));
+  }
+  std::vector<size_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return impl_->sources[a].ids.size() < impl_->sources[b].ids.size();
+  });
+  std::vector<Rows> batches;
+  for (size_t begin = 0; begin < count; begin += mode.batch_size) {
+    Rows batch;
+    for (size_t k = begin; k < std::min(count, begin + mode.batch_size); ++k) {
+      batch.push_back(impl_->sources[order[k]].ids);
+    }
+    batches.push_back(std::move(batch));
+  }
+
+  TransformerImpl& model = *impl_->checkpoint.model;
+  const double alpha = impl_->options.length_penalty;
+  ModeTiming timing;
+  timing.mode = mode;
+  timing.sentences = static_cast<int64_t>(count);
+  if (count == 0) return timing;
+  // One untimed batch first: the first calls allocate and set up threads.
+  DecodeBatch(model, batches.front(), mode, impl_->limits, alpha);
+
+  for (int run = 0; run < impl_->options.repeats; ++run) {
+    Rows targets(count);
+    const auto start = std::chrono::steady_clock::now();
+    size_t next = 0;
+    for (const Rows& batch : batches) {
+      for (auto& row : DecodeBatch(model, batch, mode, impl_->limits, alpha)) {
+        targets[order[next++]] = std::move(row);
+      }
+    }
+    timing.seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+    timing.targets = std::move(targets);
+  }
+  timing.target_tokens = 0;
+  for (const auto& row : timing.targets) {
+    timing.target_tokens += static_cast<int64_t>(row.size());
+  }
+  timing.median_seconds = Median(timing.seconds);
+  timing.sentences_per_second = timing.sentences / timing.median_seconds;
+  timing.tokens_per_second = timing.target_tokens / timing.median_seconds;
+  return timing;
+}
+
+const std::vector<BenchmarkSource>& DecodingBenchmark::sources() const {
+  return impl_->sources;
+}
+
+int64_t DecodingBenchmark::skipped() const { return impl_->skipped; }
+
+const std::string& DecodingBenchmark::model_version() const {
+  return impl_->checkpoint.model_version;
+}
+
+const BenchmarkOptions& DecodingBenchmark::options() const {
+  return impl_->options;
+}
+
+std::vector<BenchmarkMode> ParseBenchmarkModes(const std::string& list,
+                                               int batch_size, int beam_size,
+                                               int64_t reference_sentences) {
+  if (batch_size < 1 || beam_size < 1) {
+    throw std::invalid_argument("batch_size and beam_size must be >= 1");
+  }
+  const std::string batch = std::to_string(batch_size);
+  std::vector<BenchmarkMode> modes;
+  std::stringstream names(list);
+  std::string name;
+  while (std::getline(names, name, ',')) {
+    if (name == "greedy1") {
+      modes.push_back({"greedy_b1", DecodingAlgorithm::kGreedy, 1, 1, 0});
+    } else if (name == "greedy") {
+      modes.push_back(
+          {"greedy_b" + batch, DecodingAlgorithm::kGreedy, batch_size, 1, 0});
+    } else if (name == "beam") {
+      modes.push_back({"beam" + std::to_string(beam_size) + "_b" + batch,
+                       DecodingAlgorithm::kBeamSearch, batch_size, beam_size,
+                       0});
+    } else if (name == "reference") {
+      modes.push_back({"reference_b1", DecodingAlgorithm::kGreedyWithoutCache,
+                       1, 1, reference_sentences});
+    } else {
+      throw std::invalid_argument(
+          "unknown mode '" + name +
+          "' (expected greedy1, greedy, beam or reference)");
+    }
+  }
+  return modes;
+}
+
+std::string LibTorchVersion() { return TORCH_VERSION; }
+
+}  // namespace fanyi
