@@ -8,6 +8,7 @@
 
 #include "common/beam_search.h"
 #include "common/checkpoint.h"
+#include "common/continuous_decoder.h"
 #include "common/greedy_decoder.h"
 #include "common/tokenizer.h"
 
@@ -126,6 +127,11 @@ std::vector<std::vector<int64_t>> Translator::TranslateIds(
     }
   }
   return targets;
+}
+
+std::unique_ptr<ContinuousDecoder> Translator::NewContinuousDecoder() {
+  return std::make_unique<ContinuousDecoder>(*impl_->checkpoint.model,
+                                             impl_->decoding);
 }
 
 std::string Translator::DecodeTarget(

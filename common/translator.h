@@ -26,6 +26,7 @@ struct EncodedSource {
 };
 
 struct Checkpoint;
+class ContinuousDecoder;
 
 // A loaded model with its vocabularies and tokenizers: text in, text out.
 // Keeps torch types out of its header so callers (the server) compile fast.
@@ -51,6 +52,11 @@ class Translator {
   // each row (without </s>), in the order given.
   std::vector<std::vector<int64_t>> TranslateIds(
       const std::vector<EncodedSource>& sources);
+
+  // A step-by-step greedy decoder (continuous batching) on this translator's
+  // model and decoding limits; it must not outlive the translator. Like
+  // TranslateIds, drive it from the one thread that decodes.
+  std::unique_ptr<ContinuousDecoder> NewContinuousDecoder();
 
   // Turns target ids into natural text (detokenized).
   std::string DecodeTarget(const std::vector<int64_t>& target_ids) const;
