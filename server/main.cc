@@ -23,10 +23,11 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address; port 0 picks a free port.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; port 0 picks a free port.");
-ABSL_FLAG(int, max_batch_size, 32, "Rows per decoded batch, at most.");
+ABSL_FLAG(int, max_batch_size, 32, "Rows decoding at once, at most.");
 ABSL_FLAG(int, max_batch_delay_ms, 5,
-          "How long the oldest queued text waits for others to join its "
-          "batch.");
+          "While nothing is decoding, how long the oldest queued text waits "
+          "for others to start with it; while rows decode, texts join them "
+          "at the next step.");
 ABSL_FLAG(int, max_queue, 1024,
           "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_input_tokens, 256,

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "server/decode_engine.h"
 #include "server/server_metrics.h"
 
 namespace fanyi {
@@ -17,14 +18,43 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// The message for an INTERNAL status; call only inside a catch block.
+std::string CurrentFailure() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return std::string("translation failed: ") + e.what();
+  } catch (...) {
+    return "translation failed: unknown exception";
+  }
+}
+
+// Asks `cancelled`; a predicate that throws counts as not cancelled, since
+// the request can still be answered.
+bool IsCancelled(const RequestBatcher::CancelledPredicate& cancelled) {
+  if (!cancelled) return false;
+  try {
+    return cancelled();
+  } catch (...) {
+    return false;
+  }
+}
+
+// True when `engine` holds other than `rows` rows, so some are owned by
+// nobody (or asking fails).
+bool EngineLostTrack(const DecodeEngine& engine, size_t rows) {
+  try {
+    return engine.active() != static_cast<int64_t>(rows);
+  } catch (...) {
+    return true;
+  }
+}
+
 }  // namespace
 
 RequestBatcher::RequestBatcher(const BatcherOptions& options,
-                               BatchFunction batch_function,
-                               ServerMetrics* metrics)
-    : options_(options),
-      batch_function_(std::move(batch_function)),
-      metrics_(metrics) {
+                               DecodeEngine* engine, ServerMetrics* metrics)
+    : options_(options), engine_(engine), metrics_(metrics) {
   if (options_.max_batch_size < 1) {
     throw std::invalid_argument("max_batch_size must be at least 1, got " +
                                 std::to_string(options_.max_batch_size));
@@ -36,8 +66,8 @@ RequestBatcher::RequestBatcher(const BatcherOptions& options,
   if (options_.max_batch_delay.count() < 0) {
     throw std::invalid_argument("max_batch_delay must not be negative");
   }
-  if (!batch_function_) {
-    throw std::invalid_argument("RequestBatcher needs a batch function");
+  if (engine_ == nullptr) {
+    throw std::invalid_argument("RequestBatcher needs a decode engine");
   }
   worker_ = std::thread([this] { Run(); });
 }
@@ -46,9 +76,13 @@ RequestBatcher::~RequestBatcher() { Stop(); }
 
 void RequestBatcher::Submit(EncodedSource source,
                             std::chrono::system_clock::time_point deadline,
-                            DoneCallback done) {
-  Pending request{std::move(source), deadline, std::chrono::steady_clock::now(),
-                  std::move(done)};
+                            CancelledPredicate cancelled, DoneCallback done) {
+  Pending request{std::move(source),
+                  deadline,
+                  std::move(cancelled),
+                  std::move(done),
+                  std::chrono::steady_clock::now(),
+                  std::chrono::steady_clock::time_point()};
   grpc::Status rejection;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -62,9 +96,7 @@ void RequestBatcher::Submit(EncodedSource source,
                                    " waiting); retry later");
     } else {
       queue_.push_back(std::move(request));
-      if (metrics_ != nullptr) {
-        metrics_->SetQueueDepth(static_cast<int>(queue_.size()));
-      }
+      PublishQueueDepth();
     }
   }
   if (!rejection.ok()) {
@@ -87,101 +119,231 @@ void RequestBatcher::Stop() {
 }
 
 void RequestBatcher::Run() {
+  const auto max_rows = static_cast<size_t>(options_.max_batch_size);
   while (true) {
-    std::vector<Pending> batch = TakeBatch();
-    if (batch.empty()) return;
-    RunBatch(std::move(batch));
+    // First, so that rows freed by expired or cancelled requests are
+    // refilled in this same step.
+    DropAbandonedRows();
+    if (in_flight_.empty()) {
+      std::vector<Pending> batch = WaitForBatch();
+      if (batch.empty()) return;  // Stopped and drained.
+      Admit(std::move(batch));
+    } else {
+      // Rows are decoding: waiting would stall them, so take only the
+      // requests already queued, into the free rows.
+      Admit(TakeWaiting(max_rows - std::min(max_rows, in_flight_.size())));
+    }
+    StepRows();
   }
 }
 
-std::vector<RequestBatcher::Pending> RequestBatcher::TakeBatch() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  queue_changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-  if (queue_.empty()) return {};  // Stopping and drained.
+std::vector<RequestBatcher::Pending> RequestBatcher::WaitForBatch() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    queue_changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return {};  // Stopping and drained.
 
-  // Wait for the batch to fill, but never keep the oldest request waiting
-  // longer than max_batch_delay; when stopping, flush at once.
-  const auto flush_at = queue_.front().enqueued + options_.max_batch_delay;
-  const auto max_batch_size = static_cast<size_t>(options_.max_batch_size);
-  queue_changed_.wait_until(lock, flush_at, [&] {
-    return stopping_ || queue_.size() >= max_batch_size;
-  });
+    // Wait for the batch to fill, but never keep the oldest request waiting
+    // longer than max_batch_delay; when stopping, flush at once.
+    const auto flush_at = queue_.front().enqueued + options_.max_batch_delay;
+    const auto max_batch_size = static_cast<size_t>(options_.max_batch_size);
+    queue_changed_.wait_until(lock, flush_at, [&] {
+      return stopping_ || queue_.size() >= max_batch_size;
+    });
+  }
+  return TakeWaiting(static_cast<size_t>(options_.max_batch_size));
+}
 
-  const size_t count = std::min(queue_.size(), max_batch_size);
-  std::vector<Pending> batch;
-  batch.reserve(count);
+std::vector<RequestBatcher::Pending> RequestBatcher::TakeWaiting(size_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  count = std::min(count, queue_.size());
+  std::vector<Pending> taken;
+  taken.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    batch.push_back(std::move(queue_.front()));
+    taken.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  if (count > 0) PublishQueueDepth();
+  return taken;
+}
+
+void RequestBatcher::PublishQueueDepth() {
   if (metrics_ != nullptr) {
     metrics_->SetQueueDepth(static_cast<int>(queue_.size()));
   }
-  return batch;
 }
 
-void RequestBatcher::RunBatch(std::vector<Pending> batch) {
+void RequestBatcher::Admit(std::vector<Pending> requests) {
   const auto now = std::chrono::system_clock::now();
-  std::vector<Pending*> live;
-  live.reserve(batch.size());
-  for (Pending& request : batch) {
+  const auto admitted = std::chrono::steady_clock::now();
+  std::vector<Pending> greedy;
+  std::vector<Pending> beam;
+  for (Pending& request : requests) {
+    request.admitted = admitted;
     if (metrics_ != nullptr) {
-      metrics_->ObserveQueueWait(SecondsSince(request.enqueued));
+      metrics_->ObserveQueueWait(
+          std::chrono::duration<double>(admitted - request.enqueued).count());
     }
+    // Nobody is waiting for these results any more; don't spend the model on
+    // them.
     if (request.deadline <= now) {
-      // Nobody is waiting for this result any more; don't spend the model on
-      // it.
       Complete(request,
                grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                             "deadline passed while the request was queued"),
                {});
+    } else if (IsCancelled(request.cancelled)) {
+      Complete(request,
+               grpc::Status(grpc::StatusCode::CANCELLED,
+                            "request cancelled while queued"),
+               {});
+    } else if (request.source.beam_size > 1) {
+      beam.push_back(std::move(request));
     } else {
-      live.push_back(&request);
+      greedy.push_back(std::move(request));
     }
   }
-  if (live.empty()) return;
+  AddRows(std::move(greedy));
+  DecodeWhole(std::move(beam));
+}
 
+void RequestBatcher::DecodeWhole(std::vector<Pending> requests) {
+  if (requests.empty()) return;
   // Sorting by source length keeps rows of similar length together, so
-  // little of the batch is padding; results are routed back by index.
-  std::stable_sort(live.begin(), live.end(),
-                   [](const Pending* a, const Pending* b) {
-                     return a->source.ids.size() < b->source.ids.size();
+  // little of the batch is padding; results come back in this order.
+  std::stable_sort(requests.begin(), requests.end(),
+                   [](const Pending& a, const Pending& b) {
+                     return a.source.ids.size() < b.source.ids.size();
                    });
   std::vector<EncodedSource> sources;
-  sources.reserve(live.size());
-  for (Pending* request : live) sources.push_back(request->source);
-
+  sources.reserve(requests.size());
+  for (const Pending& request : requests) sources.push_back(request.source);
   std::vector<std::vector<int64_t>> targets;
-  const auto decode_start = std::chrono::steady_clock::now();
   try {
-    targets = batch_function_(sources);
+    targets = engine_->DecodeBatch(sources);
     if (targets.size() != sources.size()) {
       throw std::runtime_error(
           "decoder returned " + std::to_string(targets.size()) +
           " results for " + std::to_string(sources.size()) + " sources");
     }
-  } catch (const std::exception& e) {
-    const grpc::Status failure(grpc::StatusCode::INTERNAL,
-                               std::string("translation failed: ") + e.what());
-    for (Pending* request : live) Complete(*request, failure, {});
-    return;
   } catch (...) {
-    const grpc::Status failure(grpc::StatusCode::INTERNAL,
-                               "translation failed: unknown exception");
-    for (Pending* request : live) Complete(*request, failure, {});
+    const grpc::Status failure(grpc::StatusCode::INTERNAL, CurrentFailure());
+    for (Pending& request : requests) Complete(request, failure, {});
     return;
   }
   if (metrics_ != nullptr) {
-    int generated_tokens = 0;
-    for (const auto& target : targets) {
-      generated_tokens += static_cast<int>(target.size());
+    metrics_->ObserveStep(static_cast<int>(requests.size()));
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Finish(requests[i], grpc::Status::OK, std::move(targets[i]));
+  }
+}
+
+void RequestBatcher::AddRows(std::vector<Pending> requests) {
+  if (requests.empty()) return;
+  std::vector<EncodedSource> sources;
+  sources.reserve(requests.size());
+  for (const Pending& request : requests) sources.push_back(request.source);
+  std::vector<int64_t> handles;
+  try {
+    handles = engine_->Add(sources);
+    if (handles.size() != sources.size()) {
+      throw std::runtime_error(
+          "decoder returned " + std::to_string(handles.size()) +
+          " handles for " + std::to_string(sources.size()) + " sources");
     }
-    metrics_->ObserveBatch(SecondsSince(decode_start),
-                           static_cast<int>(live.size()), generated_tokens);
+  } catch (...) {
+    const grpc::Status failure(grpc::StatusCode::INTERNAL, CurrentFailure());
+    for (Pending& request : requests) Complete(request, failure, {});
+    // The rows already decoding go on, unless the failure left the engine
+    // holding rows nobody owns.
+    if (EngineLostTrack(*engine_, in_flight_.size())) {
+      FailAllRows("translation failed: decoder state lost after: " +
+                  failure.error_message());
+    }
+    return;
   }
-  for (size_t i = 0; i < live.size(); ++i) {
-    Complete(*live[i], grpc::Status::OK, std::move(targets[i]));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    in_flight_.emplace(handles[i], std::move(requests[i]));
   }
+}
+
+void RequestBatcher::DropAbandonedRows() {
+  const auto now = std::chrono::system_clock::now();
+  std::vector<int64_t> handles;
+  std::vector<Pending> dropped;
+  std::vector<grpc::Status> statuses;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    Pending& request = it->second;
+    if (request.deadline <= now) {
+      statuses.emplace_back(grpc::StatusCode::DEADLINE_EXCEEDED,
+                            "deadline passed during decoding");
+    } else if (IsCancelled(request.cancelled)) {
+      statuses.emplace_back(grpc::StatusCode::CANCELLED,
+                            "request cancelled during decoding");
+    } else {
+      ++it;
+      continue;
+    }
+    handles.push_back(it->first);
+    dropped.push_back(std::move(request));
+    it = in_flight_.erase(it);
+  }
+  if (handles.empty()) return;
+  // The rows leave the engine before their callers hear back.
+  std::string failure;
+  try {
+    engine_->Remove(handles);
+  } catch (...) {
+    failure = CurrentFailure();
+  }
+  for (size_t i = 0; i < dropped.size(); ++i) {
+    Complete(dropped[i], statuses[i], {});
+  }
+  if (!failure.empty()) FailAllRows(failure);
+}
+
+void RequestBatcher::StepRows() {
+  if (in_flight_.empty()) return;
+  if (metrics_ != nullptr) {
+    metrics_->ObserveStep(static_cast<int>(in_flight_.size()));
+  }
+  std::vector<DecodeEngine::Finished> finished;
+  try {
+    finished = engine_->Step();
+  } catch (...) {
+    FailAllRows(CurrentFailure());
+    return;
+  }
+  for (DecodeEngine::Finished& row : finished) {
+    auto it = in_flight_.find(row.handle);
+    if (it == in_flight_.end()) continue;  // Not a row of ours.
+    Pending request = std::move(it->second);
+    in_flight_.erase(it);
+    Finish(request, grpc::Status::OK, std::move(row.target_ids));
+  }
+}
+
+void RequestBatcher::FailAllRows(const std::string& message) {
+  const grpc::Status failure(grpc::StatusCode::INTERNAL, message);
+  for (auto& [handle, request] : in_flight_) Complete(request, failure, {});
+  in_flight_.clear();
+  try {
+    engine_->Reset();
+  } catch (const std::exception& e) {
+    std::cerr << "fanyi: resetting the decode engine failed: " << e.what()
+              << "\n";
+  } catch (...) {
+    std::cerr << "fanyi: resetting the decode engine failed\n";
+  }
+}
+
+void RequestBatcher::Finish(Pending& request, const grpc::Status& status,
+                            std::vector<int64_t> target_ids) {
+  if (status.ok() && metrics_ != nullptr) {
+    metrics_->ObserveDecode(SecondsSince(request.admitted),
+                            static_cast<int>(target_ids.size()));
+  }
+  Complete(request, status, std::move(target_ids));
 }
 
 void RequestBatcher::Complete(Pending& request, const grpc::Status& status,

@@ -75,17 +75,20 @@ ServerMetrics::ServerMetrics(prometheus::Registry& registry)
               .Register(registry)),
       queue_wait_(prometheus::BuildHistogram()
                       .Name("fanyi_queue_wait_seconds")
-                      .Help("Time a text waited in the batcher's queue.")
+                      .Help("Time a text waited in the batcher's queue before "
+                            "decoding admitted it.")
                       .Register(registry)
                       .Add({}, LatencyBuckets())),
-      decode_duration_(prometheus::BuildHistogram()
-                           .Name("fanyi_decode_duration_seconds")
-                           .Help("Time the model took to decode one batch.")
-                           .Register(registry)
-                           .Add({}, LatencyBuckets())),
+      decode_duration_(
+          prometheus::BuildHistogram()
+              .Name("fanyi_decode_duration_seconds")
+              .Help("Time from a text's admission to decoding to its "
+                    "last generated token.")
+              .Register(registry)
+              .Add({}, LatencyBuckets())),
       batch_size_(prometheus::BuildHistogram()
                       .Name("fanyi_batch_size")
-                      .Help("Rows per decoded batch.")
+                      .Help("Rows per decoding step (continuous batching).")
                       .Register(registry)
                       .Add({}, BatchSizeBuckets())),
       generated_tokens_(prometheus::BuildCounter()
@@ -125,10 +128,10 @@ void ServerMetrics::ObserveQueueWait(double seconds) {
   queue_wait_.Observe(seconds);
 }
 
-void ServerMetrics::ObserveBatch(double decode_seconds, int batch_size,
-                                 int generated_tokens) {
+void ServerMetrics::ObserveStep(int rows) { batch_size_.Observe(rows); }
+
+void ServerMetrics::ObserveDecode(double decode_seconds, int generated_tokens) {
   decode_duration_.Observe(decode_seconds);
-  batch_size_.Observe(batch_size);
   generated_tokens_.Increment(generated_tokens);
 }
 

@@ -32,11 +32,18 @@ class ServerMetrics {
   void RequestStarted();
   void RequestFinished();
 
-  // Time a request spent queued before its batch was formed.
+  // fanyi_queue_wait_seconds: time a text spent queued before it was
+  // admitted to decoding.
   void ObserveQueueWait(double seconds);
-  // One decoded batch: its duration, rows and generated tokens.
-  void ObserveBatch(double decode_seconds, int batch_size,
-                    int generated_tokens);
+  // fanyi_batch_size: rows decoded by one decoding step. With continuous
+  // batching rows join and leave between steps, so this is no longer the size
+  // of a batch decoded start to finish (its meaning before); a beam search
+  // batch, decoded whole, counts as one step of its rows.
+  void ObserveStep(int rows);
+  // One text decoded: fanyi_decode_duration_seconds, from its admission to
+  // its last token (other rows share the steps, so this is a latency, not a
+  // cost), and its tokens in fanyi_generated_tokens_total.
+  void ObserveDecode(double decode_seconds, int generated_tokens);
   // Requests waiting in the batcher's queue right now.
   void SetQueueDepth(int depth);
   // Sets fanyi_model_info{version,device} = 1.

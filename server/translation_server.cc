@@ -15,6 +15,7 @@
 #include "server/request_batcher.h"
 #include "server/server_metrics.h"
 #include "server/translation_service.h"
+#include "server/translator_decode_engine.h"
 
 namespace fanyi {
 namespace {
@@ -67,15 +68,12 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
   batcher_options.max_batch_delay =
       std::chrono::milliseconds(options.max_batch_delay_ms);
   batcher_options.max_queue = options.max_queue;
-  Translator* translator = server->translator_.get();
-  // The batcher's single worker is the only caller of TranslateIds, which
-  // the Translator requires.
+  // The batcher's single worker is the only one decoding with the
+  // translator, which the Translator requires.
+  server->engine_ =
+      std::make_unique<TranslatorDecodeEngine>(*server->translator_);
   server->batcher_ = std::make_unique<RequestBatcher>(
-      batcher_options,
-      [translator](const std::vector<EncodedSource>& sources) {
-        return translator->TranslateIds(sources);
-      },
-      server->metrics_.get());
+      batcher_options, server->engine_.get(), server->metrics_.get());
 
   server->StartGrpc(options);
   return server;

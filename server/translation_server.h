@@ -15,6 +15,7 @@ class Registry;
 
 namespace fanyi {
 
+class DecodeEngine;
 class RequestBatcher;
 class ServerMetrics;
 class TranslationService;
@@ -26,9 +27,10 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
-  int max_batch_size = 32;      // Rows per decoded batch, at most.
-  int max_batch_delay_ms = 5;   // How long the oldest queued text waits for
-                                // others before its batch is decoded anyway.
+  int max_batch_size = 32;      // Rows decoding at once, at most.
+  int max_batch_delay_ms = 5;   // While nothing decodes, how long the oldest
+                                // queued text waits for others to start with
+                                // it; decoding rows admit texts at once.
   int max_queue = 1024;         // Queued texts beyond this get
                                 // RESOURCE_EXHAUSTED.
   int max_input_tokens = 256;   // Longer texts get INVALID_ARGUMENT.
@@ -82,6 +84,7 @@ class TranslationServer {
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<DecodeEngine> engine_;
   std::unique_ptr<RequestBatcher> batcher_;
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -50,6 +50,14 @@ bool DeadlinePassed(const grpc::CallbackServerContext& context) {
   return context.deadline() <= std::chrono::system_clock::now();
 }
 
+// Lets the batcher drop the rows of an RPC the client has cancelled. The
+// context outlives the request's rows: the RPC is finished only after the
+// batcher has answered each of them.
+RequestBatcher::CancelledPredicate CancellationOf(
+    grpc::CallbackServerContext* context) {
+  return [context] { return context->IsCancelled(); };
+}
+
 grpc::Status DeadlineStatus() {
   return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                       "deadline passed before the request was queued");
@@ -99,7 +107,7 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
   }
   const int source_token_count = static_cast<int>(source.ids.size());
   batcher_.Submit(
-      std::move(source), context->deadline(),
+      std::move(source), context->deadline(), CancellationOf(context),
       [this, completion, response, source_token_count, beam_size](
           const grpc::Status& decode_status, std::vector<int64_t> target_ids) {
         if (!decode_status.ok()) {
@@ -164,7 +172,7 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   for (int i = 0; i < text_count; ++i) {
     const int source_token_count = static_cast<int>(sources[i].ids.size());
     batcher_.Submit(
-        std::move(sources[i]), context->deadline(),
+        std::move(sources[i]), context->deadline(), CancellationOf(context),
         [this, state, response, i, source_token_count](
             const grpc::Status& decode_status,
             std::vector<int64_t> target_ids) {

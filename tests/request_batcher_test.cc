@@ -1,17 +1,21 @@
-// Tests of RequestBatcher, the unit under test. Queueing behaviour (full
-// queue, stopping, deadlines, batch formation, failures) is driven by batch
-// functions the tests control, so that batches can be held open
-// deterministically; one test decodes with the real tiny model.
+// Tests of RequestBatcher, the unit under test. Scheduling (admission between
+// steps, full queue, stopping, deadlines, cancellation, failures) is driven by
+// ScriptedEngine, whose rows last as many steps as their sources say and
+// whose steps can be held open, so every case is deterministic; one test
+// decodes with the real tiny model through TranslatorDecodeEngine.
 
 #include "server/request_batcher.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -20,96 +24,212 @@
 #include <vector>
 
 #include "common/translator.h"
+#include "server/decode_engine.h"
 #include "server/server_metrics.h"
+#include "server/translator_decode_engine.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
 namespace {
 
 using std::chrono::system_clock;
+using Ids = std::vector<int64_t>;
 
 constexpr auto kNoDeadline = system_clock::time_point::max();
+constexpr auto kForever = std::chrono::minutes(10);
+// A source whose first id is this makes ScriptedEngine fail on it.
+constexpr int64_t kFailingSource = -1;
+
+// A DecodeEngine following a script written into its sources: a row ends
+// after ids[0] steps (at least one) and its target is its source ids, so
+// routing is checkable. Records what the batcher asks of it (Add sizes, the
+// step each source was added at, removed sources), holds chosen steps open
+// until Release(), and throws where told to.
+class ScriptedEngine final : public DecodeEngine {
+ public:
+  std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const EncodedSource& source : sources) {
+      if (source.ids.front() == kFailingSource) {
+        throw std::runtime_error("cannot encode source");
+      }
+    }
+    add_sizes_.push_back(static_cast<int>(sources.size()));
+    std::vector<int64_t> handles;
+    for (const EncodedSource& source : sources) {
+      handles.push_back(next_handle_);
+      rows_.push_back({next_handle_++, source.ids,
+                       std::max<int64_t>(1, source.ids.front()), 0});
+      added_at_step_[source.ids] = steps_;
+    }
+    max_active_ = std::max(max_active_, static_cast<int>(rows_.size()));
+    return handles;
+  }
+
+  std::vector<Finished> Step() override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const int step = ++steps_;
+    if (step == held_step_) {
+      held_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return !held_; });
+    }
+    if (step == failing_step_) throw std::runtime_error("model exploded");
+    std::vector<Finished> finished;
+    std::vector<Row> kept;
+    for (Row& row : rows_) {
+      if (++row.steps_done >= row.length) {
+        finished.push_back({row.handle, row.ids});
+      } else {
+        kept.push_back(std::move(row));
+      }
+    }
+    rows_ = std::move(kept);
+    return finished;
+  }
+
+  void Remove(const std::vector<int64_t>& handles) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int64_t handle : handles) {
+      auto row = std::find_if(rows_.begin(), rows_.end(),
+                              [&](const Row& r) { return r.handle == handle; });
+      if (row == rows_.end()) continue;
+      removed_.push_back(row->ids);
+      rows_.erase(row);
+    }
+  }
+
+  void Reset() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rows_.clear();
+    ++resets_;
+  }
+
+  int64_t active() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int64_t>(rows_.size());
+  }
+
+  std::vector<Ids> DecodeBatch(
+      const std::vector<EncodedSource>& sources) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<Ids> targets;
+    for (const EncodedSource& source : sources) {
+      if (source.ids.front() == kFailingSource) {
+        throw std::runtime_error("beam search exploded");
+      }
+      targets.push_back(source.ids);
+    }
+    whole_batch_sizes_.push_back(static_cast<int>(sources.size()));
+    return targets;
+  }
+
+  // Step number `step` (counted from 1) waits for Release() before running.
+  void HoldStep(int step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_step_ = step;
+  }
+  // Blocks until the worker is inside the held step.
+  void WaitUntilHeld() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return held_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = false;
+    changed_.notify_all();
+  }
+  // Step number `step` throws.
+  void FailStep(int step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failing_step_ = step;
+  }
+
+  int steps() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return steps_;
+  }
+  // Steps run before `source` was added; -1 if it never was.
+  int added_at_step(const Ids& source) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = added_at_step_.find(source);
+    return it == added_at_step_.end() ? -1 : it->second;
+  }
+  std::vector<int> add_sizes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return add_sizes_;
+  }
+  std::vector<Ids> removed() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return removed_;
+  }
+  std::vector<int> whole_batch_sizes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return whole_batch_sizes_;
+  }
+  int max_active() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return max_active_;
+  }
+  int resets() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return resets_;
+  }
+
+ private:
+  struct Row {
+    int64_t handle;
+    Ids ids;
+    int64_t length;      // Steps until it ends.
+    int64_t steps_done;  // Steps it has been in.
+  };
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // Signals held_ changing.
+  // All guarded by mutex_.
+  std::vector<Row> rows_;
+  int64_t next_handle_ = 0;
+  int steps_ = 0;
+  int held_step_ = -1;
+  bool held_ = false;
+  int failing_step_ = -1;
+  std::map<Ids, int> added_at_step_;
+  std::vector<int> add_sizes_;
+  std::vector<Ids> removed_;
+  std::vector<int> whole_batch_sizes_;
+  int max_active_ = 0;
+  int resets_ = 0;
+};
 
 // A request's outcome, delivered through a promise.
 struct Outcome {
   grpc::StatusCode code;
   std::string message;
-  std::vector<int64_t> target_ids;
+  Ids target_ids;
+  int step;  // Engine steps run when it completed; -1 without an engine.
 };
 
-// A DoneCallback that fulfils `promise`; fails the test if called twice.
-RequestBatcher::DoneCallback Fulfil(std::promise<Outcome>& promise) {
+// A DoneCallback that fulfils `promise`, noting `engine`'s step count when
+// given; fails the test if called twice.
+RequestBatcher::DoneCallback Fulfil(std::promise<Outcome>& promise,
+                                    const ScriptedEngine* engine = nullptr) {
   auto called = std::make_shared<bool>(false);
-  return [&promise, called](const grpc::Status& status,
-                            std::vector<int64_t> target_ids) {
-    EXPECT_FALSE(*called) << "callback called twice";
-    *called = true;
-    promise.set_value(
-        {status.error_code(), status.error_message(), std::move(target_ids)});
-  };
+  return
+      [&promise, engine, called](const grpc::Status& status, Ids target_ids) {
+        EXPECT_FALSE(*called) << "callback called twice";
+        *called = true;
+        promise.set_value({status.error_code(), status.error_message(),
+                           std::move(target_ids),
+                           engine == nullptr ? -1 : engine->steps()});
+      };
 }
 
-EncodedSource Source(std::vector<int64_t> ids) { return {std::move(ids)}; }
-
-// Echo decode step: the target of each row is its source, so routing is
-// checkable. Records the size of each batch it sees.
-class EchoDecoder {
- public:
-  RequestBatcher::BatchFunction Function() {
-    return [this](const std::vector<EncodedSource>& sources) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      batch_sizes_.push_back(static_cast<int>(sources.size()));
-      std::vector<std::vector<int64_t>> targets;
-      for (const EncodedSource& source : sources) {
-        targets.push_back(source.ids);
-      }
-      return targets;
-    };
-  }
-  std::vector<int> batch_sizes() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return batch_sizes_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<int> batch_sizes_;  // Guarded by mutex_.
-};
-
-// A decode step that blocks, holding the worker busy, until Release(); lets
-// a test fill the queue while a batch is in flight.
-class GatedDecoder {
- public:
-  RequestBatcher::BatchFunction Function() {
-    return [this](const std::vector<EncodedSource>& sources) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      ++batches_entered_;
-      changed_.notify_all();
-      changed_.wait(lock, [this] { return released_; });
-      return std::vector<std::vector<int64_t>>(sources.size(),
-                                               std::vector<int64_t>{7});
-    };
-  }
-  // Blocks until the worker is inside the decode step.
-  void WaitUntilDecoding() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return batches_entered_ > 0; });
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    released_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int batches_entered_ = 0;  // Guarded by mutex_.
-  bool released_ = false;    // Guarded by mutex_.
-};
+EncodedSource Source(Ids ids, int beam_size = 1) {
+  return {std::move(ids), beam_size};
+}
 
 BatcherOptions Options(int max_batch_size, int max_queue,
-                       std::chrono::milliseconds delay) {
+                       std::chrono::microseconds delay) {
   BatcherOptions options;
   options.max_batch_size = max_batch_size;
   options.max_queue = max_queue;
@@ -118,247 +238,453 @@ BatcherOptions Options(int max_batch_size, int max_queue,
 }
 
 TEST(RequestBatcherTest, RejectsInvalidOptions) {
-  EchoDecoder decoder;
-  EXPECT_THROW(RequestBatcher(Options(0, 4, std::chrono::milliseconds(1)),
-                              decoder.Function(), nullptr),
+  ScriptedEngine engine;
+  const auto delay = std::chrono::milliseconds(1);
+  EXPECT_THROW(RequestBatcher(Options(0, 4, delay), &engine, nullptr),
                std::invalid_argument);
-  EXPECT_THROW(RequestBatcher(Options(4, 0, std::chrono::milliseconds(1)),
-                              decoder.Function(), nullptr),
+  EXPECT_THROW(RequestBatcher(Options(4, 0, delay), &engine, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(RequestBatcher(Options(4, 4, delay), nullptr, nullptr),
                std::invalid_argument);
 }
 
 TEST(RequestBatcherTest, FullQueueRejectsWithResourceExhausted) {
-  GatedDecoder decoder;
-  RequestBatcher batcher(Options(1, 2, std::chrono::milliseconds(0)),
-                         decoder.Function(), nullptr);
-  // The first request occupies the worker; the next two fill the queue.
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(1, 2, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
+  // The first request fills the one row; the next two fill the queue.
   std::promise<Outcome> in_flight, queued1, queued2, rejected;
-  batcher.Submit(Source({1}), kNoDeadline, Fulfil(in_flight));
-  decoder.WaitUntilDecoding();
-  batcher.Submit(Source({2}), kNoDeadline, Fulfil(queued1));
-  batcher.Submit(Source({3}), kNoDeadline, Fulfil(queued2));
-  batcher.Submit(Source({4}), kNoDeadline, Fulfil(rejected));
+  batcher.Submit(Source({1}), kNoDeadline, nullptr, Fulfil(in_flight));
+  engine.WaitUntilHeld();
+  batcher.Submit(Source({2}), kNoDeadline, nullptr, Fulfil(queued1));
+  batcher.Submit(Source({3}), kNoDeadline, nullptr, Fulfil(queued2));
+  batcher.Submit(Source({4}), kNoDeadline, nullptr, Fulfil(rejected));
 
   // Rejection is immediate, while the others still wait.
   Outcome outcome = rejected.get_future().get();
   EXPECT_EQ(outcome.code, grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_NE(outcome.message.find("queue is full"), std::string::npos);
 
-  decoder.Release();
+  engine.Release();
   EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
   EXPECT_EQ(queued1.get_future().get().code, grpc::StatusCode::OK);
   EXPECT_EQ(queued2.get_future().get().code, grpc::StatusCode::OK);
 }
 
-TEST(RequestBatcherTest, StopDrainsQueueAndRejectsNewWithUnavailable) {
-  GatedDecoder decoder;
+TEST(RequestBatcherTest, StopDrainsQueueAndRowsAndRejectsNewWithUnavailable) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
   // A queue too large to fill while the retry loop below waits for Stop.
   auto batcher = std::make_unique<RequestBatcher>(
-      Options(1, 1 << 30, std::chrono::milliseconds(0)), decoder.Function(),
-      nullptr);
+      Options(1, 1 << 30, std::chrono::milliseconds(0)), &engine, nullptr);
   std::promise<Outcome> in_flight, queued;
-  batcher->Submit(Source({1}), kNoDeadline, Fulfil(in_flight));
-  decoder.WaitUntilDecoding();
-  batcher->Submit(Source({2}), kNoDeadline, Fulfil(queued));
+  batcher->Submit(Source({3, 1}), kNoDeadline, nullptr, Fulfil(in_flight));
+  engine.WaitUntilHeld();
+  batcher->Submit(Source({2, 2}), kNoDeadline, nullptr, Fulfil(queued));
 
   // Stop blocks until drained, so run it on another thread and release the
-  // decoder once the batcher has started refusing work.
+  // engine once the batcher has started refusing work.
   std::thread stopper([&] { batcher->Stop(); });
-  std::promise<Outcome> late;
-  std::future<Outcome> late_future = late.get_future();
   // Retry until Stop has taken effect; each attempt before that is accepted
   // and simply completes after the release.
   std::vector<std::unique_ptr<std::promise<Outcome>>> accepted;
+  std::vector<std::future<Outcome>> accepted_futures;
   while (true) {
     auto attempt = std::make_unique<std::promise<Outcome>>();
     std::future<Outcome> attempt_future = attempt->get_future();
-    batcher->Submit(Source({3}), kNoDeadline, Fulfil(*attempt));
+    batcher->Submit(Source({1, 3}), kNoDeadline, nullptr, Fulfil(*attempt));
     if (attempt_future.wait_for(std::chrono::seconds(0)) ==
         std::future_status::ready) {
-      Outcome outcome = attempt_future.get();
-      EXPECT_EQ(outcome.code, grpc::StatusCode::UNAVAILABLE);
+      EXPECT_EQ(attempt_future.get().code, grpc::StatusCode::UNAVAILABLE);
       break;
     }
     accepted.push_back(std::move(attempt));
+    accepted_futures.push_back(std::move(attempt_future));
     std::this_thread::yield();
   }
-  decoder.Release();
+  engine.Release();
   stopper.join();
-  // Everything accepted before Stop was decoded, not dropped.
-  EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
-  EXPECT_EQ(queued.get_future().get().code, grpc::StatusCode::OK);
+  // The row decoding and everything queued before Stop were finished, not
+  // dropped.
+  EXPECT_EQ(in_flight.get_future().get().target_ids, (Ids{3, 1}));
+  EXPECT_EQ(queued.get_future().get().target_ids, (Ids{2, 2}));
+  for (std::future<Outcome>& attempt : accepted_futures) {
+    EXPECT_EQ(attempt.get().code, grpc::StatusCode::OK);
+  }
   // After Stop has returned, submissions are still refused.
   std::promise<Outcome> after_stop;
-  batcher->Submit(Source({4}), kNoDeadline, Fulfil(after_stop));
+  batcher->Submit(Source({4}), kNoDeadline, nullptr, Fulfil(after_stop));
   EXPECT_EQ(after_stop.get_future().get().code, grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST(RequestBatcherTest, ExpiredDeadlineIsNotDecoded) {
-  EchoDecoder decoder;
-  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)),
-                         decoder.Function(), nullptr);
+  ScriptedEngine engine;
+  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
   std::promise<Outcome> expired;
   batcher.Submit(Source({1, 2}), system_clock::now() - std::chrono::seconds(1),
-                 Fulfil(expired));
+                 nullptr, Fulfil(expired));
   Outcome outcome = expired.get_future().get();
   EXPECT_EQ(outcome.code, grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(outcome.target_ids.empty());
   batcher.Stop();
-  EXPECT_TRUE(decoder.batch_sizes().empty()) << "expired request was decoded";
+  EXPECT_TRUE(engine.add_sizes().empty()) << "expired request was decoded";
 }
 
 TEST(RequestBatcherTest, DeadlinePassingWhileQueuedIsNotDecoded) {
-  GatedDecoder decoder;
-  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)),
-                         decoder.Function(), nullptr);
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
   std::promise<Outcome> in_flight, doomed;
-  batcher.Submit(Source({1}), kNoDeadline, Fulfil(in_flight));
-  decoder.WaitUntilDecoding();
+  batcher.Submit(Source({1}), kNoDeadline, nullptr, Fulfil(in_flight));
+  engine.WaitUntilHeld();
   // Valid when queued; passed by the time the worker gets to it, since that
   // only happens after Release() below, which follows the deadline.
   const auto deadline = system_clock::now() + std::chrono::milliseconds(1);
-  batcher.Submit(Source({2}), deadline, Fulfil(doomed));
+  batcher.Submit(Source({2, 2}), deadline, nullptr, Fulfil(doomed));
   while (system_clock::now() <= deadline) std::this_thread::yield();
-  decoder.Release();
+  engine.Release();
   EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
   EXPECT_EQ(doomed.get_future().get().code,
             grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(engine.added_at_step({2, 2}), -1) << "expired request was decoded";
 }
 
-TEST(RequestBatcherTest, ConcurrentRequestsFormBatchesAndGetTheirOwnResults) {
-  EchoDecoder echo;
-  GatedDecoder gate;
-  // The first batch blocks on the gate while the others queue up behind it,
-  // so the next batches are guaranteed to hold more than one request even
-  // with no batching delay: the queue fills while the model is busy.
-  auto first = std::make_shared<bool>(true);
-  RequestBatcher::BatchFunction gated = gate.Function();
-  RequestBatcher::BatchFunction echoed = echo.Function();
-  RequestBatcher batcher(
-      Options(8, 64, std::chrono::milliseconds(0)),
-      [&, first](const std::vector<EncodedSource>& sources) {
-        if (*first) {
-          *first = false;  // Only the worker thread touches this.
-          gated(sources);
-        }
-        return echoed(sources);
-      },
-      nullptr);
+TEST(RequestBatcherTest, DeadlinePassingDuringDecodingDropsOnlyThatRow) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  // Two requests fill the batch, so both start at once despite the delay.
+  RequestBatcher batcher(Options(2, 8, kForever), &engine, nullptr);
+  const auto deadline = system_clock::now() + std::chrono::milliseconds(500);
+  std::promise<Outcome> doomed, survivor;
+  batcher.Submit(Source({50, 1}), deadline, nullptr, Fulfil(doomed, &engine));
+  batcher.Submit(Source({5, 2}), kNoDeadline, nullptr,
+                 Fulfil(survivor, &engine));
+  engine.WaitUntilHeld();
+  ASSERT_EQ(engine.added_at_step({50, 1}), 0) << "admitted too late to test";
+  while (system_clock::now() <= deadline) std::this_thread::yield();
+  engine.Release();
 
-  constexpr int kRequests = 17;  // Two full batches of 8 and one more.
+  Outcome outcome = doomed.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(outcome.step, 1) << "answered only after further steps";
+  EXPECT_EQ(engine.removed(), (std::vector<Ids>{{50, 1}}));
+  outcome = survivor.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
+  EXPECT_EQ(outcome.target_ids, (Ids{5, 2}));
+  EXPECT_EQ(outcome.step, 5);
+}
+
+TEST(RequestBatcherTest, CancellationFreesTheRowForWaitingRequests) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(2, 8, kForever), &engine, nullptr);
+  std::atomic<bool> cancelled{false};
+  std::promise<Outcome> abandoned, survivor, waiting;
+  batcher.Submit(
+      Source({50, 1}), kNoDeadline, [&] { return cancelled.load(); },
+      Fulfil(abandoned, &engine));
+  batcher.Submit(Source({5, 2}), kNoDeadline, nullptr,
+                 Fulfil(survivor, &engine));
+  engine.WaitUntilHeld();
+  // Both rows are taken, so this one waits for a free row.
+  batcher.Submit(Source({2, 3}), kNoDeadline, nullptr,
+                 Fulfil(waiting, &engine));
+  cancelled = true;
+  engine.Release();
+
+  Outcome outcome = abandoned.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(outcome.step, 1);
+  EXPECT_EQ(engine.removed(), (std::vector<Ids>{{50, 1}}));
+  // The freed row took the waiting request at the next step, long before
+  // the cancelled one's 50 steps would have ended.
+  outcome = waiting.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
+  EXPECT_EQ(engine.added_at_step({2, 3}), 1);
+  EXPECT_EQ(outcome.step, 3);
+  EXPECT_EQ(survivor.get_future().get().step, 5);
+  EXPECT_EQ(engine.max_active(), 2);
+}
+
+TEST(RequestBatcherTest, CancelledWhileQueuedIsNotDecoded) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
+  std::promise<Outcome> in_flight, abandoned;
+  batcher.Submit(Source({1}), kNoDeadline, nullptr, Fulfil(in_flight));
+  engine.WaitUntilHeld();
+  batcher.Submit(
+      Source({2, 2}), kNoDeadline, [] { return true; }, Fulfil(abandoned));
+  engine.Release();
+  EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
+  EXPECT_EQ(abandoned.get_future().get().code, grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(engine.added_at_step({2, 2}), -1);
+}
+
+// The point of continuous batching: a short request admitted while a long one
+// decodes finishes after its own steps, not after the long one's.
+TEST(RequestBatcherTest, LongRequestDoesNotHoldBackShortOnes) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  // The batching delay is ten minutes: only admission between steps, which
+  // never waits for it, lets the short requests in.
+  constexpr int kMaxRows = 4;
+  RequestBatcher batcher(Options(kMaxRows, 64, kForever), &engine, nullptr);
+  // A 50-step request and three 1-step ones fill the batch and start.
+  std::promise<Outcome> long_request;
+  std::vector<std::promise<Outcome>> fillers(3), shorts(3);
+  batcher.Submit(Source({50, 0}), kNoDeadline, nullptr,
+                 Fulfil(long_request, &engine));
+  for (int i = 0; i < 3; ++i) {
+    batcher.Submit(Source({1, 10 + i}), kNoDeadline, nullptr,
+                   Fulfil(fillers[i], &engine));
+  }
+  engine.WaitUntilHeld();
+  // Three 3-step requests arrive while the long one is decoding.
+  for (int i = 0; i < 3; ++i) {
+    batcher.Submit(Source({3, 20 + i}), kNoDeadline, nullptr,
+                   Fulfil(shorts[i], &engine));
+  }
+  engine.Release();
+
+  for (int i = 0; i < 3; ++i) {
+    const Ids source = {3, 20 + i};
+    Outcome outcome = shorts[i].get_future().get();
+    ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
+    EXPECT_EQ(outcome.target_ids, source);
+    const int admitted_at = engine.added_at_step(source);
+    EXPECT_EQ(admitted_at, 1) << "not admitted at the first free step";
+    EXPECT_LE(outcome.step - admitted_at, 3 + 1) << "short request " << i;
+  }
+  Outcome outcome = long_request.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
+  EXPECT_EQ(outcome.step, 50);
+  EXPECT_EQ(engine.add_sizes(), (std::vector<int>{4, 3}));
+  EXPECT_EQ(engine.max_active(), kMaxRows);
+}
+
+TEST(RequestBatcherTest, ConcurrentRequestsShareStepsAndGetTheirOwnResults) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  constexpr int kMaxRows = 8;
+  RequestBatcher batcher(Options(kMaxRows, 64, std::chrono::milliseconds(0)),
+                         &engine, nullptr);
+  constexpr int kRequests = 17;
   std::vector<std::promise<Outcome>> outcomes(kRequests);
+  // Request i (after the first) lasts 2 steps and has kRequests - i + 2
+  // tokens: lengths differ, and results must be routed back by handle.
+  auto source_of = [](int i) {
+    Ids ids(kRequests - i + 2, i);
+    ids.front() = 2;
+    return ids;
+  };
+  // The first request holds step 1 while the others queue behind it from
+  // many threads.
+  batcher.Submit(Source({1}), kNoDeadline, nullptr, Fulfil(outcomes[0]));
+  engine.WaitUntilHeld();
   std::vector<std::thread> clients;
-  // Request i has i+1 source tokens, all equal to i: lengths differ, so the
-  // batcher reorders rows and must route results back.
-  batcher.Submit(Source({0}), kNoDeadline, Fulfil(outcomes[0]));
-  gate.WaitUntilDecoding();
   for (int i = 1; i < kRequests; ++i) {
     clients.emplace_back([&, i] {
-      batcher.Submit(Source(std::vector<int64_t>(kRequests - i + 1, i)),
-                     kNoDeadline, Fulfil(outcomes[i]));
+      batcher.Submit(Source(source_of(i)), kNoDeadline, nullptr,
+                     Fulfil(outcomes[i]));
     });
   }
   for (std::thread& client : clients) client.join();
-  gate.Release();
+  engine.Release();
 
-  for (int i = 0; i < kRequests; ++i) {
+  EXPECT_EQ(outcomes[0].get_future().get().target_ids, (Ids{1}));
+  for (int i = 1; i < kRequests; ++i) {
     Outcome outcome = outcomes[i].get_future().get();
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
-    const std::vector<int64_t> expected =
-        i == 0 ? std::vector<int64_t>{0}
-               : std::vector<int64_t>(kRequests - i + 1, i);
-    EXPECT_EQ(outcome.target_ids, expected) << "request " << i;
+    EXPECT_EQ(outcome.target_ids, source_of(i)) << "request " << i;
   }
-  // 16 requests queued behind the gate with max_batch_size 8 flush as two
-  // full batches.
-  EXPECT_EQ(echo.batch_sizes(), (std::vector<int>{1, 8, 8}));
+  // 16 requests waiting with 8 rows: two groups of 8 rows.
+  EXPECT_EQ(engine.add_sizes(), (std::vector<int>{1, 8, 8}));
+  EXPECT_EQ(engine.max_active(), kMaxRows);
 }
 
-TEST(RequestBatcherTest, OldestRequestFlushesAfterMaxDelay) {
-  EchoDecoder decoder;
-  // A batch of 32 never fills with one request; the delay must flush it.
+TEST(RequestBatcherTest, OldestRequestStartsAfterMaxDelay) {
+  ScriptedEngine engine;
+  // A batch of 32 never fills with one request; the delay must start it.
   RequestBatcher batcher(Options(32, 64, std::chrono::milliseconds(20)),
-                         decoder.Function(), nullptr);
+                         &engine, nullptr);
   std::promise<Outcome> alone;
   const auto start = std::chrono::steady_clock::now();
-  batcher.Submit(Source({5}), kNoDeadline, Fulfil(alone));
-  Outcome outcome = alone.get_future().get();
-  EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
+  batcher.Submit(Source({5}), kNoDeadline, nullptr, Fulfil(alone));
+  EXPECT_EQ(alone.get_future().get().code, grpc::StatusCode::OK);
   EXPECT_GE(std::chrono::steady_clock::now() - start,
             std::chrono::milliseconds(20));
-  EXPECT_EQ(decoder.batch_sizes(), (std::vector<int>{1}));
+  EXPECT_EQ(engine.add_sizes(), (std::vector<int>{1}));
 }
 
-TEST(RequestBatcherTest, ExceptionFailsOnlyItsOwnBatch) {
-  GatedDecoder gate;
-  int batches = 0;  // Only touched by the worker thread.
-  RequestBatcher batcher(
-      Options(2, 8, std::chrono::milliseconds(1000)),
-      [&](const std::vector<EncodedSource>& sources)
-          -> std::vector<std::vector<int64_t>> {
-        if (++batches == 2) throw std::runtime_error("model exploded");
-        return std::vector<std::vector<int64_t>>(sources.size(),
-                                                 std::vector<int64_t>{1});
-      },
-      nullptr);
-  // Batch 1: two requests (flushed by size). Batch 2: two requests, which
-  // throw. Batch 3: two requests, fine again.
+TEST(RequestBatcherTest, BeamSearchRequestsAreDecodedWholeBetweenSteps) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
+  std::promise<Outcome> greedy, beam, failing_beam;
+  batcher.Submit(Source({5, 1}), kNoDeadline, nullptr, Fulfil(greedy, &engine));
+  engine.WaitUntilHeld();
+  batcher.Submit(Source({9, 2, 2}, 4), kNoDeadline, nullptr,
+                 Fulfil(beam, &engine));
+  engine.Release();
+  Outcome outcome = beam.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
+  EXPECT_EQ(outcome.target_ids, (Ids{9, 2, 2}));
+  EXPECT_EQ(outcome.step, 1) << "beam request waited for the greedy row";
+  EXPECT_EQ(engine.added_at_step({9, 2, 2}), -1) << "beam row decoded greedily";
+  EXPECT_EQ(greedy.get_future().get().step, 5);
+
+  // A failing beam batch fails its own requests only.
+  batcher.Submit(Source({kFailingSource}, 2), kNoDeadline, nullptr,
+                 Fulfil(failing_beam));
+  outcome = failing_beam.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::INTERNAL);
+  EXPECT_NE(outcome.message.find("beam search exploded"), std::string::npos);
+  EXPECT_EQ(engine.whole_batch_sizes(), (std::vector<int>{1}));
+}
+
+TEST(RequestBatcherTest, FailingStepFailsOnlyTheRowsInIt) {
+  ScriptedEngine engine;
+  engine.FailStep(2);
+  RequestBatcher batcher(Options(2, 8, kForever), &engine, nullptr);
+  // Three pairs, each filling the batch and lasting one step: step 1 works,
+  // step 2 throws, step 3 works again.
   std::vector<std::promise<Outcome>> outcomes(6);
   std::vector<std::future<Outcome>> futures;
   for (auto& outcome : outcomes) futures.push_back(outcome.get_future());
-  for (int batch = 0; batch < 3; ++batch) {
-    batcher.Submit(Source({1}), kNoDeadline, Fulfil(outcomes[2 * batch]));
-    batcher.Submit(Source({1}), kNoDeadline, Fulfil(outcomes[2 * batch + 1]));
-    // Wait for this batch to finish so batches don't mix.
-    futures[2 * batch].wait();
-    futures[2 * batch + 1].wait();
+  for (int pair = 0; pair < 3; ++pair) {
+    for (int i = 2 * pair; i < 2 * pair + 2; ++i) {
+      batcher.Submit(Source({1, i}), kNoDeadline, nullptr, Fulfil(outcomes[i]));
+    }
+    // Wait for this pair to finish so pairs don't mix.
+    futures[2 * pair].wait();
+    futures[2 * pair + 1].wait();
   }
-  const std::vector<grpc::StatusCode> expected = {
-      grpc::StatusCode::OK,       grpc::StatusCode::OK,
-      grpc::StatusCode::INTERNAL, grpc::StatusCode::INTERNAL,
-      grpc::StatusCode::OK,       grpc::StatusCode::OK};
   for (int i = 0; i < 6; ++i) {
     Outcome outcome = futures[i].get();
-    EXPECT_EQ(outcome.code, expected[i]) << "request " << i;
-    if (outcome.code == grpc::StatusCode::INTERNAL) {
+    const bool in_failing_step = i == 2 || i == 3;
+    EXPECT_EQ(outcome.code, in_failing_step ? grpc::StatusCode::INTERNAL
+                                            : grpc::StatusCode::OK)
+        << "request " << i;
+    if (in_failing_step) {
       EXPECT_NE(outcome.message.find("model exploded"), std::string::npos);
     }
   }
+  EXPECT_EQ(engine.resets(), 1);
+}
+
+TEST(RequestBatcherTest, FailingAddFailsOnlyTheRequestsAdded) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(2, 8, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
+  std::promise<Outcome> decoding, failing;
+  batcher.Submit(Source({3, 1}), kNoDeadline, nullptr, Fulfil(decoding));
+  engine.WaitUntilHeld();
+  batcher.Submit(Source({kFailingSource}), kNoDeadline, nullptr,
+                 Fulfil(failing));
+  engine.Release();
+  Outcome outcome = failing.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::INTERNAL);
+  EXPECT_NE(outcome.message.find("cannot encode source"), std::string::npos);
+  outcome = decoding.get_future().get();
+  EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
+  EXPECT_EQ(outcome.target_ids, (Ids{3, 1}));
+  EXPECT_EQ(engine.resets(), 0);
 }
 
 TEST(RequestBatcherTest, RecordsMetrics) {
   prometheus::Registry registry;
   ServerMetrics metrics(registry);
-  EchoDecoder decoder;
-  RequestBatcher batcher(Options(2, 8, std::chrono::milliseconds(1000)),
-                         decoder.Function(), &metrics);
+  ScriptedEngine engine;
+  RequestBatcher batcher(Options(2, 8, kForever), &engine, &metrics);
+  // One step and 3 tokens; two steps and 2 tokens. Step 1 has two rows,
+  // step 2 one.
   std::promise<Outcome> a, b;
-  batcher.Submit(Source({1, 2, 3}), kNoDeadline, Fulfil(a));
-  batcher.Submit(Source({4}), kNoDeadline, Fulfil(b));
+  batcher.Submit(Source({1, 2, 3}), kNoDeadline, nullptr, Fulfil(a));
+  batcher.Submit(Source({2, 9}), kNoDeadline, nullptr, Fulfil(b));
   a.get_future().get();
   b.get_future().get();
   batcher.Stop();
 
-  double batch_rows = -1, generated_tokens = -1, queue_waits = -1;
+  double step_rows = -1, steps = -1, generated_tokens = -1, queue_waits = -1,
+         decodes = -1;
   for (const prometheus::MetricFamily& family : registry.Collect()) {
     if (family.metric.empty()) continue;
     const prometheus::ClientMetric& metric = family.metric.front();
     if (family.name == "fanyi_batch_size") {
-      batch_rows = metric.histogram.sample_sum;
+      step_rows = metric.histogram.sample_sum;
+      steps = static_cast<double>(metric.histogram.sample_count);
     } else if (family.name == "fanyi_generated_tokens_total") {
       generated_tokens = metric.counter.value;
     } else if (family.name == "fanyi_queue_wait_seconds") {
       queue_waits = static_cast<double>(metric.histogram.sample_count);
+    } else if (family.name == "fanyi_decode_duration_seconds") {
+      decodes = static_cast<double>(metric.histogram.sample_count);
     }
   }
-  EXPECT_EQ(batch_rows, 2);
-  EXPECT_EQ(generated_tokens, 4);
+  EXPECT_EQ(step_rows, 3);
+  EXPECT_EQ(steps, 2);
+  EXPECT_EQ(generated_tokens, 5);
   EXPECT_EQ(queue_waits, 2);
+  EXPECT_EQ(decodes, 2);
 }
 
-// The batcher in front of the real tiny model: batched decoding gives each
-// request the same ids as decoding it alone.
-TEST(RequestBatcherTest, RealModelBatchedResultsMatchSingleDecoding) {
+// The real engine, holding its first step until the test has queued every
+// request, so that later requests join rows already decoding. Counts those
+// joins.
+class HeldRealEngine final : public DecodeEngine {
+ public:
+  explicit HeldRealEngine(Translator& translator)
+      : engine_(translator), released_(release_.get_future().share()) {}
+
+  std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override {
+    if (engine_.active() > 0) ++joins_;
+    return engine_.Add(sources);
+  }
+  std::vector<Finished> Step() override {
+    if (first_step_) {
+      first_step_ = false;
+      first_step_started_.set_value();
+      released_.wait();
+    }
+    return engine_.Step();
+  }
+  void Remove(const std::vector<int64_t>& handles) override {
+    engine_.Remove(handles);
+  }
+  void Reset() override { engine_.Reset(); }
+  int64_t active() const override { return engine_.active(); }
+  std::vector<Ids> DecodeBatch(
+      const std::vector<EncodedSource>& sources) override {
+    return engine_.DecodeBatch(sources);
+  }
+
+  std::future<void> FirstStepStarted() {
+    return first_step_started_.get_future();
+  }
+  void Release() { release_.set_value(); }
+  // Adds made while rows were decoding; read after the batcher has stopped.
+  int joins() const { return joins_; }
+
+ private:
+  TranslatorDecodeEngine engine_;
+  std::promise<void> first_step_started_;
+  std::promise<void> release_;
+  const std::shared_future<void> released_;
+  // Touched by the batcher's worker only (joins_ read once it has stopped).
+  bool first_step_ = true;
+  int joins_ = 0;
+};
+
+// The batcher in front of the real tiny model: each request gets the same ids
+// as decoding it alone, though rows join and leave the batch between steps.
+TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
   // Once per process: MakeTempDir empties the directory that TrainTinyModel
   // caches, so calling both again (e.g. --gtest_repeat) would lose the model.
   static const std::string* model_dir = new std::string(
@@ -366,42 +692,44 @@ TEST(RequestBatcherTest, RealModelBatchedResultsMatchSingleDecoding) {
   std::unique_ptr<Translator> translator =
       Translator::Load(*model_dir, TranslatorOptions{"cpu", 1});
   const std::vector<std::string> texts = {
-      "hello", "I like tea.", "Where is the station?", "Thank you very much."};
+      "Thank you very much.",  "hello",        "I like tea.",
+      "Where is the station?", "good morning", "tea",
+      "Where is the tea?"};
   std::vector<EncodedSource> sources;
-  std::vector<std::vector<int64_t>> expected;
-  for (const std::string& text : texts) {
-    sources.push_back(translator->EncodeSource(text));
-    expected.push_back(translator->TranslateIds({sources.back()}).front());
+  for (int i = 0; i < 24; ++i) {
+    sources.push_back(translator->EncodeSource(texts[i % texts.size()]));
+    // A few beam search requests among the greedy ones.
+    if (i % 8 == 5) sources.back().beam_size = 2;
+  }
+  std::vector<Ids> expected;
+  for (const EncodedSource& source : sources) {
+    expected.push_back(translator->TranslateIds({source}).front());
   }
 
-  std::vector<int> batch_sizes;  // Only touched by the worker thread.
-  GatedDecoder gate;
-  RequestBatcher::BatchFunction gated = gate.Function();
-  RequestBatcher batcher(
-      Options(8, 64, std::chrono::milliseconds(0)),
-      [&](const std::vector<EncodedSource>& batch) {
-        if (batch_sizes.empty()) gated(batch);
-        batch_sizes.push_back(static_cast<int>(batch.size()));
-        return translator->TranslateIds(batch);
-      },
-      nullptr);
-  // Hold the first request at the gate until the rest have queued, so they
-  // decode together as one batch.
-  std::vector<std::promise<Outcome>> outcomes(texts.size() + 1);
-  batcher.Submit(sources[0], kNoDeadline, Fulfil(outcomes[0]));
-  gate.WaitUntilDecoding();
-  for (size_t i = 0; i < texts.size(); ++i) {
-    batcher.Submit(sources[i], kNoDeadline, Fulfil(outcomes[i + 1]));
+  HeldRealEngine engine(*translator);
+  std::future<void> first_step_started = engine.FirstStepStarted();
+  RequestBatcher batcher(Options(4, 64, std::chrono::milliseconds(0)), &engine,
+                         nullptr);
+  std::vector<std::promise<Outcome>> outcomes(sources.size());
+  batcher.Submit(sources[0], kNoDeadline, nullptr, Fulfil(outcomes[0]));
+  first_step_started.wait();
+  std::vector<std::thread> clients;
+  for (int client = 0; client < 4; ++client) {
+    clients.emplace_back([&, client] {
+      for (size_t i = 1 + client; i < sources.size(); i += 4) {
+        batcher.Submit(sources[i], kNoDeadline, nullptr, Fulfil(outcomes[i]));
+      }
+    });
   }
-  gate.Release();
-  EXPECT_EQ(outcomes[0].get_future().get().target_ids, expected[0]);
-  for (size_t i = 0; i < texts.size(); ++i) {
-    Outcome outcome = outcomes[i + 1].get_future().get();
+  for (std::thread& thread : clients) thread.join();
+  engine.Release();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Outcome outcome = outcomes[i].get_future().get();
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
-    EXPECT_EQ(outcome.target_ids, expected[i]) << texts[i];
+    EXPECT_EQ(outcome.target_ids, expected[i]) << "request " << i;
   }
   batcher.Stop();
-  EXPECT_EQ(batch_sizes, (std::vector<int>{1, 4}));
+  EXPECT_GT(engine.joins(), 0) << "no request joined rows already decoding";
 }
 
 }  // namespace
