@@ -17,18 +17,18 @@ ABSL_FLAG(std::string, out, "",
 ABSL_FLAG(std::string, source_language, "en", "Source language code.");
 ABSL_FLAG(std::string, target_language, "zh", "Target language code.");
 ABSL_FLAG(int64_t, layers, 3, "Encoder and decoder layers each.");
-ABSL_FLAG(int64_t, d_model, 256, "Model width.");
-ABSL_FLAG(int64_t, d_ff, 1024, "Feed-forward inner width.");
+ABSL_FLAG(int64_t, d_model, 128, "Model width.");
+ABSL_FLAG(int64_t, d_ff, 512, "Feed-forward inner width.");
 ABSL_FLAG(int64_t, heads, 4, "Attention heads.");
 ABSL_FLAG(double, dropout, 0.1, "Dropout probability.");
 ABSL_FLAG(int64_t, max_positions, 256, "Longest sequence the model handles.");
 ABSL_FLAG(bool, tie_embeddings, true, "Share target embedding and generator.");
-ABSL_FLAG(int64_t, epochs, 30, "Maximum passes over the training data.");
+ABSL_FLAG(int64_t, epochs, 100, "Maximum passes over the training data.");
 ABSL_FLAG(double, max_minutes, 0,
           "Stop cleanly after this many minutes (0: no limit).");
-ABSL_FLAG(int64_t, batch_tokens, 4096, "Tokens per length-bucketed batch.");
-ABSL_FLAG(int64_t, warmup, 4000, "Learning-rate warm-up steps.");
-ABSL_FLAG(double, lr_factor, 1.0,
+ABSL_FLAG(int64_t, batch_tokens, 2048, "Tokens per length-bucketed batch.");
+ABSL_FLAG(int64_t, warmup, 800, "Learning-rate warm-up steps.");
+ABSL_FLAG(double, lr_factor, 2.0,
           "Factor on the paper's learning-rate schedule.");
 ABSL_FLAG(double, label_smoothing, 0.1, "Label smoothing.");
 ABSL_FLAG(int64_t, vocab_min_count, 1, "Minimum count for a vocabulary entry.");
