@@ -6,33 +6,21 @@
 
 #include "common/greedy_decoder.h"
 #include "common/vocabulary.h"
+#include "tests/random_model.h"
 
 namespace fanyi {
 namespace {
 
-// A random tiny model in double precision: near-ties between scores are far
-// above rounding noise, so batched and unbatched runs must agree exactly.
+// The shared random tiny model; with `eos_bias`, an untied one whose
+// generator favours </s> so that sentences end before their length limit.
 Transformer RandomModel(uint64_t seed, double eos_bias = 0.0) {
-  torch::manual_seed(seed);
-  ModelConfig config;
-  config.source_vocab_size = 23;
-  config.target_vocab_size = 17;
-  config.encoder_layers = 2;
-  config.decoder_layers = 2;
-  config.d_model = 16;
-  config.d_ff = 32;
-  config.heads = 4;
-  config.dropout = 0.0;
-  config.max_positions = 64;
-  config.tie_target_embeddings = eos_bias == 0.0;
-  Transformer model(config);
+  Transformer model = testing_util::RandomTinyModel(
+      seed, /*tie_target_embeddings=*/eos_bias == 0.0,
+      /*target_vocab_size=*/17);
   if (eos_bias != 0.0) {
-    // Make </s> likely enough that sentences end before their length limit.
     torch::NoGradGuard no_grad;
     model->named_parameters()["generator.bias"][Vocabulary::kEosId] += eos_bias;
   }
-  model->to(at::kDouble);
-  model->eval();
   return model;
 }
 

@@ -6,28 +6,10 @@
 
 #include "common/greedy_decoder.h"
 #include "common/transformer.h"
+#include "tests/random_model.h"
 
 namespace fanyi {
 namespace {
-
-// Random tiny model in double precision (see transformer_test.cc).
-Transformer RandomModel(uint64_t seed) {
-  torch::manual_seed(seed);
-  ModelConfig config;
-  config.source_vocab_size = 23;
-  config.target_vocab_size = 19;
-  config.encoder_layers = 2;
-  config.decoder_layers = 2;
-  config.d_model = 16;
-  config.d_ff = 32;
-  config.heads = 4;
-  config.dropout = 0.0;
-  config.max_positions = 64;
-  Transformer model(config);
-  model->to(at::kDouble);
-  model->eval();
-  return model;
-}
 
 DecodingOptions Limits() {
   DecodingOptions options;
@@ -49,7 +31,7 @@ const std::vector<std::vector<int64_t>> kSources = {
 // kept apart by the masks.
 TEST(ContinuousDecoderTest, SentencesJoiningMidDecodeMatchDecodingAlone) {
   for (uint64_t seed : {3, 4, 5}) {
-    Transformer model = RandomModel(seed);
+    Transformer model = testing_util::RandomTinyModel(seed);
     ContinuousDecoder decoder(*model, Limits());
     std::map<int64_t, std::vector<int64_t>> results;
     std::map<int64_t, size_t> source_of;
@@ -81,7 +63,7 @@ TEST(ContinuousDecoderTest, SentencesJoiningMidDecodeMatchDecodingAlone) {
 }
 
 TEST(ContinuousDecoderTest, RemovedSentencesLeaveAndOthersGoOn) {
-  Transformer model = RandomModel(6);
+  Transformer model = testing_util::RandomTinyModel(6);
   ContinuousDecoder decoder(*model, Limits());
   const auto handles = decoder.Add(kSources);
   EXPECT_EQ(decoder.active(), 5);

@@ -12,35 +12,10 @@
 #include "common/greedy_decoder.h"
 #include "common/multi_head_attention.h"
 #include "common/vocabulary.h"
+#include "tests/random_model.h"
 
 namespace fanyi {
 namespace {
-
-ModelConfig TinyConfig() {
-  ModelConfig config;
-  config.source_vocab_size = 23;
-  config.target_vocab_size = 19;
-  config.encoder_layers = 2;
-  config.decoder_layers = 2;
-  config.d_model = 16;
-  config.d_ff = 32;
-  config.heads = 4;
-  config.dropout = 0.0;
-  config.max_positions = 64;
-  return config;
-}
-
-// A random tiny model in double precision, so that cached and uncached
-// arithmetic agree far below any argmax margin.
-Transformer RandomModel(uint64_t seed, bool tied = true) {
-  torch::manual_seed(seed);
-  ModelConfig config = TinyConfig();
-  config.tie_target_embeddings = tied;
-  Transformer model(config);
-  model->to(at::kDouble);
-  model->eval();
-  return model;
-}
 
 TEST(MaskTest, PaddingMaskMarksRealTokens) {
   torch::Tensor ids = PadRows({{5, 6, 7}, {8}}, torch::kCPU);
@@ -91,7 +66,7 @@ TEST(PositionalEncodingTest, MatchesThePaperFormula) {
 }
 
 TEST(TransformerTest, ForwardShape) {
-  Transformer model = RandomModel(1);
+  Transformer model = testing_util::RandomTinyModel(1);
   torch::Tensor source = at::randint(4, 23, {3, 7});
   torch::Tensor target = at::randint(4, 19, {3, 5});
   EXPECT_EQ(model->forward(source, target).sizes(),
@@ -100,7 +75,7 @@ TEST(TransformerTest, ForwardShape) {
 
 TEST(TransformerTest, CachedStepsEqualFullRecompute) {
   for (bool tied : {true, false}) {
-    Transformer model = RandomModel(7, tied);
+    Transformer model = testing_util::RandomTinyModel(7, tied);
     // Three sources of different lengths in one padded batch.
     torch::Tensor source = MakeSourceTensor(
         {{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
@@ -122,7 +97,7 @@ TEST(TransformerTest, CachedStepsEqualFullRecompute) {
 
 TEST(GreedyDecodeTest, BatchedCachedDecodingEqualsReferenceDecoder) {
   for (uint64_t seed : {11, 12, 13}) {
-    Transformer model = RandomModel(seed);
+    Transformer model = testing_util::RandomTinyModel(seed);
     std::vector<std::vector<int64_t>> sources = {
         {5, 6, 7, 8, 9, 10, 11},
         {12},

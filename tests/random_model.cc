@@ -1,0 +1,25 @@
+#include "tests/random_model.h"
+
+namespace fanyi::testing_util {
+
+Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings,
+                            int64_t target_vocab_size) {
+  torch::manual_seed(seed);
+  ModelConfig config;
+  config.source_vocab_size = 23;
+  config.target_vocab_size = target_vocab_size;
+  config.encoder_layers = 2;
+  config.decoder_layers = 2;
+  config.d_model = 16;
+  config.d_ff = 32;
+  config.heads = 4;
+  config.dropout = 0.0;
+  config.max_positions = 64;
+  config.tie_target_embeddings = tie_target_embeddings;
+  Transformer model(config);
+  model->to(at::kDouble);
+  model->eval();
+  return model;
+}
+
+}  // namespace fanyi::testing_util

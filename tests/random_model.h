@@ -1,0 +1,18 @@
+#ifndef FANYI_TESTS_RANDOM_MODEL_H_
+#define FANYI_TESTS_RANDOM_MODEL_H_
+
+#include <cstdint>
+
+#include "common/transformer.h"
+
+namespace fanyi::testing_util {
+
+// A random tiny Transformer (2+2 layers, d_model 16, 4 heads, source
+// vocabulary 23) in double precision and eval mode: near-ties between scores
+// lie far above rounding noise, so decoders that must agree do so exactly.
+Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings = true,
+                            int64_t target_vocab_size = 19);
+
+}  // namespace fanyi::testing_util
+
+#endif  // FANYI_TESTS_RANDOM_MODEL_H_
