@@ -1,26 +1,125 @@
-# fanyi-server on the CPU: Debian bookworm, built with the same
-# scripts/install-deps.sh and scripts/build.sh that the README uses.
-#   docker build -f docker/server.Dockerfile -t fanyi-server .
-#   docker run -p 50051:50051 -p 9464:9464 -v $PWD/models/demo:/model fanyi-server
-FROM debian:bookworm AS build
+# syntax=docker/dockerfile:1
+# fanyi-server image, two variants (targets) from the repository root:
+#   docker build -f docker/server.Dockerfile -t fanyi-server:cpu .          # default: cpu
+#   docker build -f docker/server.Dockerfile --target gpu -t fanyi-server:gpu .
+#   docker run --stop-timeout 60 -p 50051:50051 -p 9464:9464 \
+#     -v "$PWD/models/demo:/model:ro" fanyi-server:cpu [--max_queue=256 ...]
+#   (GPU: add --gpus all; the NVIDIA container toolkit brings the driver.)
+#
+# cpu: Debian bookworm, built by scripts/install-deps.sh and scripts/build.sh
+#      exactly as the README does; runs on bookworm-slim.
+# gpu: NVIDIA's CUDA image (Ubuntu 24.04, same package names for
+#      install-deps.sh) with LibTorch 2.x + CUDA taken from the PyTorch wheel
+#      (torch.utils.cmake_prefix_path). Until scripts/build-gpu.sh exists this
+#      file is the GPU build path; once it does, build-gpu below calls it and
+#      keeps the same TORCH_VERSION and CUDA_VERSION.
+#
+# The model is a volume (/model): a checkpoint directory or a training output
+# directory whose best/ is served. The server drains on SIGTERM (new calls get
+# UNAVAILABLE, queued and running texts finish) and exits 0, so the stop
+# timeout must exceed the drain: `docker run --stop-timeout 60`, compose's
+# stop_grace_period, Kubernetes' terminationGracePeriodSeconds (deploy/).
+# Stages: build-gpu and gpu come first so that a plain build ends at cpu
+# (BuildKit builds only the stages the target needs).
+
+ARG CUDA_VERSION=12.6.3
+ARG UBUNTU_VERSION=24.04
+# 2.7 is the first PyTorch whose Linux wheels use the C++11 ABI, the ABI of
+# the distribution's gRPC, protobuf and abseil that the binaries link too.
+ARG TORCH_VERSION=2.7.1
+
+FROM nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu${UBUNTU_VERSION} AS build-gpu
+ARG TORCH_VERSION
+ENV DEBIAN_FRONTEND=noninteractive
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/
+RUN bash scripts/install-deps.sh
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-venv \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/torch \
+ && /opt/torch/bin/pip install --no-cache-dir "torch==${TORCH_VERSION}"
+COPY . .
+# CMAKE_PREFIX_PATH (read from the environment by find_package) puts the
+# wheel's LibTorch ahead of the CPU one install-deps.sh installs.
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    CMAKE_PREFIX_PATH="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
+    bash scripts/build.sh \
+ && mkdir -p /staging/usr/local/bin \
+ && cp build/bin/fanyi-server build/bin/fanyi-client /staging/usr/local/bin/ \
+ && bash docker/runtime-packages.sh build/bin/fanyi-server build/bin/fanyi-client \
+      > /runtime-packages \
+ && site_packages="$(/opt/torch/bin/python -c 'import site; print(site.getsitepackages()[0])')" \
+ && mkdir -p "/staging${site_packages}/torch" \
+ && cp -a "${site_packages}/torch/lib" "/staging${site_packages}/torch/" \
+ && cp -a "${site_packages}/nvidia" "/staging${site_packages}/"
+
+# The wheel's libraries (libtorch_cuda, cuDNN, cuBLAS, NCCL) keep the paths
+# the binaries' RPATH and their own $ORIGIN RPATHs name.
+FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS gpu
+COPY --from=build-gpu /runtime-packages /tmp/runtime-packages
+# Versions come from the base image's release; the list from the build stage.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && xargs --arg-file=/tmp/runtime-packages \
+      apt-get install -y --no-install-recommends tini python3-grpcio \
+ && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && useradd --system --uid 10001 --user-group --no-create-home \
+      --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
+COPY --from=build-gpu /staging/ /
+COPY docker/grpc_health_check.py /usr/local/bin/fanyi-health-check
+USER 10001:10001
+VOLUME ["/model"]
+EXPOSE 50051 9464
+# SIGTERM drains queued and running requests, then the server exits 0;
+# tini (PID 1) forwards it and passes the exit status on.
+STOPSIGNAL SIGTERM
+# The standard grpc.health.v1 service answers without queueing behind traffic.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["fanyi-health-check", "127.0.0.1:50051", "3"]
+ENTRYPOINT ["tini", "--", "fanyi-server", "--listen=0.0.0.0:50051", \
+            "--metrics_listen=0.0.0.0:9464", "--device=cuda"]
+CMD ["--model_dir=/model"]
+
+FROM debian:bookworm AS build-cpu
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh
 COPY . .
-RUN bash scripts/build.sh
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    bash scripts/build.sh \
+ && mkdir -p /staging/usr/local/bin \
+ && cp build/bin/fanyi-server build/bin/fanyi-client /staging/usr/local/bin/ \
+ && bash docker/runtime-packages.sh build/bin/fanyi-server build/bin/fanyi-client \
+      > /runtime-packages
 
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS cpu
+COPY --from=build-cpu /runtime-packages /tmp/runtime-packages
+# Versions come from bookworm; the list from the build stage. OpenBLAS
+# (pthreads) is named because LibTorch would also accept the slower reference
+# BLAS (docs/design.md measured with OpenBLAS).
+# hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      libtorch1.13 libopenblas0-pthread libgrpc++1.51 libprotobuf32 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 fanyi
-COPY --from=build /src/build/bin/fanyi-server /src/build/bin/fanyi-client /usr/local/bin/
-USER fanyi
-VOLUME /model
+ && xargs --arg-file=/tmp/runtime-packages \
+      apt-get install -y --no-install-recommends \
+      libopenblas0-pthread tini python3-grpcio \
+ && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && useradd --system --uid 10001 --user-group --no-create-home \
+      --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
+COPY --from=build-cpu /staging/ /
+COPY docker/grpc_health_check.py /usr/local/bin/fanyi-health-check
+USER 10001:10001
+VOLUME ["/model"]
 EXPOSE 50051 9464
-# SIGTERM drains queued and running requests, then exits 0.
+# SIGTERM drains queued and running requests, then the server exits 0;
+# tini (PID 1) forwards it and passes the exit status on.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["fanyi-server", "--model_dir", "/model", \
-            "--listen", "0.0.0.0:50051", "--metrics_listen", "0.0.0.0:9464"]
+# The standard grpc.health.v1 service answers without queueing behind traffic.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["fanyi-health-check", "127.0.0.1:50051", "3"]
+ENTRYPOINT ["tini", "--", "fanyi-server", "--listen=0.0.0.0:50051", \
+            "--metrics_listen=0.0.0.0:9464"]
+CMD ["--model_dir=/model"]

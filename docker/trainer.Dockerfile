@@ -1,0 +1,105 @@
+# syntax=docker/dockerfile:1
+# fanyi-train image (batch job), two variants (targets) from the repository root:
+#   docker build -f docker/trainer.Dockerfile -t fanyi-trainer:cpu .          # default: cpu
+#   docker build -f docker/trainer.Dockerfile --target gpu -t fanyi-trainer:gpu .
+#   docker run -v "$PWD/data/en-zh:/data:ro" -v "$PWD/models:/models" \
+#     fanyi-trainer:cpu --train=/data/train.tsv --dev=/data/dev.tsv \
+#     --out=/models/en-zh --max_minutes=40
+#   (GPU: add --gpus all; the NVIDIA container toolkit brings the driver.)
+#
+# cpu: Debian bookworm, built by scripts/install-deps.sh and scripts/build.sh
+#      exactly as the README does; runs on bookworm-slim.
+# gpu: NVIDIA's CUDA image (Ubuntu 24.04, same package names for
+#      install-deps.sh) with LibTorch 2.x + CUDA taken from the PyTorch wheel
+#      (torch.utils.cmake_prefix_path). Until scripts/build-gpu.sh exists this
+#      file is the GPU build path; once it does, build-gpu below calls it and
+#      keeps the same TORCH_VERSION and CUDA_VERSION. Keep in step with
+#      docker/server.Dockerfile.
+#
+# Volumes: /data (the corpus, read-only) and /models (--out: best/, last/ and
+# train_log.jsonl; checkpoints are renamed into place, so a killed job leaves
+# whole checkpoints and a rerun with --resume continues from last/).
+# Stages: build-gpu and gpu come first so that a plain build ends at cpu.
+
+ARG CUDA_VERSION=12.6.3
+ARG UBUNTU_VERSION=24.04
+# 2.7 is the first PyTorch whose Linux wheels use the C++11 ABI, the ABI of
+# the distribution's gRPC, protobuf and abseil that the binaries link too.
+ARG TORCH_VERSION=2.7.1
+
+FROM nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu${UBUNTU_VERSION} AS build-gpu
+ARG TORCH_VERSION
+ENV DEBIAN_FRONTEND=noninteractive
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/
+RUN bash scripts/install-deps.sh
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-venv \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/torch \
+ && /opt/torch/bin/pip install --no-cache-dir "torch==${TORCH_VERSION}"
+COPY . .
+# CMAKE_PREFIX_PATH (read from the environment by find_package) puts the
+# wheel's LibTorch ahead of the CPU one install-deps.sh installs.
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    CMAKE_PREFIX_PATH="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
+    bash scripts/build.sh \
+ && mkdir -p /staging/usr/local/bin \
+ && cp build/bin/fanyi-train build/bin/fanyi-eval /staging/usr/local/bin/ \
+ && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-eval \
+      > /runtime-packages \
+ && site_packages="$(/opt/torch/bin/python -c 'import site; print(site.getsitepackages()[0])')" \
+ && mkdir -p "/staging${site_packages}/torch" \
+ && cp -a "${site_packages}/torch/lib" "/staging${site_packages}/torch/" \
+ && cp -a "${site_packages}/nvidia" "/staging${site_packages}/"
+
+# The wheel's libraries (libtorch_cuda, cuDNN, cuBLAS, NCCL) keep the paths
+# the binaries' RPATH and their own $ORIGIN RPATHs name.
+FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS gpu
+COPY --from=build-gpu /runtime-packages /tmp/runtime-packages
+# Versions come from the base image's release; the list from the build stage.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && xargs --arg-file=/tmp/runtime-packages \
+      apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && useradd --system --uid 10001 --user-group --no-create-home \
+      --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
+COPY --from=build-gpu /staging/ /
+USER 10001:10001
+VOLUME ["/data", "/models"]
+ENTRYPOINT ["tini", "--", "fanyi-train", "--device=cuda"]
+CMD ["--train=/data/train.tsv", "--dev=/data/dev.tsv", "--out=/models/en-zh"]
+
+FROM debian:bookworm AS build-cpu
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/
+RUN bash scripts/install-deps.sh
+COPY . .
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    bash scripts/build.sh \
+ && mkdir -p /staging/usr/local/bin \
+ && cp build/bin/fanyi-train build/bin/fanyi-eval /staging/usr/local/bin/ \
+ && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-eval \
+      > /runtime-packages
+
+FROM debian:bookworm-slim AS cpu
+COPY --from=build-cpu /runtime-packages /tmp/runtime-packages
+# Versions come from bookworm; the list from the build stage. OpenBLAS
+# (pthreads) is named because LibTorch would also accept the slower reference
+# BLAS (docs/design.md measured with OpenBLAS).
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && xargs --arg-file=/tmp/runtime-packages \
+      apt-get install -y --no-install-recommends libopenblas0-pthread tini \
+ && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && useradd --system --uid 10001 --user-group --no-create-home \
+      --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
+COPY --from=build-cpu /staging/ /
+USER 10001:10001
+VOLUME ["/data", "/models"]
+ENTRYPOINT ["tini", "--", "fanyi-train"]
+CMD ["--train=/data/train.tsv", "--dev=/data/dev.tsv", "--out=/models/en-zh"]
