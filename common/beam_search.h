@@ -12,7 +12,7 @@ namespace fanyi {
 // Settings of beam search, validated by BeamSearch.
 struct BeamSearchOptions {
   int64_t beam_size = 4;        // Hypotheses kept per sentence at each step.
-  double length_penalty = 0.6;  // GNMT α: score = log P / ((5 + len) / 6)^α.
+  double length_penalty = 1.0;  // GNMT α: score = log P / ((5 + len) / 6)^α.
   int64_t n_best = 1;           // Hypotheses returned per sentence (<= beam).
   DecodingOptions limits;       // Same length limits as greedy decoding.
 };

@@ -16,7 +16,7 @@ struct TranslatorOptions {
   int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
   double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
   int length_offset = 10;  // ... + length_offset, never above the hard cap.
-  double length_penalty = 0.6;  // GNMT α for beam search.
+  double length_penalty = 1.0;  // GNMT α for beam search (docs/quality.md).
 };
 
 // One source sentence after tokenization and vocabulary lookup.

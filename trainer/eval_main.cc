@@ -23,7 +23,7 @@ ABSL_FLAG(std::string, references, "",
           "Reference lines, when --input holds only sources.");
 ABSL_FLAG(std::string, output, "", "Write the translations here, one a line.");
 ABSL_FLAG(int, beam_size, 1, "1 = greedy; more = beam search.");
-ABSL_FLAG(double, length_penalty, 0.6,
+ABSL_FLAG(double, length_penalty, 1.0,
           "GNMT length penalty α for beam search.");
 ABSL_FLAG(int, batch_size, 64, "Sentences decoded together.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
