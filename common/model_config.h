@@ -14,7 +14,7 @@ struct ModelConfig {
   int64_t encoder_layers = 3;     // Encoder blocks.
   int64_t decoder_layers = 3;     // Decoder blocks.
   int64_t d_model = 128;          // Width of every residual stream.
-  int64_t d_ff = 512;            // Inner width of the feed-forward blocks.
+  int64_t d_ff = 512;             // Inner width of the feed-forward blocks.
   int64_t heads = 4;              // Attention heads; must divide d_model.
   double dropout = 0.1;           // Dropout on sublayer outputs and attention.
   int64_t max_positions = 512;    // Longest sequence the position table holds.

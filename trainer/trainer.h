@@ -18,10 +18,10 @@ struct TrainingOptions {
   std::string source_language = "en";  // Picks the source tokenizer.
   std::string target_language = "zh";  // Picks the target tokenizer.
   ModelConfig model;                   // Vocabulary sizes are filled in.
-  int64_t epochs = 100;                 // Upper bound on passes over the data.
+  int64_t epochs = 100;                // Upper bound on passes over the data.
   double max_minutes = 0;              // Wall-clock budget; 0 = no budget.
   int64_t batch_tokens = 2048;         // Rows × longest side per batch.
-  int64_t warmup_steps = 800;         // Linear warm-up of the learning rate.
+  int64_t warmup_steps = 800;          // Linear warm-up of the learning rate.
   double lr_factor = 2.0;              // Scales the paper's schedule.
   double label_smoothing = 0.1;        // Mass spread over the other tokens.
   int64_t vocab_min_count = 1;         // Rarer tokens become <unk>.
