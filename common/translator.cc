@@ -1,6 +1,5 @@
 #include "common/translator.h"
 
-#include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include <map>
@@ -9,6 +8,7 @@
 #include "common/beam_search.h"
 #include "common/checkpoint.h"
 #include "common/continuous_decoder.h"
+#include "common/device.h"
 #include "common/greedy_decoder.h"
 #include "common/tokenizer.h"
 
@@ -23,31 +23,11 @@ struct Translator::Impl {
   torch::Device device;
 };
 
-namespace {
-
-torch::Device ChooseDevice(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  if (name == "cuda") {
-    if (!torch::cuda::is_available()) {
-      throw std::runtime_error("--device cuda: no CUDA device is available");
-    }
-    return torch::Device(torch::kCUDA, 0);
-  }
-  if (name == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
-                                       : torch::Device(torch::kCPU);
-  }
-  throw std::invalid_argument("device must be auto, cpu or cuda, not '" + name +
-                              "'");
-}
-
-}  // namespace
-
 std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
                                              const TranslatorOptions& options) {
   if (options.threads > 0) torch::set_num_threads(options.threads);
-  return FromCheckpoint(LoadCheckpoint(model_dir, ChooseDevice(options.device)),
-                        options);
+  return FromCheckpoint(
+      LoadCheckpoint(model_dir, ResolveDevice(options.device)), options);
 }
 
 std::unique_ptr<Translator> Translator::FromCheckpoint(

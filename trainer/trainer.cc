@@ -1,6 +1,5 @@
 #include "trainer/trainer.h"
 
-#include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/adam.h>
 #include <torch/serialize.h>
@@ -23,6 +22,7 @@
 
 #include "common/checkpoint.h"
 #include "common/corpus_evaluation.h"
+#include "common/device.h"
 #include "common/greedy_decoder.h"
 #include "common/parallel_corpus.h"
 #include "common/tokenizer.h"
@@ -92,15 +92,6 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
           .ignore_index(Vocabulary::kPadId)
           .label_smoothing(label_smoothing)
           .reduction(torch::kSum));
-}
-
-torch::Device ResolveDevice(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  const bool cuda = torch::cuda::is_available();
-  if (name == "cuda" && !cuda) {
-    throw std::runtime_error("--device cuda: no CUDA device is available");
-  }
-  return cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
 }
 
 std::string Timestamp() {
