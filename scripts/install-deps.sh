@@ -10,6 +10,9 @@ packages=(
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   curl unzip
+  # TLS: certificate checks in the server (libssl-dev) and the throwaway
+  # certificates tests/tls_test.cc makes (openssl).
+  libssl-dev openssl
   # tests/deploy_lint.sh: promtool (the prometheus package) and yamllint.
   prometheus yamllint
 )

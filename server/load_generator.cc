@@ -184,8 +184,8 @@ LoadReport LoadGenerator::Run() {
   if (channel_ != nullptr) {
     throw std::logic_error("LoadGenerator::Run called twice");
   }
-  channel_ =
-      grpc::CreateChannel(options_.server, grpc::InsecureChannelCredentials());
+  channel_ = grpc::CreateChannel(
+      options_.server, MakeChannelCredentials(options_.tls, options_.use_tls));
   // Connecting first keeps connection setup out of the first latencies.
   if (!channel_->WaitForConnected(
           std::chrono::system_clock::now() +

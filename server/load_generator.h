@@ -12,6 +12,7 @@
 
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "server/tls_files.h"
 
 namespace fanyi {
 
@@ -44,6 +45,9 @@ struct LoadOptions {
   int timeout_ms = 10000;            // Deadline of each request.
   int64_t warmup_requests = 0;       // Sent (closed loop) before the measured
                                      // phase and left out of the report.
+  bool use_tls = false;  // TLS even without files (system root certificates).
+  TlsFiles tls;          // TLS files (ca, client cert and key); any given
+                         // file implies TLS. All empty: plaintext.
 };
 
 // What a LoadGenerator run measured. Latencies run from sending a request to

@@ -38,6 +38,15 @@ ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
 ABSL_FLAG(int, threads, static_cast<int>(std::thread::hardware_concurrency()),
           "Model intra-op threads (default: hardware cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+ABSL_FLAG(int, max_message_bytes, 4 << 20,
+          "Larger gRPC requests are refused with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve gRPC over TLS (with --tls_key). "
+          "Default: plaintext.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificate: clients must present a certificate it "
+          "signed.");
 
 namespace {
 
@@ -75,6 +84,10 @@ int main(int argc, char** argv) {
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.device = absl::GetFlag(FLAGS_device);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {

@@ -14,6 +14,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "server/request_batcher.h"
 #include "server/server_metrics.h"
+#include "server/tls_files.h"
 #include "server/translation_service.h"
 #include "server/translator_decode_engine.h"
 
@@ -48,6 +49,17 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.threads < 0) {
     throw std::invalid_argument("threads must not be negative");
   }
+  if (options.max_message_bytes < 1) {
+    throw std::invalid_argument("max_message_bytes must be at least 1");
+  }
+}
+
+TlsFiles ServerTlsFiles(const ServerOptions& options) {
+  TlsFiles files;
+  files.cert = options.tls_cert;
+  files.key = options.tls_key;
+  files.ca = options.tls_client_ca;
+  return files;
 }
 
 }  // namespace
@@ -59,6 +71,9 @@ TranslationServer::~TranslationServer() { Shutdown(); }
 std::unique_ptr<TranslationServer> TranslationServer::Start(
     const ServerOptions& options) {
   ValidateOptions(options);
+  // TLS files are checked before the model loads: a typo fails fast.
+  std::shared_ptr<grpc::ServerCredentials> credentials =
+      MakeServerCredentials(ServerTlsFiles(options));
   std::unique_ptr<TranslationServer> server(new TranslationServer());
   server->LoadModel(options);
   server->StartMetrics(options);
@@ -75,7 +90,7 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
   server->batcher_ = std::make_unique<RequestBatcher>(
       batcher_options, server->engine_.get(), server->metrics_.get());
 
-  server->StartGrpc(options);
+  server->StartGrpc(options, std::move(credentials));
   return server;
 }
 
@@ -109,7 +124,9 @@ void TranslationServer::StartMetrics(const ServerOptions& options) {
   metrics_port_ = ports.empty() ? 0 : ports.front();
 }
 
-void TranslationServer::StartGrpc(const ServerOptions& options) {
+void TranslationServer::StartGrpc(
+    const ServerOptions& options,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
@@ -125,7 +142,8 @@ void TranslationServer::StartGrpc(const ServerOptions& options) {
   // Without this a second server could share the port silently (gRPC sets
   // SO_REUSEPORT by default); a port in use must be a start-up error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.AddListeningPort(options.listen, std::move(credentials),
                            &grpc_port_);
   builder.RegisterService(service_.get());
   grpc_server_ = builder.BuildAndStart();

@@ -7,6 +7,7 @@
 
 namespace grpc {
 class Server;
+class ServerCredentials;
 }  // namespace grpc
 namespace prometheus {
 class Exposer;
@@ -41,6 +42,13 @@ struct ServerOptions {
                                 // default (one per core).
   std::string device = "auto";  // "auto" (cuda when available), "cpu",
                                 // "cuda".
+  int max_message_bytes = 4 << 20;  // Larger gRPC requests are refused with
+                                    // RESOURCE_EXHAUSTED before parsing.
+  // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
+  std::string tls_cert;       // Server certificate chain; needs tls_key.
+  std::string tls_key;        // Its private key.
+  std::string tls_client_ca;  // When set, clients must present a
+                              // certificate signed by this CA.
 };
 
 // The translation server: the model, the request batcher, the gRPC server
@@ -49,8 +57,9 @@ struct ServerOptions {
 class TranslationServer {
  public:
   // Loads the model and starts serving. Throws std::invalid_argument for
-  // invalid options and std::runtime_error naming the problem when the model
-  // cannot be loaded or an address cannot be bound.
+  // invalid options and std::runtime_error naming the problem when a TLS
+  // file is unusable, the model cannot be loaded or an address cannot be
+  // bound.
   static std::unique_ptr<TranslationServer> Start(const ServerOptions& options);
   // Shuts down if that has not happened yet.
   ~TranslationServer();
@@ -76,7 +85,8 @@ class TranslationServer {
   // Start's steps.
   void LoadModel(const ServerOptions& options);
   void StartMetrics(const ServerOptions& options);
-  void StartGrpc(const ServerOptions& options);
+  void StartGrpc(const ServerOptions& options,
+                 std::shared_ptr<grpc::ServerCredentials> credentials);
 
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.

@@ -1,0 +1,154 @@
+#include "tests/server_test_util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "grpcpp/generic/generic_stub.h"
+
+namespace fanyi::testing_util {
+
+std::string BinaryPath(const std::string& name) {
+  return std::string(FANYI_BINARY_DIR) + "/bin/" + name;
+}
+
+CommandResult RunCommand(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  std::string output;
+  char buffer[4096];
+  size_t read;
+  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    output.append(buffer, read);
+  }
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+int ConnectToLocalPort(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    close(fd);
+    throw std::runtime_error("cannot connect to port " + std::to_string(port));
+  }
+  return fd;
+}
+
+std::string HttpGet(int port, const std::string& path, int timeout_s) {
+  const int fd = ConnectToLocalPort(port);
+  timeval timeout{};
+  timeout.tv_sec = timeout_s;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  const std::string request = "GET " + path +
+                              " HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                              "Connection: close\r\n\r\n";
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size())) {
+    close(fd);
+    throw std::runtime_error("send() failed");
+  }
+  std::string response;
+  char buffer[4096];
+  ssize_t received;
+  while ((received = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    response.append(buffer, static_cast<size_t>(received));
+  }
+  const bool timed_out = received < 0;
+  close(fd);
+  if (timed_out) {
+    throw std::runtime_error("HTTP GET " + path + ": no answer within " +
+                             std::to_string(timeout_s) + " s");
+  }
+  const size_t body_start = response.find("\r\n\r\n");
+  if (response.rfind("HTTP/1.1 200", 0) != 0 &&
+      response.rfind("HTTP/1.0 200", 0) != 0) {
+    throw std::runtime_error("HTTP GET " + path +
+                             " failed: " + response.substr(0, body_start));
+  }
+  return body_start == std::string::npos ? "" : response.substr(body_start + 4);
+}
+
+std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel) {
+  // By hand: Debian ships no generated health stubs. An empty
+  // HealthCheckRequest is zero bytes; the response's field 1 is the status.
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  grpc::Slice empty;
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  grpc::CompletionQueue queue;
+  std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
+      stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request,
+                            &queue);
+  call->StartCall();
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  queue.Next(&tag, &ok);
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+  if (!status.ok()) {
+    return "RPC failed: " + StatusCodeName(status.error_code()) + ": " +
+           status.error_message();
+  }
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return "unreadable response";
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  // ServingStatus: UNKNOWN = 0 (encoded as no field), SERVING = 1,
+  // NOT_SERVING = 2, SERVICE_UNKNOWN = 3.
+  if (bytes.empty()) return "UNKNOWN";
+  if (bytes.size() == 2 && bytes[0] == '\x08') {
+    switch (bytes[1]) {
+      case 1:
+        return "SERVING";
+      case 2:
+        return "NOT_SERVING";
+      case 3:
+        return "SERVICE_UNKNOWN";
+    }
+  }
+  return "unexpected response bytes";
+}
+
+double MetricValue(const std::string& metrics, const std::string& series) {
+  size_t line_start = 0;
+  while (line_start < metrics.size()) {
+    size_t line_end = metrics.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = metrics.size();
+    const std::string line = metrics.substr(line_start, line_end - line_start);
+    if (line.rfind(series + " ", 0) == 0) {
+      return std::stod(line.substr(series.size() + 1));
+    }
+    line_start = line_end + 1;
+  }
+  return -1;
+}
+
+std::string StatusCodeName(grpc::StatusCode code) {
+  // gRPC's codes are numbered like absl's.
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+}  // namespace fanyi::testing_util

@@ -1,0 +1,46 @@
+#ifndef FANYI_TESTS_SERVER_TEST_UTIL_H_
+#define FANYI_TESTS_SERVER_TEST_UTIL_H_
+
+#include <memory>
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+
+namespace fanyi::testing_util {
+
+// Path of one of the project's executables (fanyi-server, fanyi-train, ...)
+// in the build tree.
+std::string BinaryPath(const std::string& name);
+
+// Runs `command` through the shell; its exit status (-1 when it did not exit
+// normally) and its stdout.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+CommandResult RunCommand(const std::string& command);
+
+// A TCP connection to 127.0.0.1:`port`; throws std::runtime_error when it
+// cannot be made. The caller closes the descriptor.
+int ConnectToLocalPort(int port);
+
+// GET http://127.0.0.1:port/path over a plain socket; returns the body.
+// Throws std::runtime_error on a non-200 answer, or when no answer has come
+// after `timeout_s` (a guard against hanging the test, not a measurement).
+std::string HttpGet(int port, const std::string& path, int timeout_s = 60);
+
+// grpc.health.v1.Health/Check for the whole server over `channel`: the
+// status name ("SERVING", "NOT_SERVING", ...), or the RPC's error as
+// "RPC failed: CODE: message".
+std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel);
+
+// The value of the sample line that starts with `series` (name and labels
+// exactly as exposed) in Prometheus text format; -1 when absent.
+double MetricValue(const std::string& metrics, const std::string& series);
+
+// The canonical name of a gRPC status code ("OK", "UNAVAILABLE").
+std::string StatusCodeName(grpc::StatusCode code);
+
+}  // namespace fanyi::testing_util
+
+#endif  // FANYI_TESTS_SERVER_TEST_UTIL_H_
