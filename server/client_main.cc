@@ -55,8 +55,7 @@ int main(int argc, char** argv) {
     std::cerr << "fanyi-client: " << e.what() << std::endl;
     return 1;
   }
-  auto channel =
-      grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials);
+  auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials);
   auto stub = fanyi::v1::Translator::NewStub(channel);
   for (const std::string& text : texts) {
     grpc::ClientContext context;

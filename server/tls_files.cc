@@ -32,7 +32,9 @@ std::string ReadFile(const std::string& path, const std::string& role) {
   if (!in) throw std::runtime_error(role + " file " + path + ": cannot open");
   std::ostringstream contents;
   contents << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(role + " file " + path + ": cannot read");
+  if (in.bad()) {
+    throw std::runtime_error(role + " file " + path + ": cannot read");
+  }
   return contents.str();
 }
 
@@ -106,8 +108,7 @@ std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
 
 std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(
     const TlsFiles& files, bool use_tls) {
-  if (!use_tls && files.cert.empty() && files.key.empty() &&
-      files.ca.empty()) {
+  if (!use_tls && files.cert.empty() && files.key.empty() && files.ca.empty()) {
     return grpc::InsecureChannelCredentials();
   }
   if (files.cert.empty() != files.key.empty()) {
@@ -115,7 +116,9 @@ std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(
         "a client certificate needs both tls_cert and tls_key");
   }
   grpc::SslCredentialsOptions options;
-  if (!files.ca.empty()) options.pem_root_certs = ReadCaFile(files.ca, "tls_ca");
+  if (!files.ca.empty()) {
+    options.pem_root_certs = ReadCaFile(files.ca, "tls_ca");
+  }
   if (!files.cert.empty()) {
     ReadCertificateAndKey(files, &options.pem_cert_chain,
                           &options.pem_private_key);

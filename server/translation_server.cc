@@ -143,8 +143,7 @@ void TranslationServer::StartGrpc(
   // SO_REUSEPORT by default); a port in use must be a start-up error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.AddListeningPort(options.listen, std::move(credentials),
-                           &grpc_port_);
+  builder.AddListeningPort(options.listen, std::move(credentials), &grpc_port_);
   builder.RegisterService(service_.get());
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || grpc_port_ == 0) {
