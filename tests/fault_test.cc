@@ -67,17 +67,16 @@ TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
   // shutdown's drain can get them decoded.
   ServerProcess server({"--model_dir=" + TinyModelDir(), "--max_batch_size=64",
                         "--max_batch_delay_ms=600000"});
-  const std::vector<std::string> texts = {"hello", "I like tea.",
-                                          "Where is the station?",
-                                          "Thank you very much."};
+  const std::vector<std::string> texts = {
+      "hello", "I like tea.", "Where is the station?", "Thank you very much."};
   constexpr int kAccepted = 48;  // One client (channel, thread) each.
   std::vector<grpc::Status> accepted_statuses(kAccepted);
   std::vector<v1::TranslateResponse> accepted_responses(kAccepted);
   std::vector<std::thread> accepted_clients;
   for (int i = 0; i < kAccepted; ++i) {
     accepted_clients.emplace_back([&, i] {
-      accepted_statuses[i] = Translate(server.address(), texts[i % texts.size()],
-                                       &accepted_responses[i]);
+      accepted_statuses[i] = Translate(
+          server.address(), texts[i % texts.size()], &accepted_responses[i]);
     });
   }
   // Accepted means queued in the server: a state, polled.
@@ -180,7 +179,8 @@ TEST(FaultTest, CorruptCheckpointsMakeTheServerBinaryExitNamingTheFile) {
   const std::string parent = testing_util::MakeTempDir("fault_test_damaged");
   int index = 0;
   for (const Damage& damage : damages) {
-    const fs::path copy = fs::path(parent) / ("model" + std::to_string(index++));
+    const fs::path copy =
+        fs::path(parent) / ("model" + std::to_string(index++));
     fs::copy(TinyModelDir(), copy, fs::copy_options::recursive);
     damage.apply(copy / damage.file);
     const CommandResult result = RunCommand(
@@ -208,11 +208,21 @@ pid_t StartTrainer(const std::string& train, const std::string& dev,
                    const std::string& log_path) {
   const std::string binary = BinaryPath("fanyi-train");
   std::vector<std::string> arguments = {
-      binary, "--train=" + train, "--dev=" + dev, "--out=" + out_dir,
-      "--layers=1", "--d_model=16", "--d_ff=16", "--heads=2",
-      "--max_positions=64", "--dropout=0", "--batch_tokens=512",
-      "--epochs=" + std::to_string(kTrainEpochs), "--threads=1",
-      "--device=cpu", resume ? "--resume" : "--noresume"};
+      binary,
+      "--train=" + train,
+      "--dev=" + dev,
+      "--out=" + out_dir,
+      "--layers=1",
+      "--d_model=16",
+      "--d_ff=16",
+      "--heads=2",
+      "--max_positions=64",
+      "--dropout=0",
+      "--batch_tokens=512",
+      "--epochs=" + std::to_string(kTrainEpochs),
+      "--threads=1",
+      "--device=cpu",
+      resume ? "--resume" : "--noresume"};
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -290,7 +300,8 @@ void ExpectSameWeights(const fs::path& a, const fs::path& b) {
 
 TEST(FaultTest, TrainerKilledMidRunResumesFromTheLastCompleteCheckpoint) {
   const fs::path work = testing_util::MakeTempDir("fault_test_trainer");
-  const std::string train = testing_util::SharedDataPath("en-zh/train_mini.tsv");
+  const std::string train =
+      testing_util::SharedDataPath("en-zh/train_mini.tsv");
   // A small dev set keeps validation (and so each epoch) short.
   const std::string dev = (work / "dev.tsv").string();
   {
@@ -317,7 +328,8 @@ TEST(FaultTest, TrainerKilledMidRunResumesFromTheLastCompleteCheckpoint) {
   for (int kill_round = 0; kill_round < 3; ++kill_round) {
     const bool resume = kill_round > 0;
     const size_t log_start = resume ? LineCount(train_log) : 0;
-    const fs::path run_log = work / ("run" + std::to_string(kill_round) + ".log");
+    const fs::path run_log =
+        work / ("run" + std::to_string(kill_round) + ".log");
     const pid_t pid =
         StartTrainer(train, dev, out.string(), resume, run_log.string());
     // Wait for a checkpoint newer than the one this run started from (or for
@@ -341,9 +353,9 @@ TEST(FaultTest, TrainerKilledMidRunResumesFromTheLastCompleteCheckpoint) {
 
     if (resume) {
       // It resumed from the complete checkpoint, not from a stray .tmp.
-      EXPECT_NE(output.find("resumed from " + (out / "last").string() +
-                            " at epoch"),
-                std::string::npos)
+      EXPECT_NE(
+          output.find("resumed from " + (out / "last").string() + " at epoch"),
+          std::string::npos)
           << output;
       EXPECT_NE(output.find(", step " + std::to_string(checkpoint_step) + "\n"),
                 std::string::npos)

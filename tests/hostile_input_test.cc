@@ -151,16 +151,16 @@ TEST_F(HostileInputTest, OddTextsGetAClearStatusAndTheServerStaysHealthy) {
       {"only NULs", std::string(16, '\0'), ok_or_invalid, ""},
       {"right-to-left marks", "\u200Fhello \u202Eworld\u202C \u200F",
        ok_or_invalid, ""},
-      {"Hebrew and Arabic", "\u05E9\u05DC\u05D5\u05DD "
-                            "\u0645\u0631\u062D\u0628\u0627",
+      {"Hebrew and Arabic",
+       "\u05E9\u05DC\u05D5\u05DD "
+       "\u0645\u0631\u062D\u0628\u0627",
        ok_or_invalid, ""},
       {"emoji", "I like tea \U0001F375 \U0001F600!", ok_or_invalid, ""},
       {"emoji ZWJ family", "\U0001F468\u200D\U0001F469\u200D\U0001F467",
        ok_or_invalid, ""},
       {"byte order mark", "\uFEFFhello", ok_or_invalid, ""},
       {"only whitespace", " \t\u3000\u00A0 ", ok_or_invalid, ""},
-      {"combining marks", "e\u0301\u0301\u0301\u0301\u0301", ok_or_invalid,
-       ""},
+      {"combining marks", "e\u0301\u0301\u0301\u0301\u0301", ok_or_invalid, ""},
       {"control characters", "\x01\x02\x1B[31mred\x7F", ok_or_invalid, ""},
       {"overlong slash", "\xC0\xAF", invalid, "UTF-8"},
       {"surrogate", "\xED\xA0\x80", invalid, "UTF-8"},
@@ -168,34 +168,37 @@ TEST_F(HostileInputTest, OddTextsGetAClearStatusAndTheServerStaysHealthy) {
       {"truncated sequence", "tea \xE4\xB8", invalid, "UTF-8"},
       {"1 MB of 'a'", std::string(1 << 20, 'a'), ok_or_invalid, ""},
       {"1 MB of '!'", std::string(1 << 20, '!'), invalid, "tokens"},
-      {"1 MB of 'a '", [] {
+      {"1 MB of 'a '",
+       [] {
          std::string text;
          while (text.size() < (1u << 20)) text += "a ";
          return text;
        }(),
        invalid, "tokens"},
-      {"1 MB of U+4E2D", [] {
+      {"1 MB of U+4E2D",
+       [] {
          std::string text;
          while (text.size() < (1u << 20)) text += "\u4E2D";
          return text;
        }(),
        ok_or_invalid, ""},
-      {"over max_message_bytes", std::string(kMaxMessageBytes + 1024, 'a'),
-       {StatusCode::RESOURCE_EXHAUSTED}, ""},
+      {"over max_message_bytes",
+       std::string(kMaxMessageBytes + 1024, 'a'),
+       {StatusCode::RESOURCE_EXHAUSTED},
+       ""},
   };
   auto channel = NewChannel();
   auto stub = v1::Translator::NewStub(channel);
   for (const Case& test_case : cases) {
     v1::TranslateResponse response;
     const grpc::Status status = Translate(*stub, test_case.text, &response);
-    std::cout << test_case.name << ": "
-              << StatusCodeName(status.error_code()) << " "
-              << status.error_message() << std::endl;
+    std::cout << test_case.name << ": " << StatusCodeName(status.error_code())
+              << " " << status.error_message() << std::endl;
     EXPECT_NE(std::find(test_case.codes.begin(), test_case.codes.end(),
                         status.error_code()),
               test_case.codes.end())
-        << test_case.name << ": " << StatusCodeName(status.error_code())
-        << ": " << status.error_message();
+        << test_case.name << ": " << StatusCodeName(status.error_code()) << ": "
+        << status.error_message();
     if (status.ok()) {
       EXPECT_GT(response.translation().source_token_count(), 0)
           << test_case.name;
@@ -228,14 +231,12 @@ TEST_F(HostileInputTest, TenThousandRandomByteStrings) {
         const grpc::Status status = Translate(*stub, text, &response);
         const bool valid = IsValidUtf8(text);
         std::string problem;
-        if (!valid && (status.error_code() !=
-                           grpc::StatusCode::INVALID_ARGUMENT ||
-                       status.error_message().find("UTF-8") ==
-                           std::string::npos)) {
+        if (!valid &&
+            (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
+             status.error_message().find("UTF-8") == std::string::npos)) {
           problem = "invalid UTF-8 not rejected as such";
         } else if (valid && !status.ok() &&
-                   (status.error_code() !=
-                        grpc::StatusCode::INVALID_ARGUMENT ||
+                   (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
                     status.error_message().empty())) {
           problem = "valid UTF-8 failed without a clear reason";
         }
@@ -282,8 +283,7 @@ TEST_F(HostileInputTest, IdleAndSlowConnectionsDoNotBlockOthers) {
   std::vector<int> slow_fds = {ConnectToLocalPort(server_->grpc_port()),
                                ConnectToLocalPort(server_->metrics_port())};
   const std::vector<std::string> slow_payloads = {
-      preface.substr(0, preface.size() - 1),
-      http_request};
+      preface.substr(0, preface.size() - 1), http_request};
   for (size_t s = 0; s < slow_fds.size(); ++s) {
     slow_senders.emplace_back([&, s] {
       const std::string& payload = slow_payloads[s];
@@ -313,8 +313,7 @@ TEST_F(HostileInputTest, IdleAndSlowConnectionsDoNotBlockOthers) {
   hanging.insert(hanging.end(), slow_fds.begin(), slow_fds.end());
   for (size_t i = 0; i < hanging.size(); ++i) {
     char byte;
-    const ssize_t peeked =
-        recv(hanging[i], &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t peeked = recv(hanging[i], &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     EXPECT_NE(peeked, 0) << "connection " << i << " was closed by the server";
   }
   stop = true;

@@ -56,10 +56,10 @@ void MakeSignedCertificate(const std::string& directory,
              "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
              "-nodes -subj '/CN=" +
                  name + "' -keyout " + name + ".key -out " + name + ".csr");
-  RunOrThrow(directory, "openssl x509 -req -days 2 -in " + name +
-                            ".csr -CA " + ca_name + "-ca.pem -CAkey " +
-                            ca_name + "-ca.key -CAcreateserial -extfile " +
-                            name + ".ext -out " + name + ".pem");
+  RunOrThrow(directory, "openssl x509 -req -days 2 -in " + name + ".csr -CA " +
+                            ca_name + "-ca.pem -CAkey " + ca_name +
+                            "-ca.key -CAcreateserial -extfile " + name +
+                            ".ext -out " + name + ".pem");
 }
 
 class TlsTest : public ::testing::Test {
@@ -76,9 +76,7 @@ class TlsTest : public ::testing::Test {
     MakeSignedCertificate(*pki_, "other", "stranger");
   }
 
-  static std::string Pki(const std::string& file) {
-    return *pki_ + "/" + file;
-  }
+  static std::string Pki(const std::string& file) { return *pki_ + "/" + file; }
 
   // A TLS server; with `verify_clients` it requires client certificates
   // signed by the "good" CA.
@@ -111,8 +109,8 @@ class TlsTest : public ::testing::Test {
   static grpc::Status Translate(
       int port, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
       v1::TranslateResponse* response) {
-    auto stub = v1::Translator::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(port), credentials));
+    auto stub = v1::Translator::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), credentials));
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(30));
@@ -131,9 +129,9 @@ std::string* TlsTest::pki_ = nullptr;
 TEST_F(TlsTest, ClientTrustingTheCaTranslatesAndPlaintextClientFails) {
   auto server = TranslationServer::Start(Options(/*verify_clients=*/false));
   v1::TranslateResponse response;
-  const grpc::Status tls_status = Translate(
-      server->grpc_port(), MakeChannelCredentials(ClientFiles(""), false),
-      &response);
+  const grpc::Status tls_status =
+      Translate(server->grpc_port(),
+                MakeChannelCredentials(ClientFiles(""), false), &response);
   ASSERT_TRUE(tls_status.ok()) << tls_status.error_message();
   EXPECT_FALSE(response.translation().text().empty());
 
@@ -161,8 +159,8 @@ TEST_F(TlsTest, ClientCertificatesAreRequiredAndVerified) {
   ASSERT_TRUE(with_cert.ok()) << with_cert.error_message();
   EXPECT_FALSE(response.translation().text().empty());
 
-  const grpc::Status without_cert =
-      Translate(port, MakeChannelCredentials(ClientFiles(""), false), &response);
+  const grpc::Status without_cert = Translate(
+      port, MakeChannelCredentials(ClientFiles(""), false), &response);
   EXPECT_EQ(without_cert.error_code(), grpc::StatusCode::UNAVAILABLE)
       << without_cert.error_message();
 
@@ -253,18 +251,18 @@ TEST_F(TlsTest, ClientAndLoadgenBinariesUseTlsFlags) {
   EXPECT_NE(no_client_cert.output.find("UNAVAILABLE"), std::string::npos)
       << no_client_cert.output;
 
-  const CommandResult bad_file = RunCommand(
-      BinaryPath("fanyi-client") + server_flag + " --tls_ca=" +
-      Pki("absent-ca.pem") + " hello 2>&1");
+  const CommandResult bad_file =
+      RunCommand(BinaryPath("fanyi-client") + server_flag +
+                 " --tls_ca=" + Pki("absent-ca.pem") + " hello 2>&1");
   EXPECT_NE(bad_file.exit_code, 0);
   EXPECT_NE(bad_file.output.find(Pki("absent-ca.pem")), std::string::npos)
       << bad_file.output;
 
   const std::string texts = Pki("texts.txt");
   std::ofstream(texts) << "hello\nI like tea.\n";
-  const CommandResult loadgen = RunCommand(
-      BinaryPath("fanyi-loadgen") + server_flag + client_flags +
-      " --input=" + texts + " --requests=20 --concurrency=4 2>&1");
+  const CommandResult loadgen =
+      RunCommand(BinaryPath("fanyi-loadgen") + server_flag + client_flags +
+                 " --input=" + texts + " --requests=20 --concurrency=4 2>&1");
   EXPECT_EQ(loadgen.exit_code, 0) << loadgen.output;
   EXPECT_NE(loadgen.output.find("OK 20"), std::string::npos) << loadgen.output;
 }
