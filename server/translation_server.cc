@@ -6,7 +6,9 @@
 #include <chrono>
 #include <exception>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "common/translator.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -20,6 +22,15 @@
 
 namespace fanyi {
 namespace {
+
+// The /metrics HTTP server (civetweb) gives each connection a thread of its
+// own while it reads the request, so a client that connects and sends
+// nothing, or sends a byte now and then, holds a thread. With civetweb's
+// default of 2 threads, two idle connections kept scrapes waiting for its
+// 30 s read timeout. Threads are cheap next to a scrape lost to an alert;
+// the shorter read timeout gives back those held by silent clients.
+constexpr int kMetricsThreads = 16;
+constexpr int kMetricsRequestTimeoutMs = 10000;
 
 // Validates the options that are not checked by the Translator or the
 // batcher.
@@ -112,7 +123,10 @@ void TranslationServer::StartMetrics(const ServerOptions& options) {
   metrics_->SetModelInfo(translator_->model_version(),
                          translator_->device_name());
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen);
+    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", options.metrics_listen, "num_threads",
+        std::to_string(kMetricsThreads), "request_timeout_ms",
+        std::to_string(kMetricsRequestTimeoutMs)});
   } catch (const std::exception& e) {
     // civetweb reports thread start failures as binding failures too; see
     // server/thread_stack_floor.cc.
