@@ -1,8 +1,12 @@
 #include "common/checkpoint.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -113,6 +117,31 @@ void LoadWeights(TransformerImpl& model, const fs::path& path) {
   LoadModuleWeights(model, archive, "", path);
 }
 
+// Puts the complete directory `staging` in the place of `target` so that at
+// every moment `target` is either the old or the new directory, whole: a
+// process killed at any point never leaves it missing or half-written.
+// Renaming the old one aside first would leave a moment with no `target`.
+void ReplaceDirectory(const fs::path& staging, const fs::path& target) {
+  const fs::path previous = target.string() + ".old";
+  if (!fs::exists(target)) {
+    fs::rename(staging, target);
+  } else if (renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(),
+                       RENAME_EXCHANGE) == 0) {
+    // Swapped atomically (Linux 3.15+): the old directory is now `staging`.
+    fs::remove_all(staging);
+  } else if (errno == EINVAL || errno == ENOSYS) {
+    // A file system without the swap: the old directory goes aside for a
+    // moment, the one moment without `target`.
+    fs::remove_all(previous);
+    fs::rename(target, previous);
+    fs::rename(staging, target);
+  } else {
+    throw std::runtime_error("cannot move " + staging.string() + " to " +
+                             target.string() + ": " + std::strerror(errno));
+  }
+  fs::remove_all(previous);
+}
+
 }  // namespace
 
 void SaveCheckpoint(
@@ -120,7 +149,6 @@ void SaveCheckpoint(
     const std::function<void(const std::string&)>& write_extra) {
   const fs::path target(directory);
   const fs::path staging = target.string() + ".tmp";
-  const fs::path previous = target.string() + ".old";
   fs::remove_all(staging);
   fs::create_directories(staging);
 
@@ -141,12 +169,7 @@ void SaveCheckpoint(
   archive.save_to((staging / "model.pt").string());
   if (write_extra) write_extra(staging.string());
 
-  // Swap in the new directory; the old one is removed only once the new one
-  // is in place.
-  fs::remove_all(previous);
-  if (fs::exists(target)) fs::rename(target, previous);
-  fs::rename(staging, target);
-  fs::remove_all(previous);
+  ReplaceDirectory(staging, target);
 }
 
 std::string ResolveCheckpointDirectory(const std::string& path) {
