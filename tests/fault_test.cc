@@ -198,7 +198,7 @@ TEST(FaultTest, CorruptCheckpointsMakeTheServerBinaryExitNamingTheFile) {
 
 // --- fanyi-train killed with SIGKILL ---
 
-constexpr int kTrainEpochs = 8;
+constexpr int kTrainEpochs = 6;
 
 // A fanyi-train process with a tiny deterministic configuration (no
 // dropout, one thread) writing to `out_dir`; stdout and stderr go to
@@ -281,6 +281,10 @@ int64_t CheckCheckpointsLoad(const fs::path& out_dir) {
         << directory;
   }
   EXPECT_TRUE(fs::exists(out_dir / "last")) << "no last/ after a checkpoint";
+  // What the server serves from a training directory is best/, never a
+  // staging directory left by the kill.
+  EXPECT_EQ(ResolveCheckpointDirectory(out_dir.string()),
+            (out_dir / "best").string());
   const nlohmann::json info = TrainingInfo(out_dir / "last");
   return info.is_null() ? -1 : info.at("step").get<int64_t>();
 }
@@ -321,7 +325,7 @@ TEST(FaultTest, TrainerKilledMidRunResumesFromTheLastCompleteCheckpoint) {
   std::random_device random_device;
   const unsigned seed = random_device();
   std::mt19937 random(seed);
-  std::uniform_int_distribution<int> delay_ms(0, 1500);
+  std::uniform_int_distribution<int> delay_ms(0, 1200);
   std::cout << "kill delays seeded with " << seed << std::endl;
 
   int64_t checkpoint_step = 0;  // Step of last/ when the run started.
