@@ -108,8 +108,9 @@ class LoadGenerator {
   LoadGenerator& operator=(const LoadGenerator&) = delete;
 
   // Connects, runs the warmup and then the measured phase, waits for every
-  // request to finish and reports. Throws std::runtime_error when the server
-  // cannot be reached within timeout_ms. Call once.
+  // request to finish and reports. Throws std::runtime_error when a TLS
+  // file is unusable or the server cannot be reached within timeout_ms.
+  // Call once.
   LoadReport Run();
 
  private:
