@@ -16,6 +16,10 @@
 # Binaries land in BUILD_DIR/bin with an RPATH (not RUNPATH) naming the prefix
 # and the wheel's lib/, so they run without LD_LIBRARY_PATH; the wheel's CUDA
 # libraries (nvidia-* wheels) are found through libtorch_cuda's own RPATH.
+# Needs, besides a C++20 compiler (LibTorch >= 2.10 asks for C++20): a CUDA
+# toolkit (nvcc, headers) of the wheel's CUDA major version, which the CUDA
+# wheels' TorchConfig.cmake looks up, and the nvidia-* wheels torch depends on
+# (the linker checks libtorch_cuda's NCCL and cuDNN symbols against them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
