@@ -16,10 +16,11 @@
 # Binaries land in BUILD_DIR/bin with an RPATH (not RUNPATH) naming the prefix
 # and the wheel's lib/, so they run without LD_LIBRARY_PATH; the wheel's CUDA
 # libraries (nvidia-* wheels) are found through libtorch_cuda's own RPATH.
-# Needs, besides a C++20 compiler (LibTorch >= 2.10 asks for C++20): a CUDA
+# Needs, besides a C++20 compiler (LibTorch 2.15 asks for C++20), a CUDA
 # toolkit (nvcc, headers) of the wheel's CUDA major version, which the CUDA
 # wheels' TorchConfig.cmake looks up, and the nvidia-* wheels torch depends on
-# (the linker checks libtorch_cuda's NCCL and cuDNN symbols against them).
+# (the linker checks libtorch_cuda's NCCL and cuDNN symbols against them:
+# build-gpu.sh points it at ../nvidia/*/lib beside the torch folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,18 +107,28 @@ if [ -n "$debs_dir" ]; then
 fi
 echo "build-gpu: LibTorch from $torch_prefix"
 
+# DT_RPATH rather than DT_RUNPATH: it also serves the libraries' own
+# dependencies (libgrpc++ -> libabsl_*), which RUNPATH does not.
+linker_flags="-Wl,--disable-new-dtags"
+# The linker checks libtorch_cuda's NCCL/cuDNN symbols against the nvidia-*
+# wheels beside torch (its RPATH names them), not against older copies that a
+# CUDA toolkit may keep in the directories CMake adds to the link.
+for nvidia_lib in "$torch_root"/../nvidia/*/lib; do
+  if [ -d "$nvidia_lib" ]; then
+    linker_flags+=" -Wl,-rpath-link,$(cd "$nvidia_lib" && pwd)"
+  fi
+done
+
 generator=()
 if command -v ninja >/dev/null; then
   generator=(-G Ninja)
 fi
 # Paths relative to the checkout in ccache keys: fresh clones reuse the cache.
 export CCACHE_BASEDIR="$PWD"
-# DT_RPATH rather than DT_RUNPATH: it also serves the libraries' own
-# dependencies (libgrpc++ -> libabsl_*), which RUNPATH does not.
 cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$cmake_prefix_path" \
   -DCMAKE_LIBRARY_ARCHITECTURE="$multiarch" \
-  -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-Wl,--disable-new-dtags" \
+  -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags" \
   "$@"
 cmake --build "$build_dir" -j "$jobs"
