@@ -10,9 +10,9 @@
 #      exactly as the README does; runs on bookworm-slim.
 # gpu: NVIDIA's CUDA image (Ubuntu 24.04, same package names for
 #      install-deps.sh) with LibTorch 2.x + CUDA taken from the PyTorch wheel
-#      (torch.utils.cmake_prefix_path). Until scripts/build-gpu.sh exists this
-#      file is the GPU build path; once it does, build-gpu below calls it and
-#      keeps the same TORCH_VERSION and CUDA_VERSION.
+#      (torch.utils.cmake_prefix_path), built by scripts/build-gpu.sh against
+#      the image's own gRPC stack (install-deps.sh; DEBS_DIR empty), as hosts
+#      without apt build it from scripts/fetch-gpu-debs.sh's .deb files.
 #
 # The model is a volume (/model): a checkpoint directory or a training output
 # directory whose best/ is served. The server drains on SIGTERM (new calls get
@@ -42,11 +42,11 @@ RUN apt-get update \
  && python3 -m venv /opt/torch \
  && /opt/torch/bin/pip install --no-cache-dir "torch==${TORCH_VERSION}"
 COPY . .
-# CMAKE_PREFIX_PATH (read from the environment by find_package) puts the
-# wheel's LibTorch ahead of the CPU one install-deps.sh installs.
+# build-gpu.sh puts the wheel's torch folder first in CMAKE_PREFIX_PATH, so
+# its LibTorch wins over the CPU one install-deps.sh installs (libtorch-dev).
 RUN --mount=type=cache,target=/root/.cache/ccache \
-    CMAKE_PREFIX_PATH="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
-    bash scripts/build.sh \
+    TORCH_CMAKE_PREFIX="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
+    DEBS_DIR="" BUILD_DIR=build bash scripts/build-gpu.sh \
  && mkdir -p /staging/usr/local/bin \
  && cp build/bin/fanyi-server build/bin/fanyi-client /staging/usr/local/bin/ \
  && bash docker/runtime-packages.sh build/bin/fanyi-server build/bin/fanyi-client \

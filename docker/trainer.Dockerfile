@@ -11,10 +11,9 @@
 #      exactly as the README does; runs on bookworm-slim.
 # gpu: NVIDIA's CUDA image (Ubuntu 24.04, same package names for
 #      install-deps.sh) with LibTorch 2.x + CUDA taken from the PyTorch wheel
-#      (torch.utils.cmake_prefix_path). Until scripts/build-gpu.sh exists this
-#      file is the GPU build path; once it does, build-gpu below calls it and
-#      keeps the same TORCH_VERSION and CUDA_VERSION. Keep in step with
-#      docker/server.Dockerfile.
+#      (torch.utils.cmake_prefix_path), built by scripts/build-gpu.sh against
+#      the image's own gRPC stack (install-deps.sh; DEBS_DIR empty). Keep in
+#      step with docker/server.Dockerfile.
 #
 # Volumes: /data (the corpus, read-only) and /models (--out: best/, last/ and
 # train_log.jsonl; checkpoints are renamed into place, so a killed job leaves
@@ -41,11 +40,11 @@ RUN apt-get update \
  && python3 -m venv /opt/torch \
  && /opt/torch/bin/pip install --no-cache-dir "torch==${TORCH_VERSION}"
 COPY . .
-# CMAKE_PREFIX_PATH (read from the environment by find_package) puts the
-# wheel's LibTorch ahead of the CPU one install-deps.sh installs.
+# build-gpu.sh puts the wheel's torch folder first in CMAKE_PREFIX_PATH, so
+# its LibTorch wins over the CPU one install-deps.sh installs (libtorch-dev).
 RUN --mount=type=cache,target=/root/.cache/ccache \
-    CMAKE_PREFIX_PATH="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
-    bash scripts/build.sh \
+    TORCH_CMAKE_PREFIX="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
+    DEBS_DIR="" BUILD_DIR=build bash scripts/build-gpu.sh \
  && mkdir -p /staging/usr/local/bin \
  && cp build/bin/fanyi-train build/bin/fanyi-eval /staging/usr/local/bin/ \
  && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-eval \

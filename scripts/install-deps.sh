@@ -13,7 +13,8 @@ packages=(
   # TLS: certificate checks in the server (libssl-dev) and the throwaway
   # certificates tests/tls_test.cc makes (openssl).
   libssl-dev openssl
-  # tests/deploy_lint.sh: promtool (the prometheus package) and yamllint.
+  # tests/deploy_lint.sh: promtool (the prometheus package) and yamllint;
+  # tests/prometheus_integration.sh: the prometheus server itself.
   prometheus yamllint
 )
 # kubectl for the same test: Debian's kubernetes-client, unless a kubectl is
@@ -42,8 +43,9 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
 "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 
-# Only promtool is wanted from the prometheus package: where systemd runs, its
-# postinst enables and starts a Prometheus server on port 9090; stop it.
+# The tests run their own Prometheus (promtool, and a server on a free port):
+# where systemd runs, the package's postinst enables and starts a Prometheus
+# server on port 9090; stop it.
 if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
   "${sudo_cmd[@]}" systemctl disable --now prometheus.service || true
 fi
