@@ -31,6 +31,9 @@ namespace {
 
 using Rows = std::vector<std::vector<int64_t>>;
 
+// Decoding steps of the tutorials' reference decoder, per sentence.
+constexpr int64_t kTutorialSteps = 59;
+
 // Decodes `batch` with `mode`'s algorithm; returns target ids per row.
 Rows DecodeBatch(TransformerImpl& model, const Rows& batch,
                  const BenchmarkMode& mode, const DecodingOptions& limits,
@@ -50,9 +53,16 @@ Rows DecodeBatch(TransformerImpl& model, const Rows& batch,
       return targets;
     }
     case DecodingAlgorithm::kGreedyWithoutCache: {
+      // As the tutorials' greedy_decode(max_len=60): 59 steps for every
+      // sentence, whether or not </s> came earlier.
+      DecodingOptions tutorial;
+      tutorial.max_length = kTutorialSteps;
+      tutorial.length_ratio = 0;
+      tutorial.length_offset = kTutorialSteps;
       Rows targets;
       for (const auto& source : batch) {
-        targets.push_back(GreedyDecodeWithoutCache(model, source, limits));
+        targets.push_back(GreedyDecodeWithoutCache(model, source, tutorial,
+                                                   /*run_all_steps=*/true));
       }
       return targets;
     }

@@ -2,23 +2,29 @@
 
 #include <ATen/ops/any.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/zeros.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
 
 namespace fanyi {
 namespace {
 
-// `tensor` grown to `size` along `dim` with zeros (false), placed after the
-// existing entries (`at_end`) or before them.
-torch::Tensor Pad(const torch::Tensor& tensor, int64_t dim, int64_t size,
-                  bool at_end) {
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// `tensor` grown to `size` along `dim` with entries equal to `fill`, placed
+// after the existing entries.
+torch::Tensor PadAtEnd(const torch::Tensor& tensor, int64_t dim, int64_t size,
+                       float fill) {
   const int64_t missing = size - tensor.size(dim);
   if (missing <= 0) return tensor;
   std::vector<int64_t> shape = tensor.sizes().vec();
   shape[dim] = missing;
-  torch::Tensor padding = at::zeros(shape, tensor.options());
-  return at_end ? at::cat({tensor, padding}, dim)
-                : at::cat({padding, tensor}, dim);
+  return at::cat({tensor, at::full(shape, fill, tensor.options())}, dim);
 }
 
 // Index of the first (or one past the last) true entry of a 1-D bool tensor.
@@ -33,39 +39,78 @@ std::pair<int64_t, int64_t> UsedRange(const torch::Tensor& used) {
   return {begin, end};
 }
 
+// Whether any row may attend to each column of `bias` [batch, 1, 1, len]:
+// [len] bool.
+torch::Tensor UsedColumns(const torch::Tensor& bias) {
+  return at::any(bias.eq(0).flatten(1), 0);
+}
+
+// A copy of storage columns [first, first + columns) of `storage`
+// [batch, ..., capacity, ...] (columns along `dim`) at columns
+// [offset, offset + columns) of `target`, rows [row, row + batch).
+void CopyColumns(const torch::Tensor& storage, int64_t dim, int64_t first,
+                 int64_t columns, const torch::Tensor& target, int64_t row,
+                 int64_t offset) {
+  target.narrow(0, row, storage.size(0))
+      .narrow(dim, offset, columns)
+      .copy_(storage.narrow(dim, first, columns));
+}
+
 }  // namespace
 
 int64_t DecoderState::batch_size() const { return positions.size(0); }
 
+torch::Tensor DecoderState::self_bias() const {
+  return self_bias_storage.narrow(3, first_column, columns());
+}
+
+int64_t DecoderState::AddColumn() {
+  const int64_t capacity = self_bias_storage.size(3);
+  if (end_column == capacity) {
+    const int64_t used = columns();
+    const int64_t grown = std::max(2 * used, kInitialColumns);
+    for (DecoderLayerCache& layer : layers) {
+      for (torch::Tensor* storage :
+           {&layer.key_storage, &layer.value_storage}) {
+        std::vector<int64_t> shape = storage->sizes().vec();
+        shape[2] = grown;
+        // Spare columns are written by the steps before any step reads them.
+        torch::Tensor moved = at::empty(shape, storage->options());
+        CopyColumns(*storage, 2, first_column, used, moved, 0, 0);
+        *storage = moved;
+      }
+    }
+    torch::Tensor bias =
+        at::zeros({batch_size(), 1, 1, grown}, self_bias_storage.options());
+    CopyColumns(self_bias_storage, 3, first_column, used, bias, 0, 0);
+    self_bias_storage = bias;
+    first_column = 0;
+    end_column = used;
+  }
+  return end_column++;
+}
+
 void DecoderState::SelectRows(const torch::Tensor& rows) {
-  source_mask = source_mask.index_select(0, rows);
-  self_mask = self_mask.index_select(0, rows);
+  source_bias = source_bias.index_select(0, rows);
+  self_bias_storage = self_bias_storage.index_select(0, rows);
   positions = positions.index_select(0, rows);
-  // Columns before the oldest remaining row joined, and source positions
-  // past the longest remaining source, are padding for every row.
-  const int64_t first_column =
-      UsedRange(at::any(self_mask.flatten(1), 0)).first;
-  const int64_t end_source =
-      UsedRange(at::any(source_mask.flatten(1), 0)).second;
-  const int64_t columns = self_mask.size(3);
-  const int64_t source_length = source_mask.size(3);
-  const bool trim_columns = first_column > 0 && rows.numel() > 0;
-  const bool trim_source = end_source < source_length && rows.numel() > 0;
-  if (trim_columns) self_mask = self_mask.slice(3, first_column, columns);
-  if (trim_source) source_mask = source_mask.slice(3, 0, end_source);
   for (DecoderLayerCache& layer : layers) {
-    layer.self_keys = layer.self_keys.index_select(0, rows);
-    layer.self_values = layer.self_values.index_select(0, rows);
+    layer.key_storage = layer.key_storage.index_select(0, rows);
+    layer.value_storage = layer.value_storage.index_select(0, rows);
     layer.memory_keys = layer.memory_keys.index_select(0, rows);
     layer.memory_values = layer.memory_values.index_select(0, rows);
-    if (trim_columns) {
-      layer.self_keys = layer.self_keys.slice(2, first_column, columns);
-      layer.self_values = layer.self_values.slice(2, first_column, columns);
-    }
-    if (trim_source) {
-      layer.memory_keys = layer.memory_keys.slice(2, 0, end_source);
-      layer.memory_values = layer.memory_values.slice(2, 0, end_source);
-    }
+  }
+  if (rows.numel() == 0) return;
+  // Columns before the oldest remaining row joined, and source positions
+  // past the longest remaining source, are padding for every row.
+  first_column += UsedRange(UsedColumns(self_bias())).first;
+  const int64_t source_length = source_bias.size(3);
+  const int64_t end_source = UsedRange(UsedColumns(source_bias)).second;
+  if (end_source == source_length) return;
+  source_bias = source_bias.narrow(3, 0, end_source);
+  for (DecoderLayerCache& layer : layers) {
+    layer.memory_keys = layer.memory_keys.narrow(2, 0, end_source);
+    layer.memory_values = layer.memory_values.narrow(2, 0, end_source);
   }
 }
 
@@ -75,27 +120,54 @@ void DecoderState::Append(const DecoderState& other) {
     return;
   }
   const int64_t source_length =
-      std::max(source_mask.size(3), other.source_mask.size(3));
-  const int64_t columns = std::max(self_mask.size(3), other.self_mask.size(3));
-  // Sources are padded at the end; caches at the front, since every row's
-  // newest column is the last one.
-  auto merge = [](const torch::Tensor& a, const torch::Tensor& b, int64_t dim,
-                  int64_t size, bool at_end) {
-    return at::cat({Pad(a, dim, size, at_end), Pad(b, dim, size, at_end)}, 0);
-  };
+      std::max(source_bias.size(3), other.source_bias.size(3));
+  const int64_t used = std::max(columns(), other.columns());
+  const int64_t capacity = std::max(2 * used, kInitialColumns);
+  const int64_t rows = batch_size() + other.batch_size();
+  // Every row's newest column is the last one in use, so a side with fewer
+  // columns is padded at the front: zeros in the caches (finite, so that the
+  // -inf bias gives them exactly zero weight) and -inf in the bias.
+  torch::Tensor bias =
+      at::zeros({rows, 1, 1, capacity}, self_bias_storage.options());
+  bias.narrow(3, 0, used).fill_(kMinusInfinity);
+  const DecoderState* sides[] = {this, &other};
+  int64_t row = 0;
+  for (const DecoderState* side : sides) {
+    CopyColumns(side->self_bias_storage, 3, side->first_column, side->columns(),
+                bias, row, used - side->columns());
+    row += side->batch_size();
+  }
   for (size_t i = 0; i < layers.size(); ++i) {
     DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
+    for (auto storage :
+         {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage}) {
+      std::vector<int64_t> shape = (mine.*storage).sizes().vec();
+      shape[0] = rows;
+      shape[2] = capacity;
+      torch::Tensor merged = at::zeros(shape, (mine.*storage).options());
+      row = 0;
+      for (const DecoderState* side : sides) {
+        CopyColumns(side->layers[i].*storage, 2, side->first_column,
+                    side->columns(), merged, row, used - side->columns());
+        row += side->batch_size();
+      }
+      mine.*storage = merged;
+    }
+    // Sources are padded at the end.
     mine.memory_keys =
-        merge(mine.memory_keys, theirs.memory_keys, 2, source_length, true);
+        at::cat({PadAtEnd(mine.memory_keys, 2, source_length, 0),
+                 PadAtEnd(theirs.memory_keys, 2, source_length, 0)});
     mine.memory_values =
-        merge(mine.memory_values, theirs.memory_values, 2, source_length, true);
-    mine.self_keys = merge(mine.self_keys, theirs.self_keys, 2, columns, false);
-    mine.self_values =
-        merge(mine.self_values, theirs.self_values, 2, columns, false);
+        at::cat({PadAtEnd(mine.memory_values, 2, source_length, 0),
+                 PadAtEnd(theirs.memory_values, 2, source_length, 0)});
   }
-  source_mask = merge(source_mask, other.source_mask, 3, source_length, true);
-  self_mask = merge(self_mask, other.self_mask, 3, columns, false);
+  source_bias =
+      at::cat({PadAtEnd(source_bias, 3, source_length, kMinusInfinity),
+               PadAtEnd(other.source_bias, 3, source_length, kMinusInfinity)});
+  self_bias_storage = bias;
+  first_column = 0;
+  end_column = used;
   positions = at::cat({positions, other.positions}, 0);
 }
 

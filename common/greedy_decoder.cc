@@ -68,7 +68,7 @@ std::vector<std::vector<int64_t>> GreedyDecode(
 
 std::vector<int64_t> GreedyDecodeWithoutCache(
     TransformerImpl& model, const std::vector<int64_t>& source,
-    const DecodingOptions& options) {
+    const DecodingOptions& options, bool run_all_steps) {
   c10::InferenceMode inference;
   const torch::Device device = ModelDevice(model);
   torch::Tensor source_ids = MakeSourceTensor({source}, device);  // [1, src]
@@ -83,10 +83,12 @@ std::vector<int64_t> GreedyDecodeWithoutCache(
     torch::Tensor hidden = model.DecodeFull(target_input, memory, source_mask);
     const int64_t next =
         at::argmax(model.Generate(hidden[0][-1]), -1).item<int64_t>();
-    if (next == Vocabulary::kEosId) break;
+    if (next == Vocabulary::kEosId && !run_all_steps) break;
     prefix.push_back(next);
   }
-  return {prefix.begin() + 1, prefix.end()};
+  const auto end = std::find(prefix.begin() + 1, prefix.end(),
+                             static_cast<int64_t>(Vocabulary::kEosId));
+  return {prefix.begin() + 1, end};
 }
 
 }  // namespace fanyi

@@ -36,10 +36,12 @@ std::vector<std::vector<int64_t>> GreedyDecode(
     const DecodingOptions& options);
 
 // The tutorials' decoder, kept as a reference and a speed floor: one sentence,
-// no cache, the whole prefix recomputed at every step.
+// no cache, the whole prefix recomputed at every step. With `run_all_steps`
+// it also goes on past </s> to the length limit, as the tutorials' decoder
+// does; the ids returned still end before the first </s>.
 std::vector<int64_t> GreedyDecodeWithoutCache(
     TransformerImpl& model, const std::vector<int64_t>& source,
-    const DecodingOptions& options);
+    const DecodingOptions& options, bool run_all_steps = false);
 
 }  // namespace fanyi
 

@@ -1,10 +1,9 @@
 #include "common/transformer.h"
 
 #include <ATen/ops/arange.h>
-#include <ATen/ops/cat.h>
 #include <ATen/ops/cos.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/exp.h>
-#include <ATen/ops/linear.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/sin.h>
@@ -16,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/row_linear.h"
 #include "common/vocabulary.h"
 
 namespace fanyi {
@@ -63,7 +63,7 @@ FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff,
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   // [batch, len, d_model] -> [batch, len, d_ff] -> [batch, len, d_model]
-  return outer_(dropout_(at::relu(inner_(x))));
+  return RowLinear(dropout_(at::relu(RowLinear(x, inner_))), outer_);
 }
 
 EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config) {
@@ -79,10 +79,10 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config) {
 }
 
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x,
-                                        const torch::Tensor& mask) {
+                                        const torch::Tensor& bias) {
   torch::Tensor normed = attention_norm_(x);
   // [batch, src_len, d_model]
-  torch::Tensor h = x + dropout_(self_attention_(normed, normed, mask));
+  torch::Tensor h = x + dropout_(self_attention_(normed, normed, bias));
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));
 }
 
@@ -106,40 +106,49 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config) {
 
 torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
                                         const torch::Tensor& memory,
-                                        const torch::Tensor& source_mask,
-                                        const torch::Tensor& target_mask) {
+                                        const torch::Tensor& source_bias,
+                                        const torch::Tensor& target_bias) {
   torch::Tensor normed = self_attention_norm_(x);
   // [batch, tgt_len, d_model]
-  torch::Tensor h = x + dropout_(self_attention_(normed, normed, target_mask));
+  torch::Tensor h = x + dropout_(self_attention_(normed, normed, target_bias));
   h = h +
-      dropout_(cross_attention_(cross_attention_norm_(h), memory, source_mask));
+      dropout_(cross_attention_(cross_attention_norm_(h), memory, source_bias));
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));
 }
 
 void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory,
+                                     int64_t capacity,
                                      DecoderLayerCache* cache) {
+  // [batch, heads, src_len, d_k] each
   std::tie(cache->memory_keys, cache->memory_values) =
       cross_attention_->ProjectKeysValues(memory);
-  // [batch, heads, 0, d_k]: nothing generated yet.
-  cache->self_keys = cache->memory_keys.slice(2, 0, 0);
-  cache->self_values = cache->memory_values.slice(2, 0, 0);
+  std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
+  shape[2] = capacity;  // [batch, heads, capacity, d_k]
+  // Each column is written by its step before any step reads it.
+  cache->key_storage = at::empty(shape, cache->memory_keys.options());
+  cache->value_storage = at::empty(shape, cache->memory_keys.options());
 }
 
 torch::Tensor DecoderLayerImpl::Step(const torch::Tensor& x,
-                                     const torch::Tensor& source_mask,
-                                     const torch::Tensor& self_mask,
+                                     const torch::Tensor& source_bias,
+                                     const torch::Tensor& self_bias,
+                                     int64_t first_column, int64_t column,
                                      DecoderLayerCache* cache) {
   torch::Tensor normed = self_attention_norm_(x);  // [batch, 1, d_model]
-  auto [new_keys, new_values] = self_attention_->ProjectKeysValues(normed);
-  // [batch, heads, columns + 1, d_k]
-  cache->self_keys = at::cat({cache->self_keys, new_keys}, 2);
-  cache->self_values = at::cat({cache->self_values, new_values}, 2);
-  torch::Tensor h =
-      x + dropout_(self_attention_->AttendProjected(
-              normed, cache->self_keys, cache->self_values, self_mask));
-  h = h + dropout_(cross_attention_->AttendProjected(
-              cross_attention_norm_(h), cache->memory_keys,
-              cache->memory_values, source_mask));
+  // [batch, heads, 1, d_k] each
+  QueryKeysValues projected = self_attention_->ProjectSelf(normed);
+  cache->key_storage.narrow(2, column, 1).copy_(projected.keys);
+  cache->value_storage.narrow(2, column, 1).copy_(projected.values);
+  const int64_t columns = column + 1 - first_column;
+  // [batch, heads, columns, d_k]
+  torch::Tensor keys = cache->key_storage.narrow(2, first_column, columns);
+  torch::Tensor values = cache->value_storage.narrow(2, first_column, columns);
+  torch::Tensor h = x + dropout_(self_attention_->Attend(projected.query, keys,
+                                                         values, self_bias));
+  torch::Tensor query =
+      cross_attention_->ProjectQuery(cross_attention_norm_(h));
+  h = h + dropout_(cross_attention_->Attend(query, cache->memory_keys,
+                                            cache->memory_values, source_bias));
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));  // [batch, 1, d]
 }
 
@@ -207,8 +216,10 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& source_ids,
 torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
                                       const torch::Tensor& source_mask) {
   torch::Tensor x = Embed(source_embedding_, source_ids);
+  // [batch, 1, 1, src_len]
+  torch::Tensor bias = AttentionBias(source_mask, x.scalar_type());
   for (const auto& layer : *encoder_layers_) {
-    x = layer->as<EncoderLayer>()->forward(x, source_mask);
+    x = layer->as<EncoderLayer>()->forward(x, bias);
   }
   return encoder_norm_(x);  // [batch, src_len, d_model]
 }
@@ -216,11 +227,14 @@ torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
 torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
                                           const torch::Tensor& memory,
                                           const torch::Tensor& source_mask) {
-  torch::Tensor target_mask =
-      CausalMask(target_input.size(1), target_input.device());
   torch::Tensor x = Embed(target_embedding_, target_input);
+  // [1, 1, tgt_len, tgt_len]
+  torch::Tensor target_bias = AttentionBias(
+      CausalMask(target_input.size(1), target_input.device()), x.scalar_type());
+  // [batch, 1, 1, src_len]
+  torch::Tensor source_bias = AttentionBias(source_mask, x.scalar_type());
   for (const auto& layer : *decoder_layers_) {
-    x = layer->as<DecoderLayer>()->forward(x, memory, source_mask, target_mask);
+    x = layer->as<DecoderLayer>()->forward(x, memory, source_bias, target_bias);
   }
   return decoder_norm_(x);  // [batch, tgt_len, d_model]
 }
@@ -228,27 +242,24 @@ torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
 DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
                                             const torch::Tensor& source_mask) {
   DecoderState state;
-  state.source_mask = source_mask;
   const int64_t batch = memory.size(0);
-  const auto options = at::TensorOptions(memory.device());
-  state.self_mask = at::zeros({batch, 1, 1, 0}, options.dtype(at::kBool));
-  state.positions = at::zeros({batch}, options.dtype(at::kLong));
+  state.source_bias = AttentionBias(source_mask, memory.scalar_type());
+  state.self_bias_storage =
+      at::zeros({batch, 1, 1, DecoderState::kInitialColumns}, memory.options());
+  state.positions = at::zeros({batch}, memory.options().dtype(at::kLong));
   state.layers.resize(decoder_layers_->size());
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
-    decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(memory,
-                                                          &state.layers[i]);
+    decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
+        memory, DecoderState::kInitialColumns, &state.layers[i]);
   }
   return state;
 }
 
 torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
                                           DecoderState* state) {
-  const int64_t batch = last_tokens.size(0);
-  // Each row sees its own columns plus the one this step appends.
-  state->self_mask =
-      at::cat({state->self_mask,
-               at::ones({batch, 1, 1, 1}, state->self_mask.options())},
-              3);  // [batch, 1, 1, columns + 1]
+  const int64_t column = state->AddColumn();
+  // Each row sees its own columns, this step's included.
+  torch::Tensor self_bias = state->self_bias();  // [batch, 1, 1, columns]
   // Rows may be at different positions (they joined at different steps):
   // [batch] -> [batch, 1, d_model]. An index past the table throws.
   torch::Tensor x = embedding_dropout_(
@@ -257,16 +268,17 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
           .unsqueeze(1));
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     x = decoder_layers_[i]->as<DecoderLayer>()->Step(
-        x, state->source_mask, state->self_mask, &state->layers[i]);
+        x, state->source_bias, self_bias, state->first_column, column,
+        &state->layers[i]);
   }
   state->positions = state->positions + 1;
   return Generate(decoder_norm_(x)).squeeze(1);  // [batch, target_vocab]
 }
 
 torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {
-  if (generator_) return generator_(hidden);
+  if (generator_) return RowLinear(hidden, generator_);
   // Tied: the target embedding matrix doubles as the output projection.
-  return at::linear(hidden, target_embedding_->weight);
+  return RowLinear(hidden, target_embedding_->weight, {});
 }
 
 }  // namespace fanyi

@@ -39,8 +39,9 @@ TORCH_MODULE(FeedForward);
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const ModelConfig& config);
-  // x [batch, src_len, d_model], mask [batch, 1, 1, src_len] -> like x.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
+  // x [batch, src_len, d_model], bias [batch, 1, 1, src_len] (an
+  // AttentionBias) -> like x.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias);
 
  private:
   MultiHeadAttention self_attention_{nullptr};
@@ -59,19 +60,24 @@ class DecoderLayerImpl : public torch::nn::Module {
 
   // Whole target prefix at once (training and reference decoding).
   // x [batch, tgt_len, d_model]; memory [batch, src_len, d_model];
-  // source_mask [batch, 1, 1, src_len]; target_mask [1, 1, tgt_len, tgt_len].
+  // attention biases (AttentionBias): source_bias [batch, 1, 1, src_len],
+  // target_bias [1, 1, tgt_len, tgt_len].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory,
-                        const torch::Tensor& source_mask,
-                        const torch::Tensor& target_mask);
+                        const torch::Tensor& source_bias,
+                        const torch::Tensor& target_bias);
 
-  // Projects the encoder output for cross-attention once per source.
-  void StartDecoding(const torch::Tensor& memory, DecoderLayerCache* cache);
+  // Projects the encoder output for cross-attention once per source, and
+  // allocates the self-attention cache of `capacity` columns.
+  void StartDecoding(const torch::Tensor& memory, int64_t capacity,
+                     DecoderLayerCache* cache);
 
   // One step: x [batch, 1, d_model] is the newest position only; its keys
-  // and values are appended to `cache`. `self_mask` [batch, 1, 1, columns]
-  // already includes the new column.
-  torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_mask,
-                     const torch::Tensor& self_mask, DecoderLayerCache* cache);
+  // and values are written to cache column `column`, and it attends to
+  // columns [first_column, column]. `self_bias` [batch, 1, 1, columns]
+  // covers those columns.
+  torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_bias,
+                     const torch::Tensor& self_bias, int64_t first_column,
+                     int64_t column, DecoderLayerCache* cache);
 
  private:
   MultiHeadAttention self_attention_{nullptr};

@@ -4,6 +4,8 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 #include <torch/nn/modules/dropout.h>
 
@@ -11,6 +13,7 @@
 
 #include "common/greedy_decoder.h"
 #include "common/multi_head_attention.h"
+#include "common/torch_compat.h"
 #include "common/vocabulary.h"
 #include "tests/random_model.h"
 
@@ -51,6 +54,56 @@ TEST(AttentionTest, RowsSumToOneAndMaskedPositionsGetZeroWeight) {
   EXPECT_TRUE(at::allclose(result.weights.sum(-1), at::ones({2, 3, 5})));
   EXPECT_EQ(result.weights[1].slice(-1, 4, 6).abs().max().item<float>(), 0.0f);
   EXPECT_GT(result.weights[0].slice(-1, 4, 6).min().item<float>(), 0.0f);
+}
+
+TEST(AttentionTest, FastPathEqualsTheReference) {
+  torch::manual_seed(4);
+  torch::Tensor query = at::randn({2, 3, 5, 8});  // [batch, heads, q, d_k]
+  torch::Tensor key = at::randn({2, 3, 6, 8});
+  torch::Tensor value = at::randn({2, 3, 6, 8});
+  torch::Tensor mask = PaddingMask(PadRows({{4, 4, 4, 4, 4, 4}, {4, 4, 4}},
+                                           torch::kCPU));  // [2, 1, 1, 6]
+  torch::nn::Dropout no_dropout(0.0);
+  AttentionResult reference =
+      ScaledDotProductAttention(query, key, value, mask, no_dropout);
+  torch::Tensor fast = compat::Attention(query / std::sqrt(8.0), key, value,
+                                         AttentionBias(mask, at::kFloat), 0.0);
+  EXPECT_TRUE(at::allclose(fast, reference.output, 1e-5, 1e-6));
+}
+
+TEST(AttentionTest, FusedInferenceProjectionsFollowTheParameters) {
+  torch::manual_seed(5);
+  MultiHeadAttention attention(16, 4, /*dropout=*/0.0);
+  torch::Tensor x = at::randn({2, 3, 16});       // [batch, len, d_model]
+  torch::Tensor memory = at::randn({2, 4, 16});  // [batch, kv_len, d_model]
+  torch::Tensor bias = at::zeros({1, 1, 1, 1});
+  auto separate = [&](const torch::Tensor& query, const torch::Tensor& kv) {
+    attention->train();  // Training mode runs the separate projections.
+    torch::Tensor output = attention->forward(query, kv, bias);
+    attention->eval();
+    return output;
+  };
+  auto fused = [&](const torch::Tensor& query, const torch::Tensor& kv) {
+    c10::InferenceMode inference;  // Eval mode without autograd: fused.
+    return attention->forward(query, kv, bias).clone();
+  };
+  attention->eval();
+  EXPECT_TRUE(at::allclose(fused(x, x), separate(x, x), 1e-5, 1e-6));
+  EXPECT_TRUE(at::allclose(fused(x, memory), separate(x, memory), 1e-5, 1e-6));
+  // An in-place update (an optimizer step, loaded weights) must reach the
+  // fused matrix, which was built before it.
+  torch::Tensor before = fused(x, x);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : attention->named_parameters()) {
+      if (parameter.key().rfind("value_projection", 0) == 0) {
+        parameter.value().add_(0.5);
+      }
+    }
+  }
+  torch::Tensor after = fused(x, x);
+  EXPECT_FALSE(at::allclose(after, before, 1e-3, 1e-3));
+  EXPECT_TRUE(at::allclose(after, separate(x, x), 1e-5, 1e-6));
 }
 
 TEST(PositionalEncodingTest, MatchesThePaperFormula) {
@@ -112,6 +165,11 @@ TEST(GreedyDecodeTest, BatchedCachedDecodingEqualsReferenceDecoder) {
     for (size_t i = 0; i < sources.size(); ++i) {
       EXPECT_EQ(batched[i],
                 GreedyDecodeWithoutCache(*model, sources[i], options))
+          << "seed " << seed << " row " << i;
+      // Decoding on past </s>, as the tutorials do, changes nothing before it.
+      EXPECT_EQ(batched[i],
+                GreedyDecodeWithoutCache(*model, sources[i], options,
+                                         /*run_all_steps=*/true))
           << "seed " << seed << " row " << i;
       EXPECT_LE(static_cast<int64_t>(batched[i].size()),
                 MaxTargetLength(options, sources[i].size()));
