@@ -11,8 +11,8 @@
 #if TORCH_VERSION_MAJOR >= 2
 #include <ATen/ops/scaled_dot_product_attention.h>
 #else
+#include <ATen/ops/bmm.h>
 #include <ATen/ops/dropout.h>
-#include <ATen/ops/matmul.h>
 #include <ATen/ops/softmax.h>
 #endif
 
@@ -32,12 +32,23 @@ inline at::Tensor Attention(const at::Tensor& query, const at::Tensor& key,
   return at::scaled_dot_product_attention(query, key, value, bias, dropout_p,
                                           /*is_causal=*/false, /*scale=*/1.0);
 #else
-  // [batch, heads, q_len, kv_len]
-  at::Tensor scores = at::matmul(query, key.transpose(-2, -1));
+  // Batched matrix products over batch × heads, spelled out: at::matmul's
+  // general broadcasting costs more than the products at decoding sizes.
+  const int64_t batch = query.size(0), heads = query.size(1);
+  const int64_t query_length = query.size(2), key_length = key.size(2);
+  const int64_t d_k = query.size(3);
+  // [batch * heads, q_len, kv_len] -> [batch, heads, q_len, kv_len]
+  at::Tensor scores =
+      at::bmm(query.reshape({batch * heads, query_length, d_k}),
+              key.reshape({batch * heads, key_length, d_k}).transpose(1, 2))
+          .view({batch, heads, query_length, key_length});
   scores.add_(bias);
   at::Tensor weights = at::softmax(scores, -1);
   if (dropout_p > 0) weights = at::dropout(weights, dropout_p, /*train=*/true);
-  return at::matmul(weights, value);  // [batch, heads, q_len, d_k]
+  // [batch * heads, q_len, d_k] -> [batch, heads, q_len, d_k]
+  return at::bmm(weights.view({batch * heads, query_length, key_length}),
+                 value.reshape({batch * heads, key_length, d_k}))
+      .view({batch, heads, query_length, d_k});
 #endif
 }
 

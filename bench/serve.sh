@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Benchmarks fanyi-server under load with fanyi-loadgen (benchmark D):
+#   bench/serve.sh MODEL_DIR [SOURCES]
+# Starts fanyi-server on loopback, then runs closed-loop loads at each
+# concurrency in CONCURRENCIES (REPEATS runs of DURATION seconds each, the
+# median run by throughput kept), then an open-loop run at OPEN_FRACTION of
+# the best closed-loop throughput, and prints a table (bench/serve_report.py).
+# SOURCES defaults to the dev set (a TSV; its first column is used).
+# Environment: THREADS (server --threads, 2), CONCURRENCIES ("1 8 64"),
+# DURATION (15), REPEATS (3), OPEN_FRACTION (0.5), SERVER_FLAGS (more
+# fanyi-server flags), BUILD_DIR (build-bench), JOBS (nproc), WORK_DIR
+# (/tmp/fanyi-serve-bench).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $# -lt 1 ]]; then
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+model_dir="$1"
+sources="${2:-../shared/data/en-zh/dev.tsv}"
+threads="${THREADS:-2}"
+concurrencies="${CONCURRENCIES:-1 8 64}"
+duration="${DURATION:-15}"
+repeats="${REPEATS:-3}"
+open_fraction="${OPEN_FRACTION:-0.5}"
+build_dir="${BUILD_DIR:-build-bench}"
+work_dir="${WORK_DIR:-/tmp/fanyi-serve-bench}"
+
+export CCACHE_BASEDIR="$PWD"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" \
+  --target fanyi-server fanyi-loadgen >/dev/null
+bin="$build_dir/bin"
+
+rm -rf "$work_dir"
+mkdir -p "$work_dir"
+# shellcheck disable=SC2086  # SERVER_FLAGS is a list of flags.
+"$bin/fanyi-server" --model_dir "$model_dir" --listen 127.0.0.1:0 \
+  --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu \
+  ${SERVER_FLAGS:-} >"$work_dir/server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 600); do
+  grep -q "listening on" "$work_dir/server.log" && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work_dir/server.log" >&2; exit 1; }
+  sleep 0.1
+done
+port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' \
+  "$work_dir/server.log")
+[[ -n "$port" ]] || { cat "$work_dir/server.log" >&2; exit 1; }
+echo "== fanyi-server on 127.0.0.1:$port ($threads threads)" \
+  "${SERVER_FLAGS:-}"
+
+loadgen() {  # NAME FLAGS...
+  local name="$1"
+  shift
+  "$bin/fanyi-loadgen" --server "127.0.0.1:$port" --input "$sources" \
+    --duration_s "$duration" --warmup_requests 50 \
+    --json "$work_dir/$name.json" "$@" >/dev/null
+}
+
+for concurrency in $concurrencies; do
+  for run in $(seq "$repeats"); do
+    echo "== closed loop, concurrency $concurrency, run $run"
+    loadgen "closed-c$concurrency-$run" --concurrency "$concurrency"
+  done
+done
+rate=$(python3 bench/serve_report.py --dir "$work_dir" --open_rate \
+  --open_fraction "$open_fraction")
+for run in $(seq "$repeats"); do
+  echo "== open loop, $rate requests/s, run $run"
+  loadgen "open-$run" --rate "$rate" --seed "$run"
+done
+
+echo "== summary ($(nproc) cores, $(uname -m))"
+python3 bench/serve_report.py --dir "$work_dir"
