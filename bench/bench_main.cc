@@ -24,7 +24,7 @@ ABSL_FLAG(std::string, modes, "greedy1,greedy,beam,reference",
           "(no-cache greedy, batch 1, first --reference_sentences).");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch for greedy and beam.");
 ABSL_FLAG(int, beam_size, 4, "Beam width of the beam mode.");
-ABSL_FLAG(double, length_penalty, 0.6, "GNMT length penalty α for beam.");
+ABSL_FLAG(double, length_penalty, 1.0, "GNMT length penalty α for beam.");
 ABSL_FLAG(int64_t, reference_sentences, 200,
           "Sources timed with the slow no-cache reference decoder.");
 ABSL_FLAG(int64_t, max_sentences, 0, "Use only the first N sources (0: all).");

@@ -108,7 +108,7 @@ def main():
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--beam_size", type=int, default=4)
     # CTranslate2 applies the GNMT penalty ((5 + len) / 6)^α, as fanyi does.
-    parser.add_argument("--length_penalty", type=float, default=0.6)
+    parser.add_argument("--length_penalty", type=float, default=1.0)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
 

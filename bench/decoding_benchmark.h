@@ -29,7 +29,7 @@ struct BenchmarkMode {
 struct BenchmarkOptions {
   int threads = 2;              // LibTorch intra-op threads.
   int repeats = 3;              // Timed runs per mode; the median is reported.
-  double length_penalty = 0.6;  // GNMT α for beam search (as the server).
+  double length_penalty = 1.0;  // GNMT α for beam search (as the server).
 };
 
 // A source sentence that the translator's tokenizer accepted.
