@@ -16,10 +16,10 @@ grpc::Status RequestValidator::CheckTextCount(int text_count) const {
                         "texts is empty; send at least one text");
   }
   if (text_count > options_.max_batch_texts) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        "texts has " + std::to_string(text_count) + " entries; the limit is " +
-            std::to_string(options_.max_batch_texts));
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "texts has " + std::to_string(text_count) +
+                            " entries; the limit is " +
+                            std::to_string(options_.max_batch_texts));
   }
   return grpc::Status::OK;
 }

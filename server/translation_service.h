@@ -13,9 +13,10 @@
 namespace fanyi {
 
 // The fanyi.v1.Translator gRPC service on the callback API: handlers validate
-// and encode the input on the gRPC thread (RequestValidator), hand it to the RequestBatcher and
-// return at once; the batcher's completion callback finishes the RPC, so no
-// thread blocks per request. Errors become grpc::Status here, at the edge.
+// and encode the input on the gRPC thread (RequestValidator), hand it to the
+// RequestBatcher and return at once; the batcher's completion callback finishes
+// the RPC, so no thread blocks per request. Errors become grpc::Status here, at
+// the edge.
 class TranslationService final : public v1::Translator::CallbackService {
  public:
   // `translator`, `batcher` and `metrics` must outlive the service.

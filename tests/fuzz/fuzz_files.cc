@@ -12,8 +12,8 @@ namespace fanyi::fuzzing {
 
 std::string MakeScratchDirectory(const std::string& prefix) {
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmpdir != nullptr ? tmpdir : "/tmp") +
-                        "/" + prefix + "-XXXXXX";
+  std::string pattern = std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/" +
+                        prefix + "-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   FuzzCheck(mkdtemp(buffer.data()) != nullptr,

@@ -74,8 +74,8 @@ Fixture* MakeFixture() {
   fixture->options.max_beam_size = kMaxBeamSize;
   fixture->translator =
       Translator::FromCheckpoint(checkpoint, TranslatorOptions());
-  fixture->validator =
-      std::make_unique<RequestValidator>(fixture->options, *fixture->translator);
+  fixture->validator = std::make_unique<RequestValidator>(fixture->options,
+                                                          *fixture->translator);
   fixture->source_vocab_size = checkpoint.source_vocabulary.size();
   return fixture;
 }
@@ -90,10 +90,10 @@ bool IsUtf8(const std::string& text) {
 }
 
 void CheckStatusCode(const grpc::Status& status) {
-  FuzzCheck(status.ok() ||
-                status.error_code() == grpc::StatusCode::INVALID_ARGUMENT,
-            "unexpected status " + std::to_string(status.error_code()) + ": " +
-                status.error_message());
+  FuzzCheck(
+      status.ok() || status.error_code() == grpc::StatusCode::INVALID_ARGUMENT,
+      "unexpected status " + std::to_string(status.error_code()) + ": " +
+          status.error_message());
 }
 
 void CheckSource(const Fixture& fixture, const EncodedSource& source) {
@@ -113,8 +113,7 @@ bool TextIsUnusable(const std::string& text) {
   return text.empty() || !IsUtf8(text);
 }
 
-void CheckTranslate(const Fixture& fixture, const uint8_t* data,
-                    size_t size) {
+void CheckTranslate(const Fixture& fixture, const uint8_t* data, size_t size) {
   v1::TranslateRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return;
   EncodedSource source;

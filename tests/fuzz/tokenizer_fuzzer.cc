@@ -64,10 +64,10 @@ void CheckRoundTrip(const Tokenizer& tokenizer, std::string_view text) {
   }
   const bool word_mode = !tokenizer.character_mode();
   const std::string joined = tokenizer.Detokenize(tokens);
-  FuzzCheck(VisibleCharacters(DecodeUtf8(joined), false) ==
-                VisibleCharacters(code_points, word_mode),
-            "Detokenize(Tokenize(x)) lost or changed characters: \"" + joined +
-                "\"");
+  FuzzCheck(
+      VisibleCharacters(DecodeUtf8(joined), false) ==
+          VisibleCharacters(code_points, word_mode),
+      "Detokenize(Tokenize(x)) lost or changed characters: \"" + joined + "\"");
 }
 
 // Detokenize on byte strings split at '\n', valid UTF-8 or not.
@@ -90,9 +90,9 @@ void CheckDetokenizeRawPieces(const Tokenizer& tokenizer,
   const std::string joined = tokenizer.Detokenize(pieces);
   // Pieces are copied whole, with at most one space between neighbours.
   const std::size_t max_spaces = non_empty == 0 ? 0 : non_empty - 1;
-  FuzzCheck(joined.size() >= piece_bytes &&
-                joined.size() <= piece_bytes + max_spaces,
-            "Detokenize changed the pieces' bytes");
+  FuzzCheck(
+      joined.size() >= piece_bytes && joined.size() <= piece_bytes + max_spaces,
+      "Detokenize changed the pieces' bytes");
 }
 
 }  // namespace
