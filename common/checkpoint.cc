@@ -42,17 +42,24 @@ nlohmann::json ReadConfig(const fs::path& path) {
     throw std::runtime_error(path.string() +
                              ": not valid JSON: " + error.what());
   }
-  if (!config.is_object() || config.value("format", "") != kFormatName) {
+  // Types are checked before values are read: json::value() throws
+  // type_error on a mistyped field, and reading 1e300 as an int is undefined.
+  if (!config.is_object() || !config.contains("format") ||
+      config.at("format") != kFormatName) {
     throw std::runtime_error(path.string() +
                              ": not a fanyi checkpoint config "
                              "(\"format\" must be \"" +
                              kFormatName + "\")");
   }
-  const int version = config.value("format_version", -1);
-  if (version != kCheckpointFormatVersion) {
+  const auto version = config.find("format_version");
+  if (version == config.end() || !version->is_number_integer()) {
+    throw std::runtime_error(path.string() +
+                             ": \"format_version\" is missing or not an "
+                             "integer");
+  }
+  if (*version != kCheckpointFormatVersion) {
     throw std::runtime_error(path.string() + ": format_version " +
-                             std::to_string(version) +
-                             " is not supported (expected " +
+                             version->dump() + " is not supported (expected " +
                              std::to_string(kCheckpointFormatVersion) + ")");
   }
   for (const char* field :

@@ -1,7 +1,10 @@
 #include "common/model_config.h"
 
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace fanyi {
 namespace {
@@ -16,8 +19,23 @@ T Field(const nlohmann::json& json, const char* name) {
     throw std::invalid_argument(std::string("model config: missing field '") +
                                 name + "'");
   }
+  const nlohmann::json& value = json.at(name);
+  // Integer fields take JSON integers only: converting 2.5 would truncate
+  // and converting 1e300 or 2^64-1 would be undefined or wrap.
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!value.is_number_integer()) {
+      throw std::invalid_argument(std::string("model config: field '") + name +
+                                  "' must be an integer, not " + value.dump());
+    }
+    if (value.is_number_unsigned() &&
+        value.get<uint64_t>() >
+            static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+      throw std::invalid_argument(std::string("model config: field '") + name +
+                                  "' is out of range: " + value.dump());
+    }
+  }
   try {
-    return json.at(name).get<T>();
+    return value.get<T>();
   } catch (const nlohmann::json::exception& error) {
     throw std::invalid_argument(std::string("model config: field '") + name +
                                 "' has the wrong type: " + error.what());

@@ -116,7 +116,8 @@ Vocabulary Vocabulary::Load(const std::string& path) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for numbers beyond double ("1e999").
     throw std::runtime_error(
         LoadError(path, std::string("not valid JSON (") + e.what() + ")"));
   }

@@ -1,11 +1,9 @@
 #include "server/translation_service.h"
 
-#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -81,7 +79,7 @@ TranslationService::TranslationService(const ServiceOptions& options,
                                        const Translator& translator,
                                        RequestBatcher& batcher,
                                        ServerMetrics& metrics)
-    : options_(options),
+    : validator_(options, translator),
       translator_(translator),
       batcher_(batcher),
       metrics_(metrics) {}
@@ -95,16 +93,13 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
     completion.Finish(DeadlineStatus());
     return reactor;
   }
-  int beam_size = 1;
-  grpc::Status status = ChooseBeamSize(request->beam_size(), &beam_size);
   EncodedSource source;
-  if (status.ok()) {
-    status = EncodeText(request->text(), "text", beam_size, &source);
-  }
-  if (!status.ok()) {
+  if (grpc::Status status = validator_.Validate(*request, &source);
+      !status.ok()) {
     completion.Finish(status);
     return reactor;
   }
+  const int beam_size = source.beam_size;
   const int source_token_count = static_cast<int>(source.ids.size());
   batcher_.Submit(
       std::move(source), context->deadline(), CancellationOf(context),
@@ -128,42 +123,26 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
     v1::TranslateBatchResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
-  const int text_count = request->texts_size();
-  if (text_count == 0) {
-    completion.Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                   "texts is empty; send at least one text"));
-    return reactor;
-  }
-  if (text_count > options_.max_batch_texts) {
-    completion.Finish(grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        "texts has " + std::to_string(text_count) + " entries; the limit is " +
-            std::to_string(options_.max_batch_texts)));
+  // A malformed text count is reported before a passed deadline.
+  if (grpc::Status status = validator_.CheckTextCount(request->texts_size());
+      !status.ok()) {
+    completion.Finish(status);
     return reactor;
   }
   if (DeadlinePassed(*context)) {
     completion.Finish(DeadlineStatus());
     return reactor;
   }
-
-  int beam_size = 1;
-  if (grpc::Status status = ChooseBeamSize(request->beam_size(), &beam_size);
+  // Validate everything first so a bad text costs no decoding.
+  std::vector<EncodedSource> sources;
+  if (grpc::Status status = validator_.Validate(*request, &sources);
       !status.ok()) {
     completion.Finish(status);
     return reactor;
   }
-  // Validate everything first so a bad text costs no decoding.
-  std::vector<EncodedSource> sources(text_count);
-  for (int i = 0; i < text_count; ++i) {
-    grpc::Status status =
-        EncodeText(request->texts(i), "texts[" + std::to_string(i) + "]",
-                   beam_size, &sources[i]);
-    if (!status.ok()) {
-      completion.Finish(status);
-      return reactor;
-    }
-  }
 
+  const int text_count = static_cast<int>(sources.size());
+  const int beam_size = sources.front().beam_size;
   response->set_model_version(translator_.model_version());
   response->set_beam_size(beam_size);
   // Pre-sized so each completion writes only its own element.
@@ -196,47 +175,6 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
         });
   }
   return reactor;
-}
-
-grpc::Status TranslationService::ChooseBeamSize(int requested,
-                                                int* beam_size) const {
-  if (requested < 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "beam_size is " + std::to_string(requested) +
-                            "; use 0 for the server default, 1 for greedy "
-                            "or more for beam search");
-  }
-  *beam_size = requested == 0 ? options_.default_beam_size
-                              : std::min(requested, options_.max_beam_size);
-  return grpc::Status::OK;
-}
-
-grpc::Status TranslationService::EncodeText(const std::string& text,
-                                            const std::string& field,
-                                            int beam_size,
-                                            EncodedSource* source) const {
-  if (text.empty()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        field + " is empty");
-  }
-  try {
-    *source = translator_.EncodeSource(text);
-  } catch (const std::invalid_argument& e) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        field + ": " + e.what());
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL,
-                        field + ": encoding failed: " + e.what());
-  }
-  source->beam_size = beam_size;
-  const int token_count = static_cast<int>(source->ids.size());
-  if (token_count > options_.max_input_tokens) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        field + " has " + std::to_string(token_count) +
-                            " tokens; the limit is " +
-                            std::to_string(options_.max_input_tokens));
-  }
-  return grpc::Status::OK;
 }
 
 grpc::Status TranslationService::FillTranslation(

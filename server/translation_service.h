@@ -7,22 +7,16 @@
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/request_batcher.h"
+#include "server/request_validator.h"
 #include "server/server_metrics.h"
 
 namespace fanyi {
 
-// Limits the service enforces on requests; see ServerOptions.
-struct ServiceOptions {
-  int max_input_tokens = 256;  // Longer texts get INVALID_ARGUMENT.
-  int max_batch_texts = 256;   // TranslateBatch texts per RPC, at most.
-  int default_beam_size = 1;   // Used when a request says 0.
-  int max_beam_size = 8;       // Larger requested beams are capped to this.
-};
-
 // The fanyi.v1.Translator gRPC service on the callback API: handlers validate
-// and encode the input on the gRPC thread, hand it to the RequestBatcher and
-// return at once; the batcher's completion callback finishes the RPC, so no
-// thread blocks per request. Errors become grpc::Status here, at the edge.
+// and encode the input on the gRPC thread (RequestValidator), hand it to the
+// RequestBatcher and return at once; the batcher's completion callback finishes
+// the RPC, so no thread blocks per request. Errors become grpc::Status here, at
+// the edge.
 class TranslationService final : public v1::Translator::CallbackService {
  public:
   // `translator`, `batcher` and `metrics` must outlive the service.
@@ -46,19 +40,12 @@ class TranslationService final : public v1::Translator::CallbackService {
       v1::TranslateBatchResponse* response) override;
 
  private:
-  // Validates `text` and encodes it into `source`; returns INVALID_ARGUMENT
-  // naming `field` ("text", "texts[3]") and the reason when it is unusable.
-  grpc::Status EncodeText(const std::string& text, const std::string& field,
-                          int beam_size, EncodedSource* source) const;
-  // The beam size to use for a request asking for `requested`, or
-  // INVALID_ARGUMENT for a negative request.
-  grpc::Status ChooseBeamSize(int requested, int* beam_size) const;
   // Fills `translation` from decoded target ids; INTERNAL if that fails.
   grpc::Status FillTranslation(const std::vector<int64_t>& target_ids,
                                int source_token_count,
                                v1::Translation* translation) const;
 
-  const ServiceOptions options_;
+  const RequestValidator validator_;
   const Translator& translator_;
   RequestBatcher& batcher_;
   ServerMetrics& metrics_;

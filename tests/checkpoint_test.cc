@@ -114,6 +114,58 @@ TEST_F(CheckpointTest, WrongVersionIsRefused) {
   EXPECT_THAT(error, HasSubstr("format_version 99"));
 }
 
+// A config.json field replaced by a badly typed value, and what the error
+// must say. Before the fix, run through tests/fuzz/model_config_fuzzer, a
+// string "format" of 5 escaped as nlohmann's type_error (without the file
+// name) and 1e300 read as an integer was undefined behaviour (UBSan); 2.5
+// heads were silently truncated to 2 and 2^64-1 wrapped to -1.
+struct BadConfigCase {
+  std::string name;
+  std::string json_pointer;  // The field to replace, e.g. "/model/heads".
+  std::string value;         // Its new value, as JSON.
+  std::string expected_message_part;
+};
+
+class BadConfigTest : public CheckpointTest,
+                      public ::testing::WithParamInterface<BadConfigCase> {};
+
+TEST_P(BadConfigTest, IsRefusedWithRuntimeErrorNamingTheFile) {
+  const BadConfigCase& c = GetParam();
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config[nlohmann::json::json_pointer(c.json_pointer)] =
+      nlohmann::json::parse(c.value);
+  Overwrite(config_path, config.dump());
+  // Only std::runtime_error is documented; anything else fails the test.
+  try {
+    LoadCheckpoint(directory_, torch::kCPU);
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), HasSubstr(config_path.string()));
+    EXPECT_THAT(error.what(), HasSubstr(c.expected_message_part));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, BadConfigTest,
+    ::testing::Values(
+        BadConfigCase{"FormatNotString", "/format", "5",
+                      "not a fanyi checkpoint config"},
+        BadConfigCase{"VersionHuge", "/format_version", "1e300",
+                      "\"format_version\" is missing or not an integer"},
+        BadConfigCase{"VersionString", "/format_version", "\"1\"",
+                      "\"format_version\" is missing or not an integer"},
+        BadConfigCase{"DFfHuge", "/model/d_ff", "1e300",
+                      "field 'd_ff' must be an integer"},
+        BadConfigCase{"HeadsFraction", "/model/heads", "2.5",
+                      "field 'heads' must be an integer"},
+        BadConfigCase{"DModelAboveInt64", "/model/d_model",
+                      "18446744073709551615",
+                      "field 'd_model' is out of range"}),
+    [](const ::testing::TestParamInfo<BadConfigCase>& info) {
+      return info.param.name;
+    });
+
 TEST_F(CheckpointTest, WrongShapeIsRefused) {
   const fs::path config_path = fs::path(directory_) / "config.json";
   nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));

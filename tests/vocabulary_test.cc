@@ -134,6 +134,9 @@ INSTANTIATE_TEST_SUITE_P(
     All, LoadErrorTest,
     testing::Values(
         LoadErrorCase{"not_json", "{\"format\": ", "not valid JSON ("},
+        // Found by tests/fuzz/vocabulary_fuzzer: a number too large for a
+        // double escaped as nlohmann's out_of_range, not a runtime_error.
+        LoadErrorCase{"number_overflow", "6666e66666", "not valid JSON ("},
         LoadErrorCase{"not_object", "[1, 2]", "not a JSON object"},
         LoadErrorCase{"wrong_format",
                       R"({"format": "other", "format_version": 1,

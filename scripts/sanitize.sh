@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds fanyi with a sanitizer and runs the tests labelled for it:
+#   scripts/sanitize.sh address   AddressSanitizer + UBSan into build-asan/,
+#                                 CTest label "asan" (unit and server tests)
+#   scripts/sanitize.sh thread    ThreadSanitizer into build-tsan/,
+#                                 CTest label "tsan" (the request batcher)
+# JOBS may be set in the environment; BUILD_DIR overrides the build folder.
+# Any sanitizer report fails the test that produced it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitizer="${1:-address}"
+case "$sanitizer" in
+  address) label=asan ;;
+  thread) label=tsan ;;
+  *)
+    echo "usage: $0 [address|thread]" >&2
+    exit 2
+    ;;
+esac
+
+bash scripts/install-deps.sh
+# Paths relative to the checkout in ccache keys: fresh clones reuse the cache.
+export CCACHE_BASEDIR="$PWD"
+build_dir="${BUILD_DIR:-build-$label}"
+jobs="${JOBS:-$(nproc)}"
+# -O1: sanitizer reports keep usable stack traces and the tests stay fast.
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DFANYI_SANITIZE="$sanitizer" >/dev/null
+cmake --build "$build_dir" -j "$jobs" --target "${label}_tests"
+
+# halt_on_error: the first report ends the test binary with a failure. The
+# labelled tests need no suppressions: ASan, UBSan and LeakSanitizer report
+# nothing in them, nor TSan in the batcher test.
+export ASAN_OPTIONS="halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+# Test scratch space of its own, so a concurrent run of the other test
+# builds on the machine does not share the trained tiny models.
+export TEST_TMPDIR="$(cd "$build_dir" && pwd)/test-tmp"
+mkdir -p "$TEST_TMPDIR"
+
+cd "$build_dir"
+ctest --output-on-failure -j "$jobs" -L "^$label\$"

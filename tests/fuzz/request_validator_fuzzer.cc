@@ -1,0 +1,170 @@
+// libFuzzer target: the server's request validation (RequestValidator) on
+// arbitrary requests, through the same path as the gRPC handlers.
+//
+// Input: the first byte picks the RPC (even: Translate, odd: TranslateBatch),
+// the rest is the serialized request message; bytes that do not parse are
+// dropped (gRPC would reject them before the service sees them). The texts
+// are proto `bytes`, so invalid UTF-8 does reach the validator. Properties:
+//   - the status is OK or INVALID_ARGUMENT, never INTERNAL, never a crash;
+//   - on OK every text was encoded into 1..max_input_tokens ids within the
+//     source vocabulary, with a beam size in [1, max_beam_size], and a batch
+//     has one source per text;
+//   - a text that is empty or not UTF-8, or a negative beam size, is refused.
+// The translator is a random tiny model (it is never run: validation only
+// tokenizes and looks tokens up); the limits are small so they are reached.
+#include <google/protobuf/stubs/logging.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/checkpoint.h"
+#include "common/tokenizer.h"
+#include "common/translator.h"
+#include "common/utf8.h"
+#include "fanyi/v1/translator.pb.h"
+#include "server/request_validator.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace fanyi::fuzzing {
+namespace {
+
+constexpr int kMaxInputTokens = 12;
+constexpr int kMaxBatchTexts = 4;
+constexpr int kMaxBeamSize = 3;
+
+struct Fixture {
+  ServiceOptions options;
+  std::unique_ptr<Translator> translator;
+  std::unique_ptr<RequestValidator> validator;
+  int64_t source_vocab_size = 0;
+};
+
+Fixture* MakeFixture() {
+  Checkpoint checkpoint;
+  checkpoint.model_version = "fuzz";
+  checkpoint.source_language = "en";
+  checkpoint.target_language = "zh";
+  const Tokenizer english("en");
+  checkpoint.source_vocabulary = Vocabulary::Build(
+      {english.Tokenize("The cat doesn't sit on the mat."),
+       english.Tokenize("It's 3.5 km to the station, isn't it?")},
+      1, 0);
+  checkpoint.target_vocabulary =
+      Vocabulary::Build({{"猫", "坐", "在", "垫子", "上", "。"}}, 1, 0);
+  ModelConfig config;
+  config.source_vocab_size = checkpoint.source_vocabulary.size();
+  config.target_vocab_size = checkpoint.target_vocabulary.size();
+  config.encoder_layers = 1;
+  config.decoder_layers = 1;
+  config.d_model = 8;
+  config.d_ff = 8;
+  config.heads = 2;
+  config.max_positions = 10;  // Below the token limit: both limits are hit.
+  checkpoint.model = Transformer(config);
+  checkpoint.model->eval();
+
+  auto* fixture = new Fixture;
+  fixture->options.max_input_tokens = kMaxInputTokens;
+  fixture->options.max_batch_texts = kMaxBatchTexts;
+  fixture->options.default_beam_size = 2;
+  fixture->options.max_beam_size = kMaxBeamSize;
+  fixture->translator =
+      Translator::FromCheckpoint(checkpoint, TranslatorOptions());
+  fixture->validator = std::make_unique<RequestValidator>(fixture->options,
+                                                          *fixture->translator);
+  fixture->source_vocab_size = checkpoint.source_vocabulary.size();
+  return fixture;
+}
+
+bool IsUtf8(const std::string& text) {
+  try {
+    DecodeUtf8(text);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+void CheckStatusCode(const grpc::Status& status) {
+  FuzzCheck(
+      status.ok() || status.error_code() == grpc::StatusCode::INVALID_ARGUMENT,
+      "unexpected status " + std::to_string(status.error_code()) + ": " +
+          status.error_message());
+}
+
+void CheckSource(const Fixture& fixture, const EncodedSource& source) {
+  FuzzCheck(!source.ids.empty(), "accepted a text with no tokens");
+  FuzzCheck(static_cast<int>(source.ids.size()) <= kMaxInputTokens,
+            "accepted a text over the token limit");
+  for (int64_t id : source.ids) {
+    FuzzCheck(id >= 0 && id < fixture.source_vocab_size,
+              "source id " + std::to_string(id) + " outside the vocabulary");
+  }
+  FuzzCheck(source.beam_size >= 1 && source.beam_size <= kMaxBeamSize,
+            "beam size " + std::to_string(source.beam_size) + " out of range");
+}
+
+// True when the validator must refuse `text` whatever the limits.
+bool TextIsUnusable(const std::string& text) {
+  return text.empty() || !IsUtf8(text);
+}
+
+void CheckTranslate(const Fixture& fixture, const uint8_t* data, size_t size) {
+  v1::TranslateRequest request;
+  if (!request.ParseFromArray(data, static_cast<int>(size))) return;
+  EncodedSource source;
+  const grpc::Status status = fixture.validator->Validate(request, &source);
+  CheckStatusCode(status);
+  if (!status.ok()) return;
+  CheckSource(fixture, source);
+  FuzzCheck(request.beam_size() >= 0, "accepted a negative beam size");
+  FuzzCheck(!TextIsUnusable(request.text()),
+            "accepted an empty or non-UTF-8 text");
+}
+
+void CheckTranslateBatch(const Fixture& fixture, const uint8_t* data,
+                         size_t size) {
+  v1::TranslateBatchRequest request;
+  if (!request.ParseFromArray(data, static_cast<int>(size))) return;
+  std::vector<EncodedSource> sources;
+  const grpc::Status status = fixture.validator->Validate(request, &sources);
+  CheckStatusCode(status);
+  if (!status.ok()) return;
+  FuzzCheck(request.texts_size() >= 1 && request.texts_size() <= kMaxBatchTexts,
+            "accepted a batch of " + std::to_string(request.texts_size()));
+  FuzzCheck(static_cast<int>(sources.size()) == request.texts_size(),
+            "one source per text expected");
+  FuzzCheck(request.beam_size() >= 0, "accepted a negative beam size");
+  for (int i = 0; i < request.texts_size(); ++i) {
+    CheckSource(fixture, sources[i]);
+    FuzzCheck(sources[i].beam_size == sources[0].beam_size,
+              "texts of one request got different beam sizes");
+    FuzzCheck(!TextIsUnusable(request.texts(i)),
+              "accepted an empty or non-UTF-8 text");
+  }
+}
+
+}  // namespace
+}  // namespace fanyi::fuzzing
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  // Parse failures of malformed messages are expected; keep stderr quiet.
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const fanyi::fuzzing::Fixture* const fixture =
+      fanyi::fuzzing::MakeFixture();
+  if (size == 0) return 0;
+  if (data[0] % 2 == 0) {
+    fanyi::fuzzing::CheckTranslate(*fixture, data + 1, size - 1);
+  } else {
+    fanyi::fuzzing::CheckTranslateBatch(*fixture, data + 1, size - 1);
+  }
+  return 0;
+}
