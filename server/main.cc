@@ -23,7 +23,7 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address; port 0 picks a free port.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; port 0 picks a free port.");
-ABSL_FLAG(int, max_batch_size, 32, "Rows decoding at once, at most.");
+ABSL_FLAG(int, max_batch_size, 64, "Rows decoding at once, at most.");
 ABSL_FLAG(int, max_batch_delay_ms, 5,
           "While nothing is decoding, how long the oldest queued text waits "
           "for others to start with it; while rows decode, texts join them "

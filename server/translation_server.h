@@ -28,7 +28,7 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
-  int max_batch_size = 32;      // Rows decoding at once, at most.
+  int max_batch_size = 64;      // Rows decoding at once, at most.
   int max_batch_delay_ms = 5;   // While nothing decodes, how long the oldest
                                 // queued text waits for others to start with
                                 // it; decoding rows admit texts at once.
