@@ -2,11 +2,8 @@
 // the real fanyi-server / fanyi-client binaries) on 127.0.0.1:0 serving the
 // tiny trained model, spoken to over gRPC and HTTP.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +23,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
+#include "tests/server_test_util.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -33,80 +31,11 @@ namespace {
 
 constexpr int kMaxInputTokens = 32;
 
-// GET http://127.0.0.1:port/path with a plain socket; returns the body.
-std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-      0) {
-    close(fd);
-    throw std::runtime_error("cannot connect to port " + std::to_string(port));
-  }
-  const std::string request = "GET " + path +
-                              " HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-                              "Connection: close\r\n\r\n";
-  if (send(fd, request.data(), request.size(), 0) !=
-      static_cast<ssize_t>(request.size())) {
-    close(fd);
-    throw std::runtime_error("send() failed");
-  }
-  std::string response;
-  char buffer[4096];
-  ssize_t received;
-  while ((received = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
-    response.append(buffer, static_cast<size_t>(received));
-  }
-  close(fd);
-  const size_t body_start = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.1 200", 0) != 0 &&
-      response.rfind("HTTP/1.0 200", 0) != 0) {
-    throw std::runtime_error("HTTP GET " + path +
-                             " failed: " + response.substr(0, body_start));
-  }
-  return body_start == std::string::npos ? "" : response.substr(body_start + 4);
-}
-
-// The value of the sample line that starts with `series` (name and labels
-// exactly as exposed) in Prometheus text format; -1 when absent.
-double SampleValue(const std::string& metrics, const std::string& series) {
-  size_t line_start = 0;
-  while (line_start < metrics.size()) {
-    size_t line_end = metrics.find('\n', line_start);
-    if (line_end == std::string::npos) line_end = metrics.size();
-    const std::string line = metrics.substr(line_start, line_end - line_start);
-    if (line.rfind(series + " ", 0) == 0) {
-      return std::stod(line.substr(series.size() + 1));
-    }
-    line_start = line_end + 1;
-  }
-  return -1;
-}
-
-// Runs `command` through the shell; returns its exit status and output.
-struct CommandResult {
-  int exit_code;
-  std::string output;
-};
-CommandResult RunCommand(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
-  std::string output;
-  char buffer[4096];
-  size_t read;
-  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    output.append(buffer, read);
-  }
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-std::string BinaryPath(const std::string& name) {
-  return std::string(FANYI_BINARY_DIR) + "/bin/" + name;
-}
+using testing_util::BinaryPath;
+using testing_util::CommandResult;
+using testing_util::HttpGet;
+using testing_util::MetricValue;
+using testing_util::RunCommand;
 
 // Blocks callers of Wait() until `count` of them have arrived, so threads
 // start their work together (std::latch is C++20).
@@ -238,11 +167,11 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
   // Batches of one fall into the le="1" bucket; any other batch had more.
   const std::string after = HttpGet(server_->metrics_port(), "/metrics");
   auto batches = [](const std::string& metrics) {
-    return std::max(0.0, SampleValue(metrics, "fanyi_batch_size_count"));
+    return std::max(0.0, MetricValue(metrics, "fanyi_batch_size_count"));
   };
   auto single_batches = [](const std::string& metrics) {
     return std::max(0.0,
-                    SampleValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
+                    MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
   };
   const double new_batches = batches(after) - batches(before);
   const double new_single_batches =
@@ -253,8 +182,8 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
   // Each observation is one decoding step; rows per step above one on
   // average means requests shared steps rather than running one by one.
   const double new_rows =
-      SampleValue(after, "fanyi_batch_size_sum") -
-      std::max(0.0, SampleValue(before, "fanyi_batch_size_sum"));
+      MetricValue(after, "fanyi_batch_size_sum") -
+      std::max(0.0, MetricValue(before, "fanyi_batch_size_sum"));
   EXPECT_GT(new_rows / new_batches, 1.5) << "requests were decoded alone";
 }
 
@@ -428,19 +357,19 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
         << name << " missing from:\n"
         << metrics;
   }
-  EXPECT_GE(SampleValue(metrics,
+  EXPECT_GE(MetricValue(metrics,
                         "fanyi_requests_total{code=\"OK\",method="
                         "\"Translate\"}"),
             1);
-  EXPECT_GE(SampleValue(metrics,
+  EXPECT_GE(MetricValue(metrics,
                         "fanyi_requests_total{code=\"INVALID_ARGUMENT\","
                         "method=\"Translate\"}"),
             1);
-  EXPECT_EQ(SampleValue(metrics, "fanyi_model_info{device=\"" +
+  EXPECT_EQ(MetricValue(metrics, "fanyi_model_info{device=\"" +
                                      server_->device_name() + "\",version=\"" +
                                      server_->model_version() + "\"}"),
             1);
-  EXPECT_GT(SampleValue(metrics, "fanyi_generated_tokens_total"), 0);
+  EXPECT_GT(MetricValue(metrics, "fanyi_generated_tokens_total"), 0);
 }
 
 TEST_F(ServerTest, PortInUseIsAStartupError) {
@@ -486,7 +415,7 @@ TEST_F(ServerTest, ShutdownDrainsQueuedRequestsThenRefusesNewOnes) {
     });
   }
   // Wait until all of them sit in the queue (a state, polled, not a delay).
-  while (SampleValue(HttpGet(server->metrics_port(), "/metrics"),
+  while (MetricValue(HttpGet(server->metrics_port(), "/metrics"),
                      "fanyi_queue_depth") < kCalls) {
     std::this_thread::yield();
   }
