@@ -141,6 +141,11 @@ std::string LoadReport::ToTable() const {
     out << " " << code << " " << count;
   }
   out << "\n";
+  out << std::setprecision(1) << "slowest (ms) ";
+  for (const auto& [code, max_ms] : status_max_latency_ms) {
+    out << " " << code << " " << max_ms;
+  }
+  out << "\n";
   out << std::setprecision(3) << "wall          " << wall_seconds << " s\n";
   out << std::setprecision(1) << "throughput    " << sentences_per_second
       << " sentences/s, " << generated_tokens_per_second
@@ -160,6 +165,7 @@ std::string LoadReport::ToJson() const {
       {"requests_sent", requests_sent},
       {"requests_completed", requests_completed},
       {"status_counts", status_counts},
+      {"status_max_latency_ms", status_max_latency_ms},
       {"ok_requests", ok_requests},
       {"generated_tokens", generated_tokens},
       {"max_in_flight_waits", max_in_flight_waits},
@@ -293,9 +299,12 @@ void LoadGenerator::RecordCompletion(std::unique_ptr<Call> call) {
     --in_flight_;
     if (call->measured) {
       ++requests_completed_;
+      const double latency_ms = Seconds(done - call->sent_at) * 1000.0;
       ++status_counts_[call->status.error_code()];
+      double& max_ms = status_max_latency_ms_[call->status.error_code()];
+      max_ms = std::max(max_ms, latency_ms);
       if (call->status.ok()) {
-        ok_latencies_ms_.push_back(Seconds(done - call->sent_at) * 1000.0);
+        ok_latencies_ms_.push_back(latency_ms);
         generated_tokens_ +=
             call->response.translation().generated_token_count();
       }
@@ -317,6 +326,9 @@ LoadReport LoadGenerator::BuildReport() {
   report.requests_completed = requests_completed_;
   for (const auto& [code, count] : status_counts_) {
     report.status_counts[StatusCodeName(code)] = count;
+  }
+  for (const auto& [code, max_ms] : status_max_latency_ms_) {
+    report.status_max_latency_ms[StatusCodeName(code)] = max_ms;
   }
   report.ok_requests = static_cast<int64_t>(ok_latencies_ms_.size());
   report.generated_tokens = generated_tokens_;

@@ -61,6 +61,9 @@ struct LoadReport {
   int64_t requests_completed = 0;
   std::map<std::string, int64_t> status_counts;  // By gRPC code name ("OK",
                                                  // "RESOURCE_EXHAUSTED").
+  // Slowest completion of each code in ms, failures included: how quickly
+  // a full queue or a deadline answers.
+  std::map<std::string, double> status_max_latency_ms;
   int64_t ok_requests = 0;
   int64_t generated_tokens = 0;     // Sum over OK responses.
   int64_t max_in_flight_waits = 0;  // Open loop: sends delayed by the cap.
@@ -158,6 +161,7 @@ class LoadGenerator {
   Clock::time_point last_completion_;
   std::vector<double> ok_latencies_ms_;
   std::map<grpc::StatusCode, int64_t> status_counts_;
+  std::map<grpc::StatusCode, double> status_max_latency_ms_;
   int64_t generated_tokens_ = 0;
   int64_t requests_completed_ = 0;
 };

@@ -227,6 +227,10 @@ TEST_F(LoadGeneratorTest, FullQueueRejectionsAreCountedByCode) {
   EXPECT_EQ(report.ok_requests, CountOf(report, "OK"));
   EXPECT_DOUBLE_EQ(report.sentences_per_second,
                    report.ok_requests / report.wall_seconds);
+  // Each code seen has its slowest latency; OK's is the OK maximum.
+  ASSERT_EQ(report.status_max_latency_ms.size(), 2u);
+  EXPECT_EQ(report.status_max_latency_ms.at("OK"), report.latency_max_ms);
+  EXPECT_GT(report.status_max_latency_ms.at("RESOURCE_EXHAUSTED"), 0);
 }
 
 // The JSON report holds the same numbers as the report it was made from.
@@ -239,6 +243,9 @@ void ExpectJsonMatches(const nlohmann::json& json, const LoadReport& report) {
   EXPECT_EQ(json.at("requests_completed"), report.requests_completed);
   EXPECT_EQ((json.at("status_counts").get<std::map<std::string, int64_t>>()),
             report.status_counts);
+  EXPECT_EQ(
+      (json.at("status_max_latency_ms").get<std::map<std::string, double>>()),
+      report.status_max_latency_ms);
   EXPECT_EQ(json.at("ok_requests"), report.ok_requests);
   EXPECT_EQ(json.at("generated_tokens"), report.generated_tokens);
   EXPECT_EQ(json.at("wall_seconds"), report.wall_seconds);
