@@ -23,7 +23,8 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address; port 0 picks a free port.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; port 0 picks a free port.");
-ABSL_FLAG(int, max_batch_size, 64, "Rows decoding at once, at most.");
+ABSL_FLAG(int, max_batch_size, 64,
+          "Rows decoding at once per worker, at most.");
 ABSL_FLAG(int, max_batch_delay_ms, 5,
           "While nothing is decoding, how long the oldest queued text waits "
           "for others to start with it; while rows decode, texts join them "
@@ -36,7 +37,11 @@ ABSL_FLAG(int, beam_size, 1,
           "Beam size for requests that ask for none (1 = greedy).");
 ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
 ABSL_FLAG(int, threads, static_cast<int>(std::thread::hardware_concurrency()),
-          "Model intra-op threads (default: hardware cores).");
+          "CPU threads for decoding, split evenly over the workers "
+          "(default: hardware cores).");
+ABSL_FLAG(int, workers, 0,
+          "Decode workers sharing the model and the queue, each with its own "
+          "rows (0 = one per thread on CPU, one on a GPU).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20,
           "Larger gRPC requests are refused with RESOURCE_EXHAUSTED.");
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.workers = absl::GetFlag(FLAGS_workers);
   options.device = absl::GetFlag(FLAGS_device);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
@@ -101,7 +107,9 @@ int main(int argc, char** argv) {
             << ", metrics on http://"
             << WithPort(options.metrics_listen, server->metrics_port())
             << "/metrics, model " << server->model_version() << " on "
-            << server->device_name() << std::endl;
+            << server->device_name() << ", " << server->workers()
+            << " decode worker(s) x " << server->threads_per_worker()
+            << " thread(s)" << std::endl;
 
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);

@@ -53,8 +53,9 @@ bool EngineLostTrack(const DecodeEngine& engine, size_t rows) {
 }  // namespace
 
 RequestBatcher::RequestBatcher(const BatcherOptions& options,
-                               DecodeEngine* engine, ServerMetrics* metrics)
-    : options_(options), engine_(engine), metrics_(metrics) {
+                               const std::vector<DecodeEngine*>& engines,
+                               ServerMetrics* metrics)
+    : options_(options), metrics_(metrics) {
   if (options_.max_batch_size < 1) {
     throw std::invalid_argument("max_batch_size must be at least 1, got " +
                                 std::to_string(options_.max_batch_size));
@@ -66,10 +67,19 @@ RequestBatcher::RequestBatcher(const BatcherOptions& options,
   if (options_.max_batch_delay.count() < 0) {
     throw std::invalid_argument("max_batch_delay must not be negative");
   }
-  if (engine_ == nullptr) {
+  if (engines.empty()) {
     throw std::invalid_argument("RequestBatcher needs a decode engine");
   }
-  worker_ = std::thread([this] { Run(); });
+  for (DecodeEngine* engine : engines) {
+    if (engine == nullptr) {
+      throw std::invalid_argument("RequestBatcher got a null decode engine");
+    }
+    workers_.push_back(std::make_unique<Worker>(engine));
+  }
+  for (auto& worker : workers_) {
+    Worker* const w = worker.get();
+    w->thread = std::thread([this, w] { Run(*w); });
+  }
 }
 
 RequestBatcher::~RequestBatcher() { Stop(); }
@@ -114,32 +124,35 @@ void RequestBatcher::Stop() {
   }
   queue_changed_.notify_all();
   std::call_once(stop_once_, [this] {
-    if (worker_.joinable()) worker_.join();
+    for (auto& worker : workers_) {
+      if (worker->thread.joinable()) worker->thread.join();
+    }
   });
 }
 
-void RequestBatcher::Run() {
-  const auto max_rows = static_cast<size_t>(options_.max_batch_size);
+void RequestBatcher::Run(Worker& worker) {
   while (true) {
     // First, so that rows freed by expired or cancelled requests are
     // refilled in this same step.
-    DropAbandonedRows();
-    if (in_flight_.empty()) {
-      std::vector<Pending> batch = WaitForBatch();
+    DropAbandonedRows(worker);
+    if (worker.in_flight.empty()) {
+      std::vector<Pending> batch = WaitForBatch(worker);
       if (batch.empty()) return;  // Stopped and drained.
-      Admit(std::move(batch));
+      Admit(worker, std::move(batch));
     } else {
       // Rows are decoding: waiting would stall them, so take only the
       // requests already queued, into the free rows.
-      Admit(TakeWaiting(max_rows - std::min(max_rows, in_flight_.size())));
+      Admit(worker, TakeWaiting(worker));
     }
-    StepRows();
+    StepRows(worker);
   }
 }
 
-std::vector<RequestBatcher::Pending> RequestBatcher::WaitForBatch() {
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
+std::vector<RequestBatcher::Pending> RequestBatcher::WaitForBatch(
+    Worker& worker) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  worker.rows_seen = 0;
+  while (true) {
     queue_changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return {};  // Stopping and drained.
 
@@ -150,20 +163,41 @@ std::vector<RequestBatcher::Pending> RequestBatcher::WaitForBatch() {
     queue_changed_.wait_until(lock, flush_at, [&] {
       return stopping_ || queue_.size() >= max_batch_size;
     });
+    // Another worker may have taken everything meanwhile; then wait again.
+    if (!queue_.empty()) break;
   }
-  return TakeWaiting(static_cast<size_t>(options_.max_batch_size));
+  return TakeWaitingLocked(worker);
 }
 
-std::vector<RequestBatcher::Pending> RequestBatcher::TakeWaiting(size_t count) {
+std::vector<RequestBatcher::Pending> RequestBatcher::TakeWaiting(
+    Worker& worker) {
   std::lock_guard<std::mutex> lock(mutex_);
-  count = std::min(count, queue_.size());
+  return TakeWaitingLocked(worker);
+}
+
+std::vector<RequestBatcher::Pending> RequestBatcher::TakeWaitingLocked(
+    Worker& worker) {
+  const size_t own = worker.in_flight.size();
+  const auto max_rows = static_cast<size_t>(options_.max_batch_size);
+  // Fair share: every row in the system, queued or decoding, spread evenly
+  // over the workers (rounded up, so one worker alone takes everything).
+  size_t rows = queue_.size() + own;
+  for (const auto& other : workers_) {
+    if (other.get() != &worker) rows += other->rows_seen;
+  }
+  const size_t share = (rows + workers_.size() - 1) / workers_.size();
+  size_t count = std::min(queue_.size(), max_rows - std::min(max_rows, own));
+  count = std::min(count, share - std::min(share, own));
   std::vector<Pending> taken;
   taken.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     taken.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  worker.rows_seen = own + count;
   if (count > 0) PublishQueueDepth();
+  // Requests left beyond this worker's share go to an idle one, if any.
+  if (!queue_.empty()) queue_changed_.notify_one();
   return taken;
 }
 
@@ -173,7 +207,7 @@ void RequestBatcher::PublishQueueDepth() {
   }
 }
 
-void RequestBatcher::Admit(std::vector<Pending> requests) {
+void RequestBatcher::Admit(Worker& worker, std::vector<Pending> requests) {
   const auto now = std::chrono::system_clock::now();
   const auto admitted = std::chrono::steady_clock::now();
   std::vector<Pending> greedy;
@@ -202,11 +236,12 @@ void RequestBatcher::Admit(std::vector<Pending> requests) {
       greedy.push_back(std::move(request));
     }
   }
-  AddRows(std::move(greedy));
-  DecodeWhole(std::move(beam));
+  AddRows(worker, std::move(greedy));
+  DecodeWhole(worker, std::move(beam));
 }
 
-void RequestBatcher::DecodeWhole(std::vector<Pending> requests) {
+void RequestBatcher::DecodeWhole(Worker& worker,
+                                 std::vector<Pending> requests) {
   if (requests.empty()) return;
   // Sorting by source length keeps rows of similar length together, so
   // little of the batch is padding; results come back in this order.
@@ -219,7 +254,7 @@ void RequestBatcher::DecodeWhole(std::vector<Pending> requests) {
   for (const Pending& request : requests) sources.push_back(request.source);
   std::vector<std::vector<int64_t>> targets;
   try {
-    targets = engine_->DecodeBatch(sources);
+    targets = worker.engine->DecodeBatch(sources);
     if (targets.size() != sources.size()) {
       throw std::runtime_error(
           "decoder returned " + std::to_string(targets.size()) +
@@ -238,14 +273,14 @@ void RequestBatcher::DecodeWhole(std::vector<Pending> requests) {
   }
 }
 
-void RequestBatcher::AddRows(std::vector<Pending> requests) {
+void RequestBatcher::AddRows(Worker& worker, std::vector<Pending> requests) {
   if (requests.empty()) return;
   std::vector<EncodedSource> sources;
   sources.reserve(requests.size());
   for (const Pending& request : requests) sources.push_back(request.source);
   std::vector<int64_t> handles;
   try {
-    handles = engine_->Add(sources);
+    handles = worker.engine->Add(sources);
     if (handles.size() != sources.size()) {
       throw std::runtime_error(
           "decoder returned " + std::to_string(handles.size()) +
@@ -256,23 +291,23 @@ void RequestBatcher::AddRows(std::vector<Pending> requests) {
     for (Pending& request : requests) Complete(request, failure, {});
     // The rows already decoding go on, unless the failure left the engine
     // holding rows nobody owns.
-    if (EngineLostTrack(*engine_, in_flight_.size())) {
-      FailAllRows("translation failed: decoder state lost after: " +
-                  failure.error_message());
+    if (EngineLostTrack(*worker.engine, worker.in_flight.size())) {
+      FailAllRows(worker, "translation failed: decoder state lost after: " +
+                              failure.error_message());
     }
     return;
   }
   for (size_t i = 0; i < requests.size(); ++i) {
-    in_flight_.emplace(handles[i], std::move(requests[i]));
+    worker.in_flight.emplace(handles[i], std::move(requests[i]));
   }
 }
 
-void RequestBatcher::DropAbandonedRows() {
+void RequestBatcher::DropAbandonedRows(Worker& worker) {
   const auto now = std::chrono::system_clock::now();
   std::vector<int64_t> handles;
   std::vector<Pending> dropped;
   std::vector<grpc::Status> statuses;
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+  for (auto it = worker.in_flight.begin(); it != worker.in_flight.end();) {
     Pending& request = it->second;
     if (request.deadline <= now) {
       statuses.emplace_back(grpc::StatusCode::DEADLINE_EXCEEDED,
@@ -286,49 +321,51 @@ void RequestBatcher::DropAbandonedRows() {
     }
     handles.push_back(it->first);
     dropped.push_back(std::move(request));
-    it = in_flight_.erase(it);
+    it = worker.in_flight.erase(it);
   }
   if (handles.empty()) return;
   // The rows leave the engine before their callers hear back.
   std::string failure;
   try {
-    engine_->Remove(handles);
+    worker.engine->Remove(handles);
   } catch (...) {
     failure = CurrentFailure();
   }
   for (size_t i = 0; i < dropped.size(); ++i) {
     Complete(dropped[i], statuses[i], {});
   }
-  if (!failure.empty()) FailAllRows(failure);
+  if (!failure.empty()) FailAllRows(worker, failure);
 }
 
-void RequestBatcher::StepRows() {
-  if (in_flight_.empty()) return;
+void RequestBatcher::StepRows(Worker& worker) {
+  if (worker.in_flight.empty()) return;
   if (metrics_ != nullptr) {
-    metrics_->ObserveStep(static_cast<int>(in_flight_.size()));
+    metrics_->ObserveStep(static_cast<int>(worker.in_flight.size()));
   }
   std::vector<DecodeEngine::Finished> finished;
   try {
-    finished = engine_->Step();
+    finished = worker.engine->Step();
   } catch (...) {
-    FailAllRows(CurrentFailure());
+    FailAllRows(worker, CurrentFailure());
     return;
   }
   for (DecodeEngine::Finished& row : finished) {
-    auto it = in_flight_.find(row.handle);
-    if (it == in_flight_.end()) continue;  // Not a row of ours.
+    auto it = worker.in_flight.find(row.handle);
+    if (it == worker.in_flight.end()) continue;  // Not a row of ours.
     Pending request = std::move(it->second);
-    in_flight_.erase(it);
+    worker.in_flight.erase(it);
     Finish(request, grpc::Status::OK, std::move(row.target_ids));
   }
 }
 
-void RequestBatcher::FailAllRows(const std::string& message) {
+void RequestBatcher::FailAllRows(Worker& worker, const std::string& message) {
   const grpc::Status failure(grpc::StatusCode::INTERNAL, message);
-  for (auto& [handle, request] : in_flight_) Complete(request, failure, {});
-  in_flight_.clear();
+  for (auto& [handle, request] : worker.in_flight) {
+    Complete(request, failure, {});
+  }
+  worker.in_flight.clear();
   try {
-    engine_->Reset();
+    worker.engine->Reset();
   } catch (const std::exception& e) {
     std::cerr << "fanyi: resetting the decode engine failed: " << e.what()
               << "\n";

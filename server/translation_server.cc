@@ -3,13 +3,16 @@
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/device.h"
 #include "common/translator.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -60,6 +63,9 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.threads < 0) {
     throw std::invalid_argument("threads must not be negative");
   }
+  if (options.workers < 0) {
+    throw std::invalid_argument("workers must not be negative");
+  }
   if (options.max_message_bytes < 1) {
     throw std::invalid_argument("max_message_bytes must be at least 1");
   }
@@ -94,12 +100,16 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
   batcher_options.max_batch_delay =
       std::chrono::milliseconds(options.max_batch_delay_ms);
   batcher_options.max_queue = options.max_queue;
-  // The batcher's single worker is the only one decoding with the
-  // translator, which the Translator requires.
-  server->engine_ =
-      std::make_unique<TranslatorDecodeEngine>(*server->translator_);
-  server->batcher_ = std::make_unique<RequestBatcher>(
-      batcher_options, server->engine_.get(), server->metrics_.get());
+  // One engine per worker: each has its own rows and cache, all read the
+  // one model.
+  std::vector<DecodeEngine*> engines;
+  for (int i = 0; i < server->workers_; ++i) {
+    server->engines_.push_back(
+        std::make_unique<TranslatorDecodeEngine>(*server->translator_));
+    engines.push_back(server->engines_.back().get());
+  }
+  server->batcher_ = std::make_unique<RequestBatcher>(batcher_options, engines,
+                                                      server->metrics_.get());
 
   server->StartGrpc(options, std::move(credentials));
   return server;
@@ -108,7 +118,18 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
 void TranslationServer::LoadModel(const ServerOptions& options) {
   TranslatorOptions translator_options;
   translator_options.device = options.device;
-  translator_options.threads = options.threads;
+  // Several single-threaded workers decode more per second on CPU than one
+  // worker with as many intra-op threads: a decoding step is many small
+  // operations, and each parallel region costs thread wake-ups
+  // (docs/benchmarks.md). A GPU runs one worker; its threads only feed it.
+  const int threads =
+      options.threads > 0
+          ? options.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const bool on_gpu = ResolveDevice(options.device).is_cuda();
+  workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
+  threads_per_worker_ = std::max(1, threads / workers_);
+  translator_options.threads = threads_per_worker_;
   try {
     translator_ = Translator::Load(options.model_dir, translator_options);
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace grpc {
 class Server;
@@ -28,7 +29,7 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
-  int max_batch_size = 64;      // Rows decoding at once, at most.
+  int max_batch_size = 64;      // Rows decoding at once per worker, at most.
   int max_batch_delay_ms = 5;   // While nothing decodes, how long the oldest
                                 // queued text waits for others to start with
                                 // it; decoding rows admit texts at once.
@@ -38,8 +39,12 @@ struct ServerOptions {
   int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most.
   int beam_size = 1;            // Beam for requests that ask for none (0).
   int max_beam_size = 8;        // Larger requested beams are capped.
-  int threads = 0;              // Model intra-op threads; 0 keeps LibTorch's
-                                // default (one per core).
+  int threads = 0;              // CPU threads for decoding, split evenly
+                                // over the workers (intra-op threads each);
+                                // 0 = one per core.
+  int workers = 0;              // Decode workers, each with its own rows,
+                                // sharing the model and the queue; 0 = auto:
+                                // one per thread on CPU, one on a GPU.
   std::string device = "auto";  // "auto" (cuda when available), "cpu",
                                 // "cuda".
   int max_message_bytes = 4 << 20;  // Larger gRPC requests are refused with
@@ -73,6 +78,9 @@ class TranslationServer {
   // The loaded model's version and device ("cpu", "cuda:0").
   const std::string& model_version() const;
   std::string device_name() const;
+  // Decode workers and the intra-op threads of each.
+  int workers() const { return workers_; }
+  int threads_per_worker() const { return threads_per_worker_; }
 
   // Graceful shutdown: new translation RPCs get UNAVAILABLE, queued and
   // in-flight ones finish, then the gRPC server stops. Returns when done.
@@ -94,12 +102,14 @@ class TranslationServer {
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  std::unique_ptr<DecodeEngine> engine_;
+  std::vector<std::unique_ptr<DecodeEngine>> engines_;  // One per worker.
   std::unique_ptr<RequestBatcher> batcher_;
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int workers_ = 1;
+  int threads_per_worker_ = 1;
 
   std::once_flag shutdown_once_;  // Makes Shutdown's work happen once.
 };

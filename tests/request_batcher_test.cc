@@ -240,18 +240,21 @@ BatcherOptions Options(int max_batch_size, int max_queue,
 TEST(RequestBatcherTest, RejectsInvalidOptions) {
   ScriptedEngine engine;
   const auto delay = std::chrono::milliseconds(1);
-  EXPECT_THROW(RequestBatcher(Options(0, 4, delay), &engine, nullptr),
+  EXPECT_THROW(RequestBatcher(Options(0, 4, delay), {&engine}, nullptr),
                std::invalid_argument);
-  EXPECT_THROW(RequestBatcher(Options(4, 0, delay), &engine, nullptr),
+  EXPECT_THROW(RequestBatcher(Options(4, 0, delay), {&engine}, nullptr),
                std::invalid_argument);
-  EXPECT_THROW(RequestBatcher(Options(4, 4, delay), nullptr, nullptr),
+  EXPECT_THROW(RequestBatcher(Options(4, 4, delay), {}, nullptr),
                std::invalid_argument);
+  EXPECT_THROW(
+      RequestBatcher(Options(4, 4, delay), {&engine, nullptr}, nullptr),
+      std::invalid_argument);
 }
 
 TEST(RequestBatcherTest, FullQueueRejectsWithResourceExhausted) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(1, 2, std::chrono::milliseconds(0)), &engine,
+  RequestBatcher batcher(Options(1, 2, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
   // The first request fills the one row; the next two fill the queue.
   std::promise<Outcome> in_flight, queued1, queued2, rejected;
@@ -277,7 +280,8 @@ TEST(RequestBatcherTest, StopDrainsQueueAndRowsAndRejectsNewWithUnavailable) {
   engine.HoldStep(1);
   // A queue too large to fill while the retry loop below waits for Stop.
   auto batcher = std::make_unique<RequestBatcher>(
-      Options(1, 1 << 30, std::chrono::milliseconds(0)), &engine, nullptr);
+      Options(1, 1 << 30, std::chrono::milliseconds(0)),
+      std::vector<DecodeEngine*>{&engine}, nullptr);
   std::promise<Outcome> in_flight, queued;
   batcher->Submit(Source({3, 1}), kNoDeadline, nullptr, Fulfil(in_flight));
   engine.WaitUntilHeld();
@@ -320,7 +324,7 @@ TEST(RequestBatcherTest, StopDrainsQueueAndRowsAndRejectsNewWithUnavailable) {
 
 TEST(RequestBatcherTest, ExpiredDeadlineIsNotDecoded) {
   ScriptedEngine engine;
-  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), &engine,
+  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
   std::promise<Outcome> expired;
   batcher.Submit(Source({1, 2}), system_clock::now() - std::chrono::seconds(1),
@@ -335,7 +339,7 @@ TEST(RequestBatcherTest, ExpiredDeadlineIsNotDecoded) {
 TEST(RequestBatcherTest, DeadlinePassingWhileQueuedIsNotDecoded) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)), &engine,
+  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
   std::promise<Outcome> in_flight, doomed;
   batcher.Submit(Source({1}), kNoDeadline, nullptr, Fulfil(in_flight));
@@ -356,7 +360,7 @@ TEST(RequestBatcherTest, DeadlinePassingDuringDecodingDropsOnlyThatRow) {
   ScriptedEngine engine;
   engine.HoldStep(1);
   // Two requests fill the batch, so both start at once despite the delay.
-  RequestBatcher batcher(Options(2, 8, kForever), &engine, nullptr);
+  RequestBatcher batcher(Options(2, 8, kForever), {&engine}, nullptr);
   const auto deadline = system_clock::now() + std::chrono::milliseconds(500);
   std::promise<Outcome> doomed, survivor;
   batcher.Submit(Source({50, 1}), deadline, nullptr, Fulfil(doomed, &engine));
@@ -380,7 +384,7 @@ TEST(RequestBatcherTest, DeadlinePassingDuringDecodingDropsOnlyThatRow) {
 TEST(RequestBatcherTest, CancellationFreesTheRowForWaitingRequests) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(2, 8, kForever), &engine, nullptr);
+  RequestBatcher batcher(Options(2, 8, kForever), {&engine}, nullptr);
   std::atomic<bool> cancelled{false};
   std::promise<Outcome> abandoned, survivor, waiting;
   batcher.Submit(
@@ -412,7 +416,7 @@ TEST(RequestBatcherTest, CancellationFreesTheRowForWaitingRequests) {
 TEST(RequestBatcherTest, CancelledWhileQueuedIsNotDecoded) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)), &engine,
+  RequestBatcher batcher(Options(1, 8, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
   std::promise<Outcome> in_flight, abandoned;
   batcher.Submit(Source({1}), kNoDeadline, nullptr, Fulfil(in_flight));
@@ -433,7 +437,7 @@ TEST(RequestBatcherTest, LongRequestDoesNotHoldBackShortOnes) {
   // The batching delay is ten minutes: only admission between steps, which
   // never waits for it, lets the short requests in.
   constexpr int kMaxRows = 4;
-  RequestBatcher batcher(Options(kMaxRows, 64, kForever), &engine, nullptr);
+  RequestBatcher batcher(Options(kMaxRows, 64, kForever), {&engine}, nullptr);
   // A 50-step request and three 1-step ones fill the batch and start.
   std::promise<Outcome> long_request;
   std::vector<std::promise<Outcome>> fillers(3), shorts(3);
@@ -472,7 +476,7 @@ TEST(RequestBatcherTest, ConcurrentRequestsShareStepsAndGetTheirOwnResults) {
   engine.HoldStep(1);
   constexpr int kMaxRows = 8;
   RequestBatcher batcher(Options(kMaxRows, 64, std::chrono::milliseconds(0)),
-                         &engine, nullptr);
+                         {&engine}, nullptr);
   constexpr int kRequests = 17;
   std::vector<std::promise<Outcome>> outcomes(kRequests);
   // Request i (after the first) lasts 2 steps and has kRequests - i + 2
@@ -511,7 +515,7 @@ TEST(RequestBatcherTest, OldestRequestStartsAfterMaxDelay) {
   ScriptedEngine engine;
   // A batch of 32 never fills with one request; the delay must start it.
   RequestBatcher batcher(Options(32, 64, std::chrono::milliseconds(20)),
-                         &engine, nullptr);
+                         {&engine}, nullptr);
   std::promise<Outcome> alone;
   const auto start = std::chrono::steady_clock::now();
   batcher.Submit(Source({5}), kNoDeadline, nullptr, Fulfil(alone));
@@ -524,7 +528,7 @@ TEST(RequestBatcherTest, OldestRequestStartsAfterMaxDelay) {
 TEST(RequestBatcherTest, BeamSearchRequestsAreDecodedWholeBetweenSteps) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), &engine,
+  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
   std::promise<Outcome> greedy, beam, failing_beam;
   batcher.Submit(Source({5, 1}), kNoDeadline, nullptr, Fulfil(greedy, &engine));
@@ -551,7 +555,7 @@ TEST(RequestBatcherTest, BeamSearchRequestsAreDecodedWholeBetweenSteps) {
 TEST(RequestBatcherTest, FailingStepFailsOnlyTheRowsInIt) {
   ScriptedEngine engine;
   engine.FailStep(2);
-  RequestBatcher batcher(Options(2, 8, kForever), &engine, nullptr);
+  RequestBatcher batcher(Options(2, 8, kForever), {&engine}, nullptr);
   // Three pairs, each filling the batch and lasting one step: step 1 works,
   // step 2 throws, step 3 works again.
   std::vector<std::promise<Outcome>> outcomes(6);
@@ -581,7 +585,7 @@ TEST(RequestBatcherTest, FailingStepFailsOnlyTheRowsInIt) {
 TEST(RequestBatcherTest, FailingAddFailsOnlyTheRequestsAdded) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(2, 8, std::chrono::milliseconds(0)), &engine,
+  RequestBatcher batcher(Options(2, 8, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
   std::promise<Outcome> decoding, failing;
   batcher.Submit(Source({3, 1}), kNoDeadline, nullptr, Fulfil(decoding));
@@ -602,7 +606,7 @@ TEST(RequestBatcherTest, RecordsMetrics) {
   prometheus::Registry registry;
   ServerMetrics metrics(registry);
   ScriptedEngine engine;
-  RequestBatcher batcher(Options(2, 8, kForever), &engine, &metrics);
+  RequestBatcher batcher(Options(2, 8, kForever), {&engine}, &metrics);
   // One step and 3 tokens; two steps and 2 tokens. Step 1 has two rows,
   // step 2 one.
   std::promise<Outcome> a, b;
@@ -633,6 +637,36 @@ TEST(RequestBatcherTest, RecordsMetrics) {
   EXPECT_EQ(generated_tokens, 5);
   EXPECT_EQ(queue_waits, 2);
   EXPECT_EQ(decodes, 2);
+}
+
+// Two engines share the queue, and neither takes more than its fair share
+// of the rows (all rows over the workers), though each may take 16.
+TEST(RequestBatcherTest, WorkersSplitTheRowsFairly) {
+  ScriptedEngine first, second;
+  first.HoldStep(1);
+  second.HoldStep(1);
+  RequestBatcher batcher(Options(16, 64, std::chrono::milliseconds(0)),
+                         {&first, &second}, nullptr);
+  std::vector<std::promise<Outcome>> outcomes(16);
+  for (int i = 0; i < 16; ++i) {
+    batcher.Submit(Source({2, i}), kNoDeadline, nullptr, Fulfil(outcomes[i]));
+  }
+  // Whichever worker took requests first is held in its first step with at
+  // most half of them, so the other worker must have taken the rest.
+  first.WaitUntilHeld();
+  second.WaitUntilHeld();
+  EXPECT_GE(first.active(), 1);
+  EXPECT_GE(second.active(), 1);
+  first.Release();
+  second.Release();
+  for (int i = 0; i < 16; ++i) {
+    const Outcome outcome = outcomes[i].get_future().get();
+    ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
+    EXPECT_EQ(outcome.target_ids, (Ids{2, i}));
+  }
+  batcher.Stop();
+  EXPECT_LE(first.max_active(), 8);
+  EXPECT_LE(second.max_active(), 8);
 }
 
 // The real engine, holding its first step until the test has queued every
@@ -708,8 +742,8 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
 
   HeldRealEngine engine(*translator);
   std::future<void> first_step_started = engine.FirstStepStarted();
-  RequestBatcher batcher(Options(4, 64, std::chrono::milliseconds(0)), &engine,
-                         nullptr);
+  RequestBatcher batcher(Options(4, 64, std::chrono::milliseconds(0)),
+                         {&engine}, nullptr);
   std::vector<std::promise<Outcome>> outcomes(sources.size());
   batcher.Submit(sources[0], kNoDeadline, nullptr, Fulfil(outcomes[0]));
   first_step_started.wait();
@@ -730,6 +764,47 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
   }
   batcher.Stop();
   EXPECT_GT(engine.joins(), 0) << "no request joined rows already decoding";
+}
+
+// Two workers decoding on one shared model at the same time (as the server
+// runs with --workers 2) give each request the ids of decoding it alone.
+TEST(RequestBatcherTest, TwoWorkersOnOneModelMatchSingleDecoding) {
+  static const std::string* model_dir = new std::string(
+      testing_util::TrainTinyModel(testing_util::MakeTempDir("workers_model")));
+  std::unique_ptr<Translator> translator =
+      Translator::Load(*model_dir, TranslatorOptions{"cpu", 1});
+  const std::vector<std::string> texts = {
+      "Thank you very much.",  "hello",        "I like tea.",
+      "Where is the station?", "good morning", "tea",
+      "Where is the tea?"};
+  std::vector<EncodedSource> sources;
+  for (int i = 0; i < 64; ++i) {
+    sources.push_back(translator->EncodeSource(texts[i % texts.size()]));
+    if (i % 8 == 5) sources.back().beam_size = 2;
+  }
+  std::vector<Ids> expected;
+  for (const EncodedSource& source : sources) {
+    expected.push_back(translator->TranslateIds({source}).front());
+  }
+
+  TranslatorDecodeEngine first(*translator), second(*translator);
+  RequestBatcher batcher(Options(4, 64, std::chrono::milliseconds(0)),
+                         {&first, &second}, nullptr);
+  std::vector<std::promise<Outcome>> outcomes(sources.size());
+  std::vector<std::thread> clients;
+  for (int client = 0; client < 8; ++client) {
+    clients.emplace_back([&, client] {
+      for (size_t i = client; i < sources.size(); i += 8) {
+        batcher.Submit(sources[i], kNoDeadline, nullptr, Fulfil(outcomes[i]));
+      }
+    });
+  }
+  for (std::thread& thread : clients) thread.join();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Outcome outcome = outcomes[i].get_future().get();
+    ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
+    EXPECT_EQ(outcome.target_ids, expected[i]) << "request " << i;
+  }
 }
 
 }  // namespace
