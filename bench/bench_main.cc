@@ -28,7 +28,12 @@ ABSL_FLAG(double, length_penalty, 1.0, "GNMT length penalty α for beam.");
 ABSL_FLAG(int64_t, reference_sentences, 200,
           "Sources timed with the slow no-cache reference decoder.");
 ABSL_FLAG(int64_t, max_sentences, 0, "Use only the first N sources (0: all).");
-ABSL_FLAG(int, threads, 2, "LibTorch intra-op threads.");
+ABSL_FLAG(int, threads, 2,
+          "CPU threads: intra-op threads of one stream, or split over "
+          "--workers streams.");
+ABSL_FLAG(int, workers, 1,
+          "Decoding streams taking batches in turn (not the reference "
+          "decoder, which runs one stream).");
 ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
 ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
 ABSL_FLAG(std::string, dump_dir, "",
@@ -40,6 +45,7 @@ namespace {
 int Run() {
   fanyi::BenchmarkOptions options;
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.workers = absl::GetFlag(FLAGS_workers);
   options.repeats = absl::GetFlag(FLAGS_repeats);
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
   const auto modes = fanyi::ParseBenchmarkModes(
@@ -57,7 +63,8 @@ int Run() {
   benchmark->SetSources(texts);
   std::cout << "model " << benchmark->model_version() << ", LibTorch "
             << fanyi::LibTorchVersion() << ", " << options.threads
-            << " threads, " << benchmark->sources().size() << " sources ("
+            << " threads, " << options.workers << " worker(s), "
+            << benchmark->sources().size() << " sources ("
             << benchmark->skipped() << " skipped), median of "
             << options.repeats << " runs\n";
 

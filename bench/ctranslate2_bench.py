@@ -36,17 +36,42 @@ def make_batches(sources, batch_size):
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 
-def decode(translator, fanyi, batch_tokens, limits, beam_size, length_penalty):
-    """Output lengths of one batch, each cut to its row's limit."""
-    results = translator.translate_batch(
+def start_decode(translator, batch_tokens, limits, beam_size, length_penalty):
+    """Starts one batch on the translator's workers; returns its results'
+    futures (AsyncTranslationResult), one per row."""
+    return translator.translate_batch(
         batch_tokens,
         beam_size=beam_size,
         length_penalty=length_penalty,
         max_decoding_length=max(limits),
         min_decoding_length=0,  # fanyi allows </s> first.
         max_input_length=0,
+        asynchronous=True,
     )
-    return [min(len(r.hypotheses[0]), limit) for r, limit in zip(results, limits)]
+
+
+def lengths_of(futures, limits):
+    """Output lengths of one started batch, each cut to its row's limit."""
+    return [
+        min(len(future.result().hypotheses[0]), limit)
+        for future, limit in zip(futures, limits)
+    ]
+
+
+def decode_all(translator, prepared, beam_size, length_penalty, workers):
+    """Output lengths of every batch. With several workers (inter_threads),
+    up to `workers` batches run at once, as fanyi-bench's streams take the
+    next batch when they finish one."""
+    started = []
+    lengths = []
+    for tokens, limits in prepared:
+        started.append(
+            (start_decode(translator, tokens, limits, beam_size, length_penalty), limits)
+        )
+        if len(started) >= workers:
+            lengths.append(lengths_of(*started.pop(0)))
+    lengths.extend(lengths_of(*batch) for batch in started)
+    return lengths
 
 
 def time_mode(translator, fanyi, sources, name, batch_size, beam_size, args):
@@ -60,15 +85,14 @@ def time_mode(translator, fanyi, sources, name, batch_size, beam_size, args):
         )
         for batch in batches
     ]
-    decode(translator, fanyi, *prepared[0], beam_size, args.length_penalty)  # warm-up
+    decode_all(translator, prepared[:1], beam_size, args.length_penalty, 1)  # warm-up
     seconds = []
     tokens = 0
     for _ in range(args.repeats):
         start = time.perf_counter()
-        lengths = [
-            decode(translator, fanyi, tokens_, limits, beam_size, args.length_penalty)
-            for tokens_, limits in prepared
-        ]
+        lengths = decode_all(
+            translator, prepared, beam_size, args.length_penalty, args.workers
+        )
         seconds.append(time.perf_counter() - start)
         tokens = sum(sum(batch) for batch in lengths)
     median = statistics.median(seconds)
@@ -103,7 +127,12 @@ def main():
     parser.add_argument("--ct2_model", required=True)
     parser.add_argument("--model_dir", required=True, help="fanyi checkpoint")
     parser.add_argument("--sources", required=True, help="sources.ids of fanyi-bench")
-    parser.add_argument("--threads", type=int, default=2, help="intra_threads")
+    parser.add_argument(
+        "--threads", type=int, default=2, help="CPU threads, split over --workers"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="inter_threads: batches run at once"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--beam_size", type=int, default=4)
@@ -114,17 +143,24 @@ def main():
 
     fanyi = Fanyi(args.model_dir)
     sources = list(read_id_lines(args.sources).values())
+    intra_threads = max(1, args.threads // args.workers)
     translator = ctranslate2.Translator(
         args.ct2_model,
         device="cpu",
         compute_type="float32",
-        intra_threads=args.threads,
-        inter_threads=1,
+        intra_threads=intra_threads,
+        inter_threads=args.workers,
     )
     print(
-        "CTranslate2 %s, compute_type float32, intra_threads %d, inter_threads 1, "
+        "CTranslate2 %s, compute_type float32, intra_threads %d, inter_threads %d, "
         "%d sources, median of %d runs"
-        % (ctranslate2.__version__, args.threads, len(sources), args.repeats)
+        % (
+            ctranslate2.__version__,
+            intra_threads,
+            args.workers,
+            len(sources),
+            args.repeats,
+        )
     )
     print(
         "%-14s %9s %9s %10s %12s %14s"
@@ -143,8 +179,8 @@ def main():
                     "engine": "ctranslate2",
                     "ctranslate2": ctranslate2.__version__,
                     "compute_type": "float32",
-                    "intra_threads": args.threads,
-                    "inter_threads": 1,
+                    "intra_threads": intra_threads,
+                    "inter_threads": args.workers,
                     "repeats": args.repeats,
                     "length_penalty": args.length_penalty,
                     "sources": len(sources),

@@ -4,10 +4,13 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "common/beam_search.h"
 #include "common/checkpoint.h"
@@ -83,6 +86,7 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
     const std::string& model_dir, const BenchmarkOptions& options) {
   if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
   if (options.repeats < 1) throw std::invalid_argument("repeats must be >= 1");
+  if (options.workers < 1) throw std::invalid_argument("workers must be >= 1");
   torch::set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -141,13 +145,19 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
     return impl_->sources[a].ids.size() < impl_->sources[b].ids.size();
   });
   std::vector<Rows> batches;
+  std::vector<size_t> batch_begin;  // Index into `order` of each first row.
   for (size_t begin = 0; begin < count; begin += mode.batch_size) {
     Rows batch;
     for (size_t k = begin; k < std::min(count, begin + mode.batch_size); ++k) {
       batch.push_back(impl_->sources[order[k]].ids);
     }
     batches.push_back(std::move(batch));
+    batch_begin.push_back(begin);
   }
+  const int workers = mode.algorithm == DecodingAlgorithm::kGreedyWithoutCache
+                          ? 1
+                          : impl_->options.workers;
+  const int threads_per_worker = std::max(1, impl_->options.threads / workers);
 
   TransformerImpl& model = *impl_->checkpoint.model;
   const double alpha = impl_->options.length_penalty;
@@ -160,11 +170,39 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
 
   for (int run = 0; run < impl_->options.repeats; ++run) {
     Rows targets(count);
+    std::atomic<size_t> next_batch{0};
+    // Each stream takes the next batch until none is left; rows land in
+    // their sources' places, so the order of completion does not matter.
+    auto decode_batches = [&] {
+      for (size_t b = next_batch++; b < batches.size(); b = next_batch++) {
+        Rows decoded =
+            DecodeBatch(model, batches[b], mode, impl_->limits, alpha);
+        for (size_t k = 0; k < decoded.size(); ++k) {
+          targets[order[batch_begin[b] + k]] = std::move(decoded[k]);
+        }
+      }
+    };
     const auto start = std::chrono::steady_clock::now();
-    size_t next = 0;
-    for (const Rows& batch : batches) {
-      for (auto& row : DecodeBatch(model, batch, mode, impl_->limits, alpha)) {
-        targets[order[next++]] = std::move(row);
+    if (workers == 1) {
+      decode_batches();
+    } else {
+      std::vector<std::thread> streams;
+      std::vector<std::exception_ptr> failures(workers);
+      for (int w = 0; w < workers; ++w) {
+        streams.emplace_back([&, w] {
+          try {
+            torch::set_num_threads(threads_per_worker);
+            decode_batches();
+          } catch (...) {
+            failures[w] = std::current_exception();
+          }
+        });
+      }
+      for (std::thread& stream : streams) stream.join();
+      // The streams' setting is also what new threads start with; restore.
+      torch::set_num_threads(impl_->options.threads);
+      for (const std::exception_ptr& failure : failures) {
+        if (failure) std::rethrow_exception(failure);
       }
     }
     timing.seconds.push_back(

@@ -27,8 +27,12 @@ struct BenchmarkMode {
 
 // Settings of a DecodingBenchmark, validated by DecodingBenchmark::Load.
 struct BenchmarkOptions {
-  int threads = 2;              // LibTorch intra-op threads.
-  int repeats = 3;              // Timed runs per mode; the median is reported.
+  int threads = 2;  // CPU threads: intra-op threads of one decoding stream,
+                    // or split evenly over `workers` streams.
+  int workers = 1;  // Decoding streams, each taking the next batch (as the
+                    // server's workers do); the reference decoder always
+                    // runs one stream with all `threads`.
+  int repeats = 3;  // Timed runs per mode; the median is reported.
   double length_penalty = 1.0;  // GNMT α for beam search (as the server).
 };
 

@@ -15,20 +15,22 @@
 # the first REFERENCE sentences); check that CTranslate2's greedy output
 # equals fanyi's on >= 99% of sentences; time CTranslate2 (B) on the same
 # token ids with the same threads; print a table with A÷B and A÷C.
-# Environment: THREADS (2), REPEATS (3), BATCH (32), BEAM (4),
-# REFERENCE (200), BUILD_DIR (build-bench), JOBS (nproc), WORK_DIR
-# (/tmp/fanyi-bench). Needs the network only for pip when ctranslate2 or
-# numpy is missing.
+# Environment: THREADS (2), WORKERS (1; decoding streams of A and B, which
+# split THREADS between them; C always runs one stream), REPEATS (3),
+# BATCH (32), BEAM (4), REFERENCE (200), BUILD_DIR (build-bench),
+# JOBS (nproc), WORK_DIR (/tmp/fanyi-bench). Needs the network only for pip
+# when ctranslate2 or numpy is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 1 ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
 sources="${2:-../shared/data/en-zh/dev.tsv}"
 threads="${THREADS:-2}"
+workers="${WORKERS:-1}"
 repeats="${REPEATS:-3}"
 batch="${BATCH:-32}"
 beam="${BEAM:-4}"
@@ -57,10 +59,10 @@ echo "== export and convert $model_dir"
 python3 scripts/convert_ctranslate2.py --model_dir "$model_dir" \
   --export_dir "$work_dir/export" --out "$work_dir/ct2" --force
 
-echo "== A, C: fanyi-bench ($threads threads)"
+echo "== A, C: fanyi-bench ($threads threads, $workers worker(s))"
 "$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
-  --threads "$threads" --repeats "$repeats" --batch_size "$batch" \
-  --beam_size "$beam" --reference_sentences "$reference" \
+  --threads "$threads" --workers "$workers" --repeats "$repeats" \
+  --batch_size "$batch" --beam_size "$beam" --reference_sentences "$reference" \
   --dump_dir "$work_dir/dump" --json "$work_dir/fanyi.json"
 
 echo "== agreement: CTranslate2 greedy vs fanyi greedy"
@@ -70,8 +72,8 @@ python3 bench/check_agreement.py --ct2_model "$work_dir/ct2" \
 echo "== B: CTranslate2"
 python3 bench/ctranslate2_bench.py --ct2_model "$work_dir/ct2" \
   --model_dir "$model_dir" --sources "$work_dir/dump/sources.ids" \
-  --threads "$threads" --repeats "$repeats" --batch_size "$batch" \
-  --beam_size "$beam" --json "$work_dir/ct2.json"
+  --threads "$threads" --workers "$workers" --repeats "$repeats" \
+  --batch_size "$batch" --beam_size "$beam" --json "$work_dir/ct2.json"
 
 echo "== summary ($(nproc) cores, $(uname -m))"
 python3 bench/report.py --fanyi "$work_dir/fanyi.json" --ct2 "$work_dir/ct2.json"
