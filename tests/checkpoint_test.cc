@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/checkpoint_averaging.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -198,6 +199,64 @@ TEST_F(CheckpointTest, TrainingOutputDirectoryResolvesToBest) {
   SaveCheckpoint(original_, (run / "best").string());
   EXPECT_EQ(ResolveCheckpointDirectory(run.string()), (run / "best").string());
   EXPECT_EQ(LoadCheckpoint(run.string(), torch::kCPU).model_version, "test-1");
+}
+
+// Averaging: the mean of each weight, the first checkpoint's config and
+// vocabularies, and a clear error for checkpoints of another model.
+TEST_F(CheckpointTest, AveragingGivesTheMeanOfEachWeight) {
+  Checkpoint first = MakeCheckpoint();
+  Checkpoint second = MakeCheckpoint();
+  torch::manual_seed(9);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : second.model->parameters()) {
+      parameter.copy_(torch::randn_like(parameter));
+    }
+  }
+  const std::string a = directory_ + "/a", b = directory_ + "/b";
+  SaveCheckpoint(first, a);
+  SaveCheckpoint(second, b);
+
+  const Checkpoint average = AverageCheckpoints({a, b});
+  auto first_parameters = first.model->named_parameters();
+  auto second_parameters = second.model->named_parameters();
+  for (const auto& parameter : average.model->named_parameters()) {
+    const torch::Tensor expected = (first_parameters[parameter.key()] +
+                                    second_parameters[parameter.key()]) /
+                                   2;
+    EXPECT_TRUE(torch::allclose(parameter.value(), expected, 1e-6, 1e-7))
+        << parameter.key();
+  }
+  EXPECT_EQ(average.target_vocabulary.size(), first.target_vocabulary.size());
+  EXPECT_EQ(average.model_version, "test-1-avg2");
+  // It saves and loads like any checkpoint.
+  SaveCheckpoint(average, directory_ + "/average");
+  EXPECT_NO_THROW(LoadCheckpoint(directory_ + "/average", torch::kCPU));
+  // One checkpoint averages to itself.
+  const Checkpoint alone = AverageCheckpoints({a});
+  auto alone_parameters = alone.model->named_parameters();
+  for (const auto& parameter : first.model->named_parameters()) {
+    EXPECT_TRUE(
+        torch::equal(parameter.value(), alone_parameters[parameter.key()]));
+  }
+}
+
+TEST_F(CheckpointTest, AveragingRefusesAnotherModelNamingIt) {
+  const std::string a = directory_ + "/a", b = directory_ + "/b";
+  SaveCheckpoint(MakeCheckpoint(), a);
+  Checkpoint wider = MakeCheckpoint();
+  ModelConfig config = wider.model->config();
+  config.d_ff = 32;
+  wider.model = Transformer(config);
+  SaveCheckpoint(wider, b);
+  try {
+    AverageCheckpoints({a, b});
+    ADD_FAILURE() << "averaged checkpoints of different models";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), HasSubstr(b));
+    EXPECT_THAT(error.what(), HasSubstr("model config differs"));
+  }
+  EXPECT_THROW(AverageCheckpoints({}), std::invalid_argument);
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "common/checkpoint.h"
 #include "common/parallel_corpus.h"
@@ -131,6 +134,37 @@ TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
   const Checkpoint last = LoadCheckpoint(resumed.last_checkpoint, torch::kCPU);
   EXPECT_EQ(last.training["epoch"], 2);
   EXPECT_EQ(last.training["step"], resumed.epochs.back().step);
+}
+
+TEST(TrainerTest, KeepsTheLastEpochsForAveraging) {
+  const std::string directory = testing_util::MakeTempDir("trainer_keep");
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
+      (fs::path(directory) / "run").string());
+  options.batch_tokens = 512;
+  options.epochs = 4;
+  options.keep_epochs = 2;
+  std::ostringstream log;
+  Trainer(options).Run(log);
+  const fs::path kept = fs::path(options.out_dir) / "epochs";
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(kept)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"epoch-0003", "epoch-0004"}));
+  // The newest equals last/.
+  const Checkpoint newest =
+      LoadCheckpoint((kept / "epoch-0004").string(), torch::kCPU);
+  const Checkpoint last = LoadCheckpoint(
+      (fs::path(options.out_dir) / "last").string(), torch::kCPU);
+  EXPECT_EQ(newest.training["step"], last.training["step"]);
+  auto last_parameters = last.model->named_parameters();
+  for (const auto& parameter : newest.model->named_parameters()) {
+    EXPECT_TRUE(
+        torch::equal(parameter.value(), last_parameters[parameter.key()]))
+        << parameter.key();
+  }
 }
 
 TEST(TrainerTest, BadOptionsAreRefused) {

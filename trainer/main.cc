@@ -35,6 +35,8 @@ ABSL_FLAG(int64_t, vocab_min_count, 1, "Minimum count for a vocabulary entry.");
 ABSL_FLAG(int64_t, vocab_max_size, 0,
           "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
+ABSL_FLAG(int64_t, keep_epochs, 0,
+          "Also keep the last N saves in --out/epochs/ (for fanyi-average).");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
   options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
   options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
+  options.keep_epochs = absl::GetFlag(FLAGS_keep_epochs);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.device = absl::GetFlag(FLAGS_device);
   options.seed = absl::GetFlag(FLAGS_seed);

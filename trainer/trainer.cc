@@ -128,6 +128,7 @@ void TrainingOptions::Validate() const {
   require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
   require(validate_every_epochs >= 1,
           "--validate_every_epochs must be at least 1");
+  require(keep_epochs >= 0, "--keep_epochs must not be negative");
   require(device == "auto" || device == "cpu" || device == "cuda",
           "--device must be auto, cpu or cuda");
 }
@@ -164,7 +165,12 @@ struct Trainer::State {
   // Trains one epoch or until the budget ends; returns mean train loss.
   double TrainEpoch(double* tokens_per_second);
   EpochReport Validate(double train_loss, double tokens_per_second);
+  // Writes last/ (with the optimizer state), best/ when dev BLEU improved,
+  // and the epoch's copy when keeping epochs.
   void Save(const EpochReport& report);
+  // Saves this epoch to epochs/epoch-K and drops all but the newest
+  // keep_epochs there.
+  void KeepEpoch();
   // Updates the terminal progress line; also appends a JSON record if
   // `write_json`.
   void ShowProgress(double loss, double lr, double tokens_per_second,
@@ -428,6 +434,25 @@ void Trainer::State::Save(const EpochReport& report) {
     result.best_checkpoint = (out / "best").string();
     SaveCheckpoint(checkpoint, result.best_checkpoint);
   }
+  if (options.keep_epochs > 0) KeepEpoch();
+}
+
+void Trainer::State::KeepEpoch() {
+  const fs::path kept = fs::path(options.out_dir) / "epochs";
+  char name[32];
+  std::snprintf(name, sizeof(name), "epoch-%04lld",
+                static_cast<long long>(epoch));
+  SaveCheckpoint(checkpoint, (kept / name).string());
+  // Names sort by epoch; drop all but the newest keep_epochs.
+  std::vector<fs::path> saves;
+  for (const auto& entry : fs::directory_iterator(kept)) {
+    if (entry.path().filename().string().rfind("epoch-", 0) == 0) {
+      saves.push_back(entry.path());
+    }
+  }
+  std::sort(saves.begin(), saves.end());
+  const size_t keep = static_cast<size_t>(options.keep_epochs);
+  for (size_t i = 0; i + keep < saves.size(); ++i) fs::remove_all(saves[i]);
 }
 
 Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {

@@ -27,11 +27,13 @@ struct TrainingOptions {
   int64_t vocab_min_count = 1;         // Rarer tokens become <unk>.
   int64_t vocab_max_size = 0;          // Including specials; 0 = unlimited.
   int64_t validate_every_epochs = 1;   // Dev loss/BLEU and saves every N.
-  int threads = 0;                     // Intra-op threads; 0 = all cores.
-  std::string device = "auto";         // auto, cpu or cuda.
-  uint64_t seed = 1;                   // Seeds weights, dropout and batching.
-  bool resume = false;                 // Continue from out_dir/last.
-  bool show_progress = true;           // Progress line on a terminal.
+  int64_t keep_epochs = 0;      // Also keep the last N saves as epochs/epoch-K
+                                // (for fanyi-average); 0 = none.
+  int threads = 0;              // Intra-op threads; 0 = all cores.
+  std::string device = "auto";  // auto, cpu or cuda.
+  uint64_t seed = 1;            // Seeds weights, dropout and batching.
+  bool resume = false;          // Continue from out_dir/last.
+  bool show_progress = true;    // Progress line on a terminal.
 
   // Throws std::invalid_argument naming the first bad field.
   void Validate() const;
