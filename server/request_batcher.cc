@@ -76,9 +76,14 @@ RequestBatcher::RequestBatcher(const BatcherOptions& options,
     }
     workers_.push_back(std::make_unique<Worker>(engine));
   }
-  for (auto& worker : workers_) {
-    Worker* const w = worker.get();
-    w->thread = std::thread([this, w] { Run(*w); });
+  try {
+    for (auto& worker : workers_) {
+      Worker* const w = worker.get();
+      w->thread = std::thread([this, w] { Run(*w); });
+    }
+  } catch (...) {
+    Stop();  // Joins the workers already started.
+    throw;
   }
 }
 
