@@ -136,16 +136,16 @@ TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(last.training["step"], resumed.epochs.back().step);
 }
 
-TEST(TrainerTest, KeepsTheLastEpochsForAveraging) {
+TEST(TrainerTest, AveragesTheLastEpochsAtTheEnd) {
   const std::string directory = testing_util::MakeTempDir("trainer_keep");
   TrainingOptions options = testing_util::TinyTrainingOptions(
       testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
       (fs::path(directory) / "run").string());
   options.batch_tokens = 512;
   options.epochs = 4;
-  options.keep_epochs = 2;
+  options.average_last = 2;
   std::ostringstream log;
-  Trainer(options).Run(log);
+  const TrainingResult result = Trainer(options).Run(log);
   const fs::path kept = fs::path(options.out_dir) / "epochs";
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(kept)) {
@@ -165,6 +165,29 @@ TEST(TrainerTest, KeepsTheLastEpochsForAveraging) {
         torch::equal(parameter.value(), last_parameters[parameter.key()]))
         << parameter.key();
   }
+  // averaged/ holds the mean of the two, scored on dev; best/ is whichever
+  // scored higher.
+  const Checkpoint averaged = LoadCheckpoint(
+      (fs::path(options.out_dir) / "averaged").string(), torch::kCPU);
+  const Checkpoint third =
+      LoadCheckpoint((kept / "epoch-0003").string(), torch::kCPU);
+  auto third_parameters = third.model->named_parameters();
+  for (const auto& parameter : averaged.model->named_parameters()) {
+    const torch::Tensor mean =
+        (third_parameters[parameter.key()] + last_parameters[parameter.key()]) /
+        2;
+    EXPECT_TRUE(torch::allclose(parameter.value(), mean, 1e-5, 1e-6))
+        << parameter.key();
+  }
+  const double averaged_bleu = averaged.training["dev_bleu"];
+  const double best_single = averaged.training["best_single_dev_bleu"];
+  EXPECT_NE(log.str().find("averaged the last 2 saves"), std::string::npos)
+      << log.str();
+  EXPECT_DOUBLE_EQ(result.best_dev_bleu, std::max(averaged_bleu, best_single));
+  const Checkpoint best = LoadCheckpoint(
+      (fs::path(options.out_dir) / "best").string(), torch::kCPU);
+  EXPECT_EQ(best.model_version == averaged.model_version,
+            averaged_bleu > best_single);
 }
 
 TEST(TrainerTest, BadOptionsAreRefused) {

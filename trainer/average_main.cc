@@ -1,5 +1,6 @@
 // fanyi-average: averages the weights of checkpoints from one training run
-// (fanyi-train --keep_epochs N keeps the last N epochs' checkpoints).
+// (fanyi-train --average_last N keeps the last N saves in OUT/epochs/ and
+// averages them itself when training ends).
 #include <iostream>
 #include <string>
 #include <vector>

@@ -35,8 +35,10 @@ ABSL_FLAG(int64_t, vocab_min_count, 1, "Minimum count for a vocabulary entry.");
 ABSL_FLAG(int64_t, vocab_max_size, 0,
           "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
-ABSL_FLAG(int64_t, keep_epochs, 0,
-          "Also keep the last N saves in --out/epochs/ (for fanyi-average).");
+ABSL_FLAG(int64_t, average_last, 5,
+          "Keep the last N saves in --out/epochs/ and, at the end, write their "
+          "average to --out/averaged/ (and best/ if it scores higher on dev); "
+          "0 = off.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
   options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
-  options.keep_epochs = absl::GetFlag(FLAGS_keep_epochs);
+  options.average_last = absl::GetFlag(FLAGS_average_last);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.device = absl::GetFlag(FLAGS_device);
   options.seed = absl::GetFlag(FLAGS_seed);

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/checkpoint.h"
+#include "common/checkpoint_averaging.h"
 #include "common/corpus_evaluation.h"
 #include "common/device.h"
 #include "common/greedy_decoder.h"
@@ -128,7 +129,7 @@ void TrainingOptions::Validate() const {
   require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
   require(validate_every_epochs >= 1,
           "--validate_every_epochs must be at least 1");
-  require(keep_epochs >= 0, "--keep_epochs must not be negative");
+  require(average_last >= 0, "--average_last must not be negative");
   require(device == "auto" || device == "cpu" || device == "cuda",
           "--device must be auto, cpu or cuda");
 }
@@ -169,8 +170,11 @@ struct Trainer::State {
   // and the epoch's copy when keeping epochs.
   void Save(const EpochReport& report);
   // Saves this epoch to epochs/epoch-K and drops all but the newest
-  // keep_epochs there.
+  // average_last there.
   void KeepEpoch();
+  // Averages the saves in epochs/ into averaged/, scores it on dev, and
+  // makes it best/ when it beats the best single save.
+  void AverageKeptEpochs(std::ostream& log);
   // Updates the terminal progress line; also appends a JSON record if
   // `write_json`.
   void ShowProgress(double loss, double lr, double tokens_per_second,
@@ -434,7 +438,7 @@ void Trainer::State::Save(const EpochReport& report) {
     result.best_checkpoint = (out / "best").string();
     SaveCheckpoint(checkpoint, result.best_checkpoint);
   }
-  if (options.keep_epochs > 0) KeepEpoch();
+  if (options.average_last > 1) KeepEpoch();
 }
 
 void Trainer::State::KeepEpoch() {
@@ -443,7 +447,7 @@ void Trainer::State::KeepEpoch() {
   std::snprintf(name, sizeof(name), "epoch-%04lld",
                 static_cast<long long>(epoch));
   SaveCheckpoint(checkpoint, (kept / name).string());
-  // Names sort by epoch; drop all but the newest keep_epochs.
+  // Names sort by epoch; drop all but the newest average_last.
   std::vector<fs::path> saves;
   for (const auto& entry : fs::directory_iterator(kept)) {
     if (entry.path().filename().string().rfind("epoch-", 0) == 0) {
@@ -451,7 +455,7 @@ void Trainer::State::KeepEpoch() {
     }
   }
   std::sort(saves.begin(), saves.end());
-  const size_t keep = static_cast<size_t>(options.keep_epochs);
+  const size_t keep = static_cast<size_t>(options.average_last);
   for (size_t i = 0; i + keep < saves.size(); ++i) fs::remove_all(saves[i]);
 }
 
@@ -518,8 +522,46 @@ TrainingResult Trainer::Run(std::ostream& log) {
         << report.tokens_per_second << " tok/s " << report.elapsed_seconds
         << "s\n";
   }
+  if (options_.average_last > 1) state.AverageKeptEpochs(log);
   state.result.best_checkpoint = (fs::path(options_.out_dir) / "best").string();
   return state.result;
+}
+
+void Trainer::State::AverageKeptEpochs(std::ostream& log) {
+  const fs::path out(options.out_dir);
+  std::vector<std::string> saves;
+  if (fs::is_directory(out / "epochs")) {
+    for (const auto& entry : fs::directory_iterator(out / "epochs")) {
+      if (entry.path().filename().string().rfind("epoch-", 0) == 0) {
+        saves.push_back(entry.path().string());
+      }
+    }
+  }
+  std::sort(saves.begin(), saves.end());
+  if (saves.size() < 2) return;  // Nothing to average yet.
+  Checkpoint average = AverageCheckpoints(saves);
+  average.model->to(device);
+  average.model->eval();
+  auto translator = Translator::FromCheckpoint(average, TranslatorOptions());
+  const double bleu =
+      ScoreCorpus(TranslateCorpus(*translator, dev.texts, kDevBatchSize,
+                                  /*beam_size=*/1)
+                      .hypotheses,
+                  dev.references, options.target_language)
+          .bleu.score;
+  average.training["dev_bleu"] = bleu;
+  average.training["best_single_dev_bleu"] = best_dev_bleu;
+  SaveCheckpoint(average, (out / "averaged").string());
+  log << std::fixed << std::setprecision(2) << "averaged the last "
+      << saves.size() << " saves into " << (out / "averaged").string()
+      << ": dev_bleu " << bleu << " (best single save " << best_dev_bleu
+      << ")\n";
+  if (bleu > best_dev_bleu) {
+    SaveCheckpoint(average, (out / "best").string());
+    best_dev_bleu = bleu;
+    result.best_dev_bleu = bleu;
+    log << "best/ is now the average\n";
+  }
 }
 
 }  // namespace fanyi

@@ -27,8 +27,10 @@ struct TrainingOptions {
   int64_t vocab_min_count = 1;         // Rarer tokens become <unk>.
   int64_t vocab_max_size = 0;          // Including specials; 0 = unlimited.
   int64_t validate_every_epochs = 1;   // Dev loss/BLEU and saves every N.
-  int64_t keep_epochs = 0;      // Also keep the last N saves as epochs/epoch-K
-                                // (for fanyi-average); 0 = none.
+  int64_t average_last = 5;     // Keep the last N saves in epochs/ and, when
+                                // training ends, write their average to
+                                // averaged/ (best/ too if it scores higher on
+                                // dev); 0 or 1 = off. docs/quality.md.
   int threads = 0;              // Intra-op threads; 0 = all cores.
   std::string device = "auto";  // auto, cpu or cuda.
   uint64_t seed = 1;            // Seeds weights, dropout and batching.
