@@ -83,7 +83,8 @@ class TranslationServer {
   int threads_per_worker() const { return threads_per_worker_; }
 
   // Graceful shutdown: new translation RPCs get UNAVAILABLE, queued and
-  // in-flight ones finish, then the gRPC server stops. Returns when done.
+  // in-flight ones finish, new RPCs go on getting UNAVAILABLE for another
+  // half second, then the gRPC server stops. Returns when done.
   // Idempotent and thread-safe. The metrics endpoint stays up until the
   // server is destroyed.
   void Shutdown();
