@@ -2,11 +2,11 @@
 # Overload, soak and deadline runs against a real fanyi-server on loopback:
 #   scripts/soak.sh MODEL_DIR [SOURCES]
 # 1. capacity: closed loop, 64 clients, CAPACITY_S seconds -> C sentences/s.
-# 2. overload: a second server with --max_queue 16, open loop at
-#    OVERLOAD_FACTOR x C for OVERLOAD_S seconds.
-# 3. soak: CLIENTS closed-loop clients, WARMUP_S seconds of warm-up, then
+# 2. soak: CLIENTS closed-loop clients, WARMUP_S seconds of warm-up, then
 #    MINUTES one-minute runs back to back.
-# 4. deadlines: open loop at 2 x C with 100 ms deadlines for 20 s.
+# 3. deadlines: open loop at 2 x C with 100 ms deadlines for 20 s.
+# 4. overload: a second server with --max_queue 16, open loop at
+#    OVERLOAD_FACTOR x C for OVERLOAD_S seconds.
 # The server's RSS is sampled every second. scripts/soak_check.py prints a
 # table and exits non-zero when a check fails (see there). SOURCES defaults
 # to the dev set. Environment: CLIENTS (256), MINUTES (3), WARMUP_S (30),
