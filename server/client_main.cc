@@ -13,20 +13,13 @@
 #include "absl/status/status.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "server/client_tls_flags.h"
 #include "server/tls_files.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address.");
 ABSL_FLAG(int, timeout_ms, 10000, "Deadline per request in milliseconds.");
 ABSL_FLAG(int, beam_size, 0,
           "Beam size (0: the server's default, 1: greedy, more: beam).");
-ABSL_FLAG(bool, tls, false,
-          "Connect over TLS (implied by the other --tls_* flags); without "
-          "--tls_ca the system's root certificates verify the server.");
-ABSL_FLAG(std::string, tls_ca, "",
-          "PEM CA certificate that signed the server's certificate.");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM client certificate, for servers that verify clients.");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -43,14 +36,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  fanyi::TlsFiles tls_files;
-  tls_files.ca = absl::GetFlag(FLAGS_tls_ca);
-  tls_files.cert = absl::GetFlag(FLAGS_tls_cert);
-  tls_files.key = absl::GetFlag(FLAGS_tls_key);
+  const fanyi::ClientTls tls = fanyi::ClientTlsFromFlags();
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   try {
-    credentials =
-        fanyi::MakeChannelCredentials(tls_files, absl::GetFlag(FLAGS_tls));
+    credentials = fanyi::MakeChannelCredentials(tls.files, tls.use_tls);
   } catch (const std::exception& e) {
     std::cerr << "fanyi-client: " << e.what() << std::endl;
     return 1;

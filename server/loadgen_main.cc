@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "server/client_tls_flags.h"
 #include "server/load_generator.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
@@ -37,14 +38,6 @@ ABSL_FLAG(int64_t, warmup_requests, 0,
           "Requests sent before measuring, left out of the report.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the open loop's arrival times.");
 ABSL_FLAG(std::string, json, "", "Also write the report as JSON here.");
-ABSL_FLAG(bool, tls, false,
-          "Connect over TLS (implied by the other --tls_* flags); without "
-          "--tls_ca the system's root certificates verify the server.");
-ABSL_FLAG(std::string, tls_ca, "",
-          "PEM CA certificate that signed the server's certificate.");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM client certificate, for servers that verify clients.");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -65,10 +58,9 @@ int main(int argc, char** argv) {
   options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
   options.warmup_requests = absl::GetFlag(FLAGS_warmup_requests);
   options.seed = absl::GetFlag(FLAGS_seed);
-  options.use_tls = absl::GetFlag(FLAGS_tls);
-  options.tls.ca = absl::GetFlag(FLAGS_tls_ca);
-  options.tls.cert = absl::GetFlag(FLAGS_tls_cert);
-  options.tls.key = absl::GetFlag(FLAGS_tls_key);
+  const fanyi::ClientTls tls = fanyi::ClientTlsFromFlags();
+  options.use_tls = tls.use_tls;
+  options.tls = tls.files;
 
   fanyi::LoadReport report;
   try {

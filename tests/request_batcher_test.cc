@@ -716,29 +716,47 @@ class HeldRealEngine final : public DecodeEngine {
   int joins_ = 0;
 };
 
-// The batcher in front of the real tiny model: each request gets the same ids
-// as decoding it alone, though rows join and leave the batch between steps.
-TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
-  // Once per process: MakeTempDir empties the directory that TrainTinyModel
-  // caches, so calling both again (e.g. --gtest_repeat) would lose the model.
+// The real tiny model, trained once per process: MakeTempDir empties the
+// directory that TrainTinyModel caches, so calling both again (e.g.
+// --gtest_repeat) would lose the model.
+std::unique_ptr<Translator> LoadTinyTranslator() {
   static const std::string* model_dir = new std::string(
       testing_util::TrainTinyModel(testing_util::MakeTempDir("batcher_model")));
-  std::unique_ptr<Translator> translator =
-      Translator::Load(*model_dir, TranslatorOptions{"cpu", 1});
+  return Translator::Load(*model_dir, TranslatorOptions{"cpu", 1});
+}
+
+// `count` sources cycling through a few texts, with a beam search request
+// (beam 2) among every 8 greedy ones.
+std::vector<EncodedSource> MixedSources(const Translator& translator,
+                                        int count) {
   const std::vector<std::string> texts = {
       "Thank you very much.",  "hello",        "I like tea.",
       "Where is the station?", "good morning", "tea",
       "Where is the tea?"};
   std::vector<EncodedSource> sources;
-  for (int i = 0; i < 24; ++i) {
-    sources.push_back(translator->EncodeSource(texts[i % texts.size()]));
-    // A few beam search requests among the greedy ones.
+  for (int i = 0; i < count; ++i) {
+    sources.push_back(translator.EncodeSource(texts[i % texts.size()]));
     if (i % 8 == 5) sources.back().beam_size = 2;
   }
+  return sources;
+}
+
+// The ids of decoding each source alone.
+std::vector<Ids> DecodedAlone(Translator& translator,
+                              const std::vector<EncodedSource>& sources) {
   std::vector<Ids> expected;
   for (const EncodedSource& source : sources) {
-    expected.push_back(translator->TranslateIds({source}).front());
+    expected.push_back(translator.TranslateIds({source}).front());
   }
+  return expected;
+}
+
+// The batcher in front of the real tiny model: each request gets the same ids
+// as decoding it alone, though rows join and leave the batch between steps.
+TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
+  std::unique_ptr<Translator> translator = LoadTinyTranslator();
+  const std::vector<EncodedSource> sources = MixedSources(*translator, 24);
+  const std::vector<Ids> expected = DecodedAlone(*translator, sources);
 
   HeldRealEngine engine(*translator);
   std::future<void> first_step_started = engine.FirstStepStarted();
@@ -769,23 +787,9 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
 // Two workers decoding on one shared model at the same time (as the server
 // runs with --workers 2) give each request the ids of decoding it alone.
 TEST(RequestBatcherTest, TwoWorkersOnOneModelMatchSingleDecoding) {
-  static const std::string* model_dir = new std::string(
-      testing_util::TrainTinyModel(testing_util::MakeTempDir("workers_model")));
-  std::unique_ptr<Translator> translator =
-      Translator::Load(*model_dir, TranslatorOptions{"cpu", 1});
-  const std::vector<std::string> texts = {
-      "Thank you very much.",  "hello",        "I like tea.",
-      "Where is the station?", "good morning", "tea",
-      "Where is the tea?"};
-  std::vector<EncodedSource> sources;
-  for (int i = 0; i < 64; ++i) {
-    sources.push_back(translator->EncodeSource(texts[i % texts.size()]));
-    if (i % 8 == 5) sources.back().beam_size = 2;
-  }
-  std::vector<Ids> expected;
-  for (const EncodedSource& source : sources) {
-    expected.push_back(translator->TranslateIds({source}).front());
-  }
+  std::unique_ptr<Translator> translator = LoadTinyTranslator();
+  const std::vector<EncodedSource> sources = MixedSources(*translator, 64);
+  const std::vector<Ids> expected = DecodedAlone(*translator, sources);
 
   TranslatorDecodeEngine first(*translator), second(*translator);
   RequestBatcher batcher(Options(4, 64, std::chrono::milliseconds(0)),

@@ -95,6 +95,21 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
           .reduction(torch::kSum));
 }
 
+// The epoch saves in `directory` (epochs/epoch-K, complete ones only, not a
+// save's .tmp staging directory), oldest first: the names sort by epoch.
+std::vector<std::string> EpochSaves(const fs::path& directory) {
+  std::vector<std::string> saves;
+  if (!fs::is_directory(directory)) return saves;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("epoch-", 0) == 0 && entry.path().extension().empty()) {
+      saves.push_back(entry.path().string());
+    }
+  }
+  std::sort(saves.begin(), saves.end());
+  return saves;
+}
+
 std::string Timestamp() {
   const std::time_t now = std::time(nullptr);
   char text[32];
@@ -447,14 +462,8 @@ void Trainer::State::KeepEpoch() {
   std::snprintf(name, sizeof(name), "epoch-%04lld",
                 static_cast<long long>(epoch));
   SaveCheckpoint(checkpoint, (kept / name).string());
-  // Names sort by epoch; drop all but the newest average_last.
-  std::vector<fs::path> saves;
-  for (const auto& entry : fs::directory_iterator(kept)) {
-    if (entry.path().filename().string().rfind("epoch-", 0) == 0) {
-      saves.push_back(entry.path());
-    }
-  }
-  std::sort(saves.begin(), saves.end());
+  // Drop all but the newest average_last.
+  const std::vector<std::string> saves = EpochSaves(kept);
   const size_t keep = static_cast<size_t>(options.average_last);
   for (size_t i = 0; i + keep < saves.size(); ++i) fs::remove_all(saves[i]);
 }
@@ -529,15 +538,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
 
 void Trainer::State::AverageKeptEpochs(std::ostream& log) {
   const fs::path out(options.out_dir);
-  std::vector<std::string> saves;
-  if (fs::is_directory(out / "epochs")) {
-    for (const auto& entry : fs::directory_iterator(out / "epochs")) {
-      if (entry.path().filename().string().rfind("epoch-", 0) == 0) {
-        saves.push_back(entry.path().string());
-      }
-    }
-  }
-  std::sort(saves.begin(), saves.end());
+  const std::vector<std::string> saves = EpochSaves(out / "epochs");
   if (saves.size() < 2) return;  // Nothing to average yet.
   Checkpoint average = AverageCheckpoints(saves);
   average.model->to(device);
