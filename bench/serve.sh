@@ -35,20 +35,14 @@ bin="$build_dir/bin"
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir"
-# shellcheck disable=SC2086  # SERVER_FLAGS is a list of flags.
-"$bin/fanyi-server" --model_dir "$model_dir" --listen 127.0.0.1:0 \
-  --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu \
-  ${SERVER_FLAGS:-} >"$work_dir/server.log" 2>&1 &
-server_pid=$!
+# shellcheck source=scripts/server_process.sh
+source scripts/server_process.sh
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-  grep -q "listening on" "$work_dir/server.log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work_dir/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' \
-  "$work_dir/server.log")
-[[ -n "$port" ]] || { cat "$work_dir/server.log" >&2; exit 1; }
+# shellcheck disable=SC2086  # SERVER_FLAGS is a list of flags.
+start_fanyi_server "$work_dir/server.log" "$bin/fanyi-server" \
+  --model_dir "$model_dir" --listen 127.0.0.1:0 \
+  --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu \
+  ${SERVER_FLAGS:-}
 echo "== fanyi-server on 127.0.0.1:$port ($threads threads)" \
   "${SERVER_FLAGS:-}"
 

@@ -49,25 +49,18 @@ stop_server() {
 }
 trap stop_server EXIT
 
-# start_server NAME FLAGS...: starts fanyi-server, sets port, metrics_port and
-# server_pid, and samples its RSS (kB, one line per second) into NAME.rss.
+# shellcheck source=scripts/server_process.sh
+source scripts/server_process.sh
+
+# start_server NAME FLAGS...: starts fanyi-server (start_fanyi_server sets
+# server_pid, port and metrics_port) and samples its RSS (kB, one line per
+# second) into NAME.rss.
 start_server() {
   local name="$1"
   shift
-  "$bin/fanyi-server" --model_dir "$model_dir" --listen 127.0.0.1:0 \
-    --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu "$@" \
-    >"$work_dir/$name.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 600); do
-    grep -q "listening on" "$work_dir/$name.log" && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$work_dir/$name.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' \
-    "$work_dir/$name.log")
-  metrics_port=$(sed -n "s|.*metrics on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p" \
-    "$work_dir/$name.log")
-  [[ -n "$port" && -n "$metrics_port" ]] || { cat "$work_dir/$name.log" >&2; exit 1; }
+  start_fanyi_server "$work_dir/$name.log" "$bin/fanyi-server" \
+    --model_dir "$model_dir" --listen 127.0.0.1:0 \
+    --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu "$@"
   (
     while kill -0 "$server_pid" 2>/dev/null; do
       awk '/^VmRSS/ {print $2}' "/proc/$server_pid/status" 2>/dev/null || true
