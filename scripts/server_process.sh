@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/serve.sh and scripts/soak.sh (not run on its own).
 #
 # start_fanyi_server LOG COMMAND...: runs COMMAND (a fanyi-server with

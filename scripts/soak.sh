@@ -39,7 +39,7 @@ mkdir -p "$work_dir"
 server_pid=""
 sampler_pid=""
 stop_server() {
-  [[ -n "$sampler_pid" ]] && kill "$sampler_pid" 2>/dev/null || true
+  if [[ -n "$sampler_pid" ]]; then kill "$sampler_pid" 2>/dev/null || true; fi
   if [[ -n "$server_pid" ]]; then
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
