@@ -28,18 +28,20 @@ struct ContinuousDecoder::Impl {
         options(options),
         device(model.parameters().front().device()) {}
 
-  // Keeps the rows at `keep` (batch indices, ascending) in rows and state.
-  void KeepRows(const std::vector<int64_t>& keep) {
-    if (keep.size() == rows.size()) return;
-    if (keep.empty()) {
+  // Removes the rows at `removed` (batch indices, ascending) from rows and
+  // state.
+  void RemoveRows(const std::vector<int64_t>& removed) {
+    if (removed.empty()) return;
+    if (removed.size() == rows.size()) {
       rows.clear();
       state = DecoderState();
       return;
     }
     std::vector<Row> kept;
-    for (int64_t index : keep) kept.push_back(std::move(rows[index]));
+    for (int64_t index : state.RemoveRows(removed)) {
+      kept.push_back(std::move(rows[index]));
+    }
     rows = std::move(kept);
-    state.SelectRows(at::tensor(keep, at::kLong).to(device));
   }
 
   TransformerImpl& model;
@@ -90,7 +92,7 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   torch::Tensor next_cpu = next.to(at::kCPU);
   const int64_t* next_ids = next_cpu.data_ptr<int64_t>();
 
-  std::vector<int64_t> keep;
+  std::vector<int64_t> ended_rows;
   for (size_t i = 0; i < rows.size(); ++i) {
     Row& row = rows[i];
     const bool ended = next_ids[i] == Vocabulary::kEosId;
@@ -100,24 +102,23 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
     }
     if (ended || static_cast<int64_t>(row.target.size()) >= row.limit) {
       finished.push_back({row.handle, std::move(row.target)});
-    } else {
-      keep.push_back(static_cast<int64_t>(i));
+      ended_rows.push_back(static_cast<int64_t>(i));
     }
   }
-  impl_->KeepRows(keep);
+  impl_->RemoveRows(ended_rows);
   return finished;
 }
 
 void ContinuousDecoder::Remove(const std::vector<int64_t>& handles) {
   const std::unordered_set<int64_t> dropped(handles.begin(), handles.end());
-  std::vector<int64_t> keep;
+  std::vector<int64_t> removed;
   for (size_t i = 0; i < impl_->rows.size(); ++i) {
-    if (!dropped.count(impl_->rows[i].handle)) {
-      keep.push_back(static_cast<int64_t>(i));
+    if (dropped.count(impl_->rows[i].handle)) {
+      removed.push_back(static_cast<int64_t>(i));
     }
   }
   c10::InferenceMode inference;
-  impl_->KeepRows(keep);
+  impl_->RemoveRows(removed);
 }
 
 int64_t ContinuousDecoder::active() const {

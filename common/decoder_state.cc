@@ -5,6 +5,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/index_select.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
@@ -101,6 +102,57 @@ void DecoderState::SelectRows(const torch::Tensor& rows) {
     layer.memory_values = layer.memory_values.index_select(0, rows);
   }
   if (rows.numel() == 0) return;
+  DropUnusedColumns();
+}
+
+std::vector<int64_t> DecoderState::RemoveRows(
+    const std::vector<int64_t>& removed) {
+  std::vector<int64_t> order(batch_size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  // From the highest removed row down, so the last row is never one still
+  // to be removed.
+  for (auto it = removed.rbegin(); it != removed.rend(); ++it) {
+    order[*it] = order.back();
+    order.pop_back();
+  }
+  std::vector<int64_t> to;
+  std::vector<int64_t> from;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int64_t>(i)) {
+      to.push_back(static_cast<int64_t>(i));
+      from.push_back(order[i]);
+    }
+  }
+  const auto rows = static_cast<int64_t>(order.size());
+  const torch::Tensor to_rows = at::tensor(to, at::kLong).to(positions.device());
+  const torch::Tensor from_rows =
+      at::tensor(from, at::kLong).to(positions.device());
+  // Moves rows `from` of `tensor` to rows `to` in place and keeps the first
+  // `rows` (a view: the storage stays, so nothing else is copied).
+  auto move_rows = [&](torch::Tensor& tensor) {
+    if (!to.empty()) {
+      tensor.index_copy_(0, to_rows, tensor.index_select(0, from_rows));
+    }
+    tensor = tensor.narrow(0, 0, rows);
+  };
+  move_rows(source_bias);
+  move_rows(self_bias_storage);
+  move_rows(positions);
+  for (DecoderLayerCache& layer : layers) {
+    for (torch::Tensor* storage : {&layer.key_storage, &layer.value_storage}) {
+      // Only the columns in use: spare ones are written before being read.
+      torch::Tensor used = storage->narrow(2, first_column, columns());
+      move_rows(used);
+      *storage = storage->narrow(0, 0, rows);
+    }
+    move_rows(layer.memory_keys);
+    move_rows(layer.memory_values);
+  }
+  if (rows > 0) DropUnusedColumns();
+  return order;
+}
+
+void DecoderState::DropUnusedColumns() {
   // Columns before the oldest remaining row joined, and source positions
   // past the longest remaining source, are padding for every row.
   first_column += UsedRange(UsedColumns(self_bias())).first;

@@ -58,9 +58,21 @@ struct DecoderState {
   // columns and source positions that no remaining row uses.
   void SelectRows(const torch::Tensor& rows);
 
+  // Removes the batch rows listed in `removed` (ascending, no repeats) by
+  // moving the last rows into their places, so only the moved rows are
+  // copied (SelectRows copies every row); then drops unused columns as
+  // SelectRows does. Returns, for each remaining row, the row it was before,
+  // so the caller can reorder what it keeps per row the same way.
+  std::vector<int64_t> RemoveRows(const std::vector<int64_t>& removed);
+
   // Adds the rows of `other` after this state's rows, padding source and
   // cache lengths to the longer of the two (padding is masked out).
   void Append(const DecoderState& other);
+
+ private:
+  // Drops the cache columns before the oldest row joined and the source
+  // positions past the longest remaining source.
+  void DropUnusedColumns();
 };
 
 }  // namespace fanyi

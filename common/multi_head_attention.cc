@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "common/row_linear.h"
+#include "common/single_query_attention.h"
 #include "common/torch_compat.h"
 
 namespace fanyi {
@@ -117,7 +118,10 @@ torch::Tensor MultiHeadAttentionImpl::Attend(const torch::Tensor& query,
       is_training() ? attention_dropout_->options.p() : 0.0;
   // [batch, heads, q_len, d_k]
   torch::Tensor output =
-      compat::Attention(query, keys, values, bias, dropout_p);
+      dropout_p == 0 && !at::GradMode::is_enabled() &&
+              SingleQueryAttentionApplies(query, keys, values, bias)
+          ? SingleQueryAttention(query, keys, values, bias)
+          : compat::Attention(query, keys, values, bias, dropout_p);
   // [batch, q_len, heads * d_k]
   torch::Tensor merged =
       output.transpose(1, 2).reshape({batch, query_length, heads_ * d_k_});

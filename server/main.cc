@@ -25,10 +25,10 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; port 0 picks a free port.");
 ABSL_FLAG(int, max_batch_size, 64,
           "Rows decoding at once per worker, at most.");
-ABSL_FLAG(int, max_batch_delay_ms, 5,
+ABSL_FLAG(int, max_batch_delay_ms, 0,
           "While nothing is decoding, how long the oldest queued text waits "
-          "for others to start with it; while rows decode, texts join them "
-          "at the next step.");
+          "for others to start with it (0: starts at once); while rows "
+          "decode, texts join them at the next step.");
 ABSL_FLAG(int, max_queue, 1024,
           "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_input_tokens, 256,

@@ -26,8 +26,9 @@ struct BatcherOptions {
   // Rows decoding at once per engine, at most. Default 32.
   int max_batch_size = 32;
   // While an engine has nothing to decode, how long the oldest queued
-  // request may wait for others to start with it. Default 5 ms.
-  std::chrono::microseconds max_batch_delay{5000};
+  // request may wait for others to start with it. Default 0: at once, since
+  // requests arriving later join at the next step anyway.
+  std::chrono::microseconds max_batch_delay{0};
   // Queued requests beyond this are rejected with RESOURCE_EXHAUSTED.
   // Default 1024.
   int max_queue = 1024;

@@ -30,7 +30,7 @@ struct ServerOptions {
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
   int max_batch_size = 64;      // Rows decoding at once per worker, at most.
-  int max_batch_delay_ms = 5;   // While nothing decodes, how long the oldest
+  int max_batch_delay_ms = 0;   // While nothing decodes, how long the oldest
                                 // queued text waits for others to start with
                                 // it; decoding rows admit texts at once.
   int max_queue = 1024;         // Queued texts beyond this get

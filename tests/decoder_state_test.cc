@@ -1,0 +1,99 @@
+#include "common/decoder_state.h"
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+namespace fanyi {
+namespace {
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// Five rows; row r's caches hold the value r, and the rows joined at
+// columns {3, 2, 4, 4, 4} (-inf before) with sources of lengths
+// {2, 3, 3, 4, 1} (-inf after). Columns 2..5 of 16 are in use.
+DecoderState FiveRows() {
+  const std::vector<int64_t> joined = {3, 2, 4, 4, 4};
+  const std::vector<int64_t> source_lengths = {2, 3, 3, 4, 1};
+  DecoderState state;
+  state.first_column = 2;
+  state.end_column = 6;
+  state.positions = at::arange(5, at::kLong);
+  state.self_bias_storage = at::zeros({5, 1, 1, 16});
+  state.source_bias = at::zeros({5, 1, 1, 4});
+  DecoderLayerCache layer;
+  layer.key_storage = at::zeros({5, 2, 16, 3});
+  layer.value_storage = at::zeros({5, 2, 16, 3});
+  layer.memory_keys = at::zeros({5, 2, 4, 3});
+  layer.memory_values = at::zeros({5, 2, 4, 3});
+  for (int64_t r = 0; r < 5; ++r) {
+    state.self_bias_storage[r].narrow(2, 0, joined[r]).fill_(kMinusInfinity);
+    state.source_bias[r]
+        .narrow(2, source_lengths[r], 4 - source_lengths[r])
+        .fill_(kMinusInfinity);
+    for (torch::Tensor* t : {&layer.key_storage, &layer.value_storage,
+                             &layer.memory_keys, &layer.memory_values}) {
+      (*t)[r].fill_(static_cast<float>(r));
+    }
+  }
+  state.layers.push_back(layer);
+  return state;
+}
+
+TEST(DecoderStateTest, RemoveRowsMovesTheLastRowsIntoTheGaps) {
+  DecoderState state = FiveRows();
+  const DecoderState before = FiveRows();
+  const void* key_data = state.layers[0].key_storage.data_ptr();
+
+  const std::vector<int64_t> order = state.RemoveRows({1, 3});
+
+  // Row 4 moved into row 1's place; rows 0 and 2 stayed.
+  EXPECT_EQ(order, (std::vector<int64_t>{0, 4, 2}));
+  ASSERT_EQ(state.batch_size(), 3);
+  EXPECT_TRUE(at::equal(state.positions, at::tensor({0, 4, 2}, at::kLong)));
+  // In place: the cache kept its storage.
+  EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
+  // Row 1 (joined at column 2) left, so the oldest row joined at column 3;
+  // row 3 (the only source of length 4) left, so sources end at 3.
+  EXPECT_EQ(state.first_column, 3);
+  EXPECT_EQ(state.end_column, 6);
+  EXPECT_EQ(state.source_bias.size(3), 3);
+  const DecoderLayerCache& layer = state.layers[0];
+  for (int64_t r = 0; r < 3; ++r) {
+    const int64_t was = order[r];
+    EXPECT_TRUE(at::equal(state.self_bias()[r],
+                          before.self_bias_storage[was].narrow(2, 3, 3)))
+        << r;
+    EXPECT_TRUE(at::equal(state.source_bias[r],
+                          before.source_bias[was].narrow(2, 0, 3)))
+        << r;
+    EXPECT_TRUE(at::equal(layer.key_storage[r].narrow(1, 3, 3),
+                          before.layers[0].key_storage[was].narrow(1, 3, 3)))
+        << r;
+    EXPECT_TRUE(at::equal(layer.value_storage[r].narrow(1, 3, 3),
+                          before.layers[0].value_storage[was].narrow(1, 3, 3)))
+        << r;
+    EXPECT_TRUE(at::equal(layer.memory_keys[r],
+                          before.layers[0].memory_keys[was].narrow(1, 0, 3)))
+        << r;
+    EXPECT_TRUE(at::equal(layer.memory_values[r],
+                          before.layers[0].memory_values[was].narrow(1, 0, 3)))
+        << r;
+  }
+}
+
+TEST(DecoderStateTest, RemovingTheLastRowsCopiesNothing) {
+  DecoderState state = FiveRows();
+  EXPECT_EQ(state.RemoveRows({3, 4}), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(state.batch_size(), 3);
+  EXPECT_EQ(state.first_column, 2);  // Row 1 is still there.
+  EXPECT_TRUE(at::equal(state.positions, at::arange(3, at::kLong)));
+}
+
+}  // namespace
+}  // namespace fanyi
