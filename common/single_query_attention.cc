@@ -11,6 +11,8 @@
 namespace fanyi {
 namespace {
 
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
 bool LastDimContiguous(const torch::Tensor& t) {
   return t.dim() == 4 && (t.size(3) == 1 || t.stride(3) == 1);
 }
@@ -76,16 +78,22 @@ torch::Tensor SingleQueryAttention(const torch::Tensor& query,
       const int64_t row = index / heads, head = index % heads;
       const float* query_row = q + row * qs[0] + head * qs[1];
       const float* bias_row = b + row * bs[0] + head * bs[1];
-      float largest = -std::numeric_limits<float>::infinity();
+      float largest = kMinusInfinity;
       for (int64_t c = 0; c < columns; ++c) {
+        // A masked column's key is never read (it may be a stale cache slot).
+        const float column_bias = bias_row[c * bs[3]];
+        if (column_bias == kMinusInfinity) {
+          weights[c] = kMinusInfinity;
+          continue;
+        }
         const float* key = k + row * ks[0] + head * ks[1] + c * ks[2];
-        weights[c] = Dot(query_row, key, d_k) + bias_row[c * bs[3]];
+        weights[c] = Dot(query_row, key, d_k) + column_bias;
         largest = std::max(largest, weights[c]);
       }
       float* result = out + index * d_k;
       std::fill(result, result + d_k, 0.0f);
       // A row and head with no column to attend to gets zeros.
-      if (largest == -std::numeric_limits<float>::infinity()) continue;
+      if (largest == kMinusInfinity) continue;
       float total = 0;
       for (int64_t c = 0; c < columns; ++c) {
         weights[c] = std::exp(weights[c] - largest);

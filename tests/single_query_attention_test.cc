@@ -3,6 +3,7 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
 #include <gtest/gtest.h>
@@ -51,13 +52,16 @@ TEST(SingleQueryAttentionTest, MaskedColumnsChangeNothingAtAll) {
   torch::Tensor values = at::randn({1, 2, 5, 16});
   torch::Tensor alone = SingleQueryAttention(query, keys, values,
                                              at::zeros({1, 1, 1, 5}));
-  // The same row padded with three masked columns of other values, as when
-  // it shares a batch with longer rows: bit for bit the same result.
+  // The same row padded with three masked columns, as when it shares a
+  // batch with longer rows: bit for bit the same result, whatever the
+  // masked columns hold (here NaN, like an unwritten cache slot).
   torch::Tensor padded_bias = at::zeros({1, 1, 1, 8});
   padded_bias.narrow(3, 0, 3).fill_(kMinusInfinity);
-  torch::Tensor padded = SingleQueryAttention(
-      query, at::cat({at::randn({1, 2, 3, 16}), keys}, 2),
-      at::cat({at::randn({1, 2, 3, 16}), values}, 2), padded_bias);
+  const torch::Tensor garbage =
+      at::full({1, 2, 3, 16}, std::numeric_limits<float>::quiet_NaN());
+  torch::Tensor padded =
+      SingleQueryAttention(query, at::cat({garbage, keys}, 2),
+                           at::cat({garbage, values}, 2), padded_bias);
   EXPECT_TRUE(at::equal(padded, alone));
 }
 
