@@ -57,6 +57,20 @@ void CopyColumns(const torch::Tensor& storage, int64_t dim, int64_t first,
       .copy_(storage.narrow(dim, first, columns));
 }
 
+// Drops the cache columns before the oldest row of `state` joined and the
+// source positions past its longest source: padding for every row.
+void DropUnusedColumns(DecoderState& state) {
+  state.first_column += UsedRange(UsedColumns(state.self_bias())).first;
+  const int64_t source_length = state.source_bias.size(3);
+  const int64_t end_source = UsedRange(UsedColumns(state.source_bias)).second;
+  if (end_source == source_length) return;
+  state.source_bias = state.source_bias.narrow(3, 0, end_source);
+  for (DecoderLayerCache& layer : state.layers) {
+    layer.memory_keys = layer.memory_keys.narrow(2, 0, end_source);
+    layer.memory_values = layer.memory_values.narrow(2, 0, end_source);
+  }
+}
+
 }  // namespace
 
 int64_t DecoderState::batch_size() const { return positions.size(0); }
@@ -102,7 +116,7 @@ void DecoderState::SelectRows(const torch::Tensor& rows) {
     layer.memory_values = layer.memory_values.index_select(0, rows);
   }
   if (rows.numel() == 0) return;
-  DropUnusedColumns();
+  DropUnusedColumns(*this);
 }
 
 std::vector<int64_t> DecoderState::RemoveRows(
@@ -124,7 +138,8 @@ std::vector<int64_t> DecoderState::RemoveRows(
     }
   }
   const auto rows = static_cast<int64_t>(order.size());
-  const torch::Tensor to_rows = at::tensor(to, at::kLong).to(positions.device());
+  const torch::Tensor to_rows =
+      at::tensor(to, at::kLong).to(positions.device());
   const torch::Tensor from_rows =
       at::tensor(from, at::kLong).to(positions.device());
   // Moves rows `from` of `tensor` to rows `to` in place and keeps the first
@@ -148,22 +163,8 @@ std::vector<int64_t> DecoderState::RemoveRows(
     move_rows(layer.memory_keys);
     move_rows(layer.memory_values);
   }
-  if (rows > 0) DropUnusedColumns();
+  if (rows > 0) DropUnusedColumns(*this);
   return order;
-}
-
-void DecoderState::DropUnusedColumns() {
-  // Columns before the oldest remaining row joined, and source positions
-  // past the longest remaining source, are padding for every row.
-  first_column += UsedRange(UsedColumns(self_bias())).first;
-  const int64_t source_length = source_bias.size(3);
-  const int64_t end_source = UsedRange(UsedColumns(source_bias)).second;
-  if (end_source == source_length) return;
-  source_bias = source_bias.narrow(3, 0, end_source);
-  for (DecoderLayerCache& layer : layers) {
-    layer.memory_keys = layer.memory_keys.narrow(2, 0, end_source);
-    layer.memory_values = layer.memory_values.narrow(2, 0, end_source);
-  }
 }
 
 void DecoderState::Append(const DecoderState& other) {

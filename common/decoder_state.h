@@ -68,11 +68,6 @@ struct DecoderState {
   // Adds the rows of `other` after this state's rows, padding source and
   // cache lengths to the longer of the two (padding is masked out).
   void Append(const DecoderState& other);
-
- private:
-  // Drops the cache columns before the oldest row joined and the source
-  // positions past the longest remaining source.
-  void DropUnusedColumns();
 };
 
 }  // namespace fanyi

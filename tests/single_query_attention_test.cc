@@ -50,8 +50,8 @@ TEST(SingleQueryAttentionTest, MaskedColumnsChangeNothingAtAll) {
   torch::Tensor query = at::randn({1, 2, 1, 16});
   torch::Tensor keys = at::randn({1, 2, 5, 16});
   torch::Tensor values = at::randn({1, 2, 5, 16});
-  torch::Tensor alone = SingleQueryAttention(query, keys, values,
-                                             at::zeros({1, 1, 1, 5}));
+  torch::Tensor alone =
+      SingleQueryAttention(query, keys, values, at::zeros({1, 1, 1, 5}));
   // The same row padded with three masked columns, as when it shares a
   // batch with longer rows: bit for bit the same result, whatever the
   // masked columns hold (here NaN, like an unwritten cache slot).
@@ -68,19 +68,19 @@ TEST(SingleQueryAttentionTest, MaskedColumnsChangeNothingAtAll) {
 TEST(SingleQueryAttentionTest, AppliesOnlyToOneFloatQueryPerRow) {
   torch::Tensor keys = at::randn({2, 2, 3, 4});
   torch::Tensor bias = at::zeros({2, 1, 1, 3});
-  EXPECT_TRUE(SingleQueryAttentionApplies(at::randn({2, 2, 1, 4}), keys,
-                                          keys, bias));
+  EXPECT_TRUE(
+      SingleQueryAttentionApplies(at::randn({2, 2, 1, 4}), keys, keys, bias));
   // Two queries per row (training, the encoder).
-  EXPECT_FALSE(SingleQueryAttentionApplies(at::randn({2, 2, 2, 4}), keys,
-                                           keys, bias));
+  EXPECT_FALSE(
+      SingleQueryAttentionApplies(at::randn({2, 2, 2, 4}), keys, keys, bias));
   // Double precision.
   EXPECT_FALSE(SingleQueryAttentionApplies(
       at::randn({2, 2, 1, 4}, at::kDouble), keys.to(at::kDouble),
       keys.to(at::kDouble), bias.to(at::kDouble)));
   // Keys whose last dimension is strided.
   EXPECT_FALSE(SingleQueryAttentionApplies(
-      at::randn({2, 2, 1, 4}), at::randn({2, 2, 4, 3}).transpose(2, 3),
-      keys, bias));
+      at::randn({2, 2, 1, 4}), at::randn({2, 2, 4, 3}).transpose(2, 3), keys,
+      bias));
 }
 
 }  // namespace
