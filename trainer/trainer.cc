@@ -181,6 +181,9 @@ struct Trainer::State {
   // Trains one epoch or until the budget ends; returns mean train loss.
   double TrainEpoch(double* tokens_per_second);
   EpochReport Validate(double train_loss, double tokens_per_second);
+  // Dev BLEU of `model`'s greedy translations, by the same code as
+  // fanyi-eval.
+  double DevBleu(const Checkpoint& model);
   // Writes last/ (with the optimizer state), best/ when dev BLEU improved,
   // and the epoch's copy when keeping epochs.
   void Save(const EpochReport& report);
@@ -413,15 +416,18 @@ EpochReport Trainer::State::Validate(double train_loss,
   }
   report.dev_loss = loss_sum / std::max<int64_t>(token_sum, 1);
 
-  // Dev BLEU of greedy translations, by the same code as fanyi-eval.
-  auto translator = Translator::FromCheckpoint(checkpoint, TranslatorOptions());
-  const CorpusTranslation translation =
-      TranslateCorpus(*translator, dev.texts, kDevBatchSize, /*beam_size=*/1);
-  report.dev_bleu = ScoreCorpus(translation.hypotheses, dev.references,
-                                options.target_language)
-                        .bleu.score;
+  report.dev_bleu = DevBleu(checkpoint);
   report.elapsed_seconds = ElapsedSeconds();
   return report;
+}
+
+double Trainer::State::DevBleu(const Checkpoint& model) {
+  auto translator = Translator::FromCheckpoint(model, TranslatorOptions());
+  const CorpusTranslation translation =
+      TranslateCorpus(*translator, dev.texts, kDevBatchSize, /*beam_size=*/1);
+  return ScoreCorpus(translation.hypotheses, dev.references,
+                     options.target_language)
+      .bleu.score;
 }
 
 void Trainer::State::Save(const EpochReport& report) {
@@ -543,13 +549,7 @@ void Trainer::State::AverageKeptEpochs(std::ostream& log) {
   Checkpoint average = AverageCheckpoints(saves);
   average.model->to(device);
   average.model->eval();
-  auto translator = Translator::FromCheckpoint(average, TranslatorOptions());
-  const double bleu =
-      ScoreCorpus(TranslateCorpus(*translator, dev.texts, kDevBatchSize,
-                                  /*beam_size=*/1)
-                      .hypotheses,
-                  dev.references, options.target_language)
-          .bleu.score;
+  const double bleu = DevBleu(average);
   average.training["dev_bleu"] = bleu;
   average.training["best_single_dev_bleu"] = best_dev_bleu;
   SaveCheckpoint(average, (out / "averaged").string());
