@@ -33,7 +33,7 @@ ABSL_FLAG(int, max_queue, 1024,
           "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_input_tokens, 256,
           "Texts with more source tokens are rejected.");
-ABSL_FLAG(int, beam_size, 1,
+ABSL_FLAG(int, beam_size, 4,
           "Beam size for requests that ask for none (1 = greedy).");
 ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
 ABSL_FLAG(int, threads, static_cast<int>(std::thread::hardware_concurrency()),

@@ -14,7 +14,7 @@ namespace fanyi {
 struct ServiceOptions {
   int max_input_tokens = 256;  // Longer texts get INVALID_ARGUMENT.
   int max_batch_texts = 256;   // TranslateBatch texts per RPC, at most.
-  int default_beam_size = 1;   // Used when a request says 0.
+  int default_beam_size = 4;   // Used when a request says 0.
   int max_beam_size = 8;       // Larger requested beams are capped to this.
 };
 

@@ -79,6 +79,9 @@ class CancellationTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
     options.max_batch_size = 1;  // One row decodes at a time.
+    // Greedy rows decode a step at a time and can leave between steps; a beam
+    // search batch is decoded whole.
+    options.beam_size = 1;
     options.max_batch_delay_ms = 0;
     options.max_input_tokens = 128;
     options.threads = 1;

@@ -143,47 +143,54 @@ TEST_F(ServerTest, TranslatesOneText) {
 }
 
 TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
-  const std::string before = HttpGet(server_->metrics_port(), "/metrics");
-  constexpr int kCalls = 32;
-  std::vector<grpc::Status> statuses(kCalls);
-  std::vector<v1::TranslateResponse> responses(kCalls);
-  StartLine start_line(kCalls);
-  std::vector<std::thread> callers;
-  for (int i = 0; i < kCalls; ++i) {
-    callers.emplace_back([&, i] {
-      auto stub = NewStub(server_->grpc_port());
-      start_line.ArriveAndWait();
-      statuses[i] = Translate(*stub, SampleTexts()[i % SampleTexts().size()],
-                              &responses[i]);
-    });
-  }
-  for (std::thread& caller : callers) caller.join();
-  for (int i = 0; i < kCalls; ++i) {
-    ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
-    EXPECT_FALSE(responses[i].translation().text().empty()) << i;
-  }
+  // Greedy requests share decoding steps (continuous batching); requests for
+  // the server's default beam are decoded together as one beam search batch.
+  for (const int beam_size : {1, 0}) {
+    SCOPED_TRACE("beam_size " + std::to_string(beam_size));
+    const std::string before = HttpGet(server_->metrics_port(), "/metrics");
+    constexpr int kCalls = 32;
+    std::vector<grpc::Status> statuses(kCalls);
+    std::vector<v1::TranslateResponse> responses(kCalls);
+    StartLine start_line(kCalls);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < kCalls; ++i) {
+      callers.emplace_back([&, i] {
+        auto stub = NewStub(server_->grpc_port());
+        start_line.ArriveAndWait();
+        statuses[i] = Translate(*stub, SampleTexts()[i % SampleTexts().size()],
+                                &responses[i], beam_size);
+      });
+    }
+    for (std::thread& caller : callers) caller.join();
+    for (int i = 0; i < kCalls; ++i) {
+      ASSERT_TRUE(statuses[i].ok())
+          << i << ": " << statuses[i].error_message();
+      EXPECT_FALSE(responses[i].translation().text().empty()) << i;
+    }
 
-  // Batches of one fall into the le="1" bucket; any other batch had more.
-  const std::string after = HttpGet(server_->metrics_port(), "/metrics");
-  auto batches = [](const std::string& metrics) {
-    return std::max(0.0, MetricValue(metrics, "fanyi_batch_size_count"));
-  };
-  auto single_batches = [](const std::string& metrics) {
-    return std::max(0.0,
-                    MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
-  };
-  const double new_batches = batches(after) - batches(before);
-  const double new_single_batches =
-      single_batches(after) - single_batches(before);
-  EXPECT_GT(new_batches, 0);
-  EXPECT_LT(new_single_batches, new_batches)
-      << "no batch held more than one request";
-  // Each observation is one decoding step; rows per step above one on
-  // average means requests shared steps rather than running one by one.
-  const double new_rows =
-      MetricValue(after, "fanyi_batch_size_sum") -
-      std::max(0.0, MetricValue(before, "fanyi_batch_size_sum"));
-  EXPECT_GT(new_rows / new_batches, 1.5) << "requests were decoded alone";
+    // Batches of one fall into the le="1" bucket; any other batch had more.
+    const std::string after = HttpGet(server_->metrics_port(), "/metrics");
+    auto batches = [](const std::string& metrics) {
+      return std::max(0.0, MetricValue(metrics, "fanyi_batch_size_count"));
+    };
+    auto single_batches = [](const std::string& metrics) {
+      return std::max(
+          0.0, MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
+    };
+    const double new_batches = batches(after) - batches(before);
+    const double new_single_batches =
+        single_batches(after) - single_batches(before);
+    EXPECT_GT(new_batches, 0);
+    EXPECT_LT(new_single_batches, new_batches)
+        << "no batch held more than one request";
+    // Each observation is one decoding step, or one beam search batch; rows
+    // per observation above one on average means requests shared the work
+    // rather than running one by one.
+    const double new_rows =
+        MetricValue(after, "fanyi_batch_size_sum") -
+        std::max(0.0, MetricValue(before, "fanyi_batch_size_sum"));
+    EXPECT_GT(new_rows / new_batches, 1.5) << "requests were decoded alone";
+  }
 }
 
 TEST_F(ServerTest, TranslateBatchKeepsOrderAndMatchesTranslate) {
@@ -216,9 +223,9 @@ TEST_F(ServerTest, BeamSizeIsChosenPerRequestAndCapped) {
   ASSERT_TRUE(Translate(*stub, text, &beam, 4).ok());
   ASSERT_TRUE(Translate(*stub, text, &capped, 100).ok());
   EXPECT_EQ(greedy.beam_size(), 1);
-  EXPECT_EQ(default_beam.beam_size(), 1);  // The server's default.
-  EXPECT_EQ(default_beam.translation().text(), greedy.translation().text());
+  EXPECT_EQ(default_beam.beam_size(), 4);  // The server's default.
   EXPECT_EQ(beam.beam_size(), 4);
+  EXPECT_EQ(default_beam.translation().text(), beam.translation().text());
   EXPECT_EQ(capped.beam_size(), 4);  // --max_beam_size.
   EXPECT_EQ(capped.translation().text(), beam.translation().text());
 
