@@ -163,8 +163,7 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
     }
     for (std::thread& caller : callers) caller.join();
     for (int i = 0; i < kCalls; ++i) {
-      ASSERT_TRUE(statuses[i].ok())
-          << i << ": " << statuses[i].error_message();
+      ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
       EXPECT_FALSE(responses[i].translation().text().empty()) << i;
     }
 
