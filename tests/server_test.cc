@@ -143,12 +143,20 @@ TEST_F(ServerTest, TranslatesOneText) {
 }
 
 TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
+  constexpr int kCalls = 32;
+  // Batches of one fall into the le="1" bucket; any other batch had more.
+  auto batches = [](const std::string& metrics) {
+    return std::max(0.0, MetricValue(metrics, "fanyi_batch_size_count"));
+  };
+  auto single_batches = [](const std::string& metrics) {
+    return std::max(0.0,
+                    MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
+  };
   // Greedy requests share decoding steps (continuous batching); requests for
   // the server's default beam are decoded together as one beam search batch.
   for (const int beam_size : {1, 0}) {
     SCOPED_TRACE("beam_size " + std::to_string(beam_size));
     const std::string before = HttpGet(server_->metrics_port(), "/metrics");
-    constexpr int kCalls = 32;
     std::vector<grpc::Status> statuses(kCalls);
     std::vector<v1::TranslateResponse> responses(kCalls);
     StartLine start_line(kCalls);
@@ -167,15 +175,7 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
       EXPECT_FALSE(responses[i].translation().text().empty()) << i;
     }
 
-    // Batches of one fall into the le="1" bucket; any other batch had more.
     const std::string after = HttpGet(server_->metrics_port(), "/metrics");
-    auto batches = [](const std::string& metrics) {
-      return std::max(0.0, MetricValue(metrics, "fanyi_batch_size_count"));
-    };
-    auto single_batches = [](const std::string& metrics) {
-      return std::max(
-          0.0, MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
-    };
     const double new_batches = batches(after) - batches(before);
     const double new_single_batches =
         single_batches(after) - single_batches(before);
