@@ -11,7 +11,7 @@
 #include "absl/flags/usage.h"
 #include "bench/benchmark_report.h"
 #include "bench/decoding_benchmark.h"
-#include "common/cpu_threading.h"
+#include "common/model/cpu_threading.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, model_dir, "",

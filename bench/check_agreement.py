@@ -10,7 +10,7 @@ search and compares the target id sequences exactly:
       --model_dir models/en-zh --dump_dir /tmp/bench-dump
 
 Length limit: fanyi lets each row generate at most
-min(max_length, floor(2 * source_len) + 10) tokens (common/greedy_decoder.h,
+min(max_length, floor(2 * source_len) + 10) tokens (common/decoding/greedy_decoder.h,
 MaxTargetLength; max_length = min(256, max_positions - 1)), while
 CTranslate2's max_decoding_length is one number per translate_batch call. So
 sources are grouped by length (every row of a group then has the same limit)

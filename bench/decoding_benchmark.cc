@@ -12,10 +12,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/beam_search.h"
-#include "common/checkpoint.h"
-#include "common/greedy_decoder.h"
-#include "common/translator.h"
+#include "common/decoding/beam_search.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/decoding/translator.h"
+#include "common/model/checkpoint.h"
 
 namespace fanyi {
 

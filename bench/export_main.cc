@@ -8,7 +8,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "bench/weight_export.h"
-#include "common/cpu_threading.h"
+#include "common/model/cpu_threading.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, model_dir, "",

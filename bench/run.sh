@@ -37,7 +37,7 @@ beam="${BEAM:-4}"
 reference="${REFERENCE:-200}"
 build_dir="${BUILD_DIR:-build-bench}"
 work_dir="${WORK_DIR:-/tmp/fanyi-bench}"
-# The mains re-exec themselves with these too (common/cpu_threading.h); set
+# The mains re-exec themselves with these too (common/model/cpu_threading.h); set
 # them here so that CTranslate2's Python process runs the same way.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"

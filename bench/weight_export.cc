@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "common/checkpoint.h"
+#include "common/model/checkpoint.h"
 
 namespace fanyi {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/translator.h"
+#include "common/decoding/translator.h"
 
 namespace fanyi {
 

@@ -15,7 +15,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/cpu_threading.h"
+#include "common/model/cpu_threading.h"
 #include "server/translation_server.h"
 
 ABSL_FLAG(std::string, model_dir, "", "Checkpoint directory to serve.");

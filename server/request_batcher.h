@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/translator.h"
+#include "common/decoding/translator.h"
 #include "grpcpp/support/status.h"
 
 namespace fanyi {

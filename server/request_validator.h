@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "common/translator.h"
+#include "common/decoding/translator.h"
 #include "fanyi/v1/translator.pb.h"
 #include "grpcpp/support/status.h"
 

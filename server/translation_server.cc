@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/device.h"
-#include "common/translator.h"
+#include "common/decoding/translator.h"
+#include "common/model/device.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"

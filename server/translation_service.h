@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "common/translator.h"
+#include "common/decoding/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/request_batcher.h"

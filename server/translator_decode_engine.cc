@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "common/continuous_decoder.h"
+#include "common/decoding/continuous_decoder.h"
 
 namespace fanyi {
 

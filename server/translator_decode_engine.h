@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/translator.h"
+#include "common/decoding/translator.h"
 #include "server/decode_engine.h"
 
 namespace fanyi {

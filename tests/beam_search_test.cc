@@ -1,11 +1,11 @@
-#include "common/beam_search.h"
+#include "common/decoding/beam_search.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "common/greedy_decoder.h"
-#include "common/vocabulary.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/text/vocabulary.h"
 #include "tests/random_model.h"
 
 namespace fanyi {

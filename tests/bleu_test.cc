@@ -1,4 +1,4 @@
-#include "common/bleu.h"
+#include "common/eval/bleu.h"
 
 #include <gtest/gtest.h>
 

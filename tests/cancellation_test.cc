@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "common/checkpoint.h"
+#include "common/model/checkpoint.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"

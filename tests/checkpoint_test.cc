@@ -1,4 +1,4 @@
-#include "common/checkpoint.h"
+#include "common/model/checkpoint.h"
 
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/randint.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/checkpoint_averaging.h"
+#include "common/model/checkpoint_averaging.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

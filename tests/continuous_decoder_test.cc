@@ -1,11 +1,11 @@
-#include "common/continuous_decoder.h"
+#include "common/decoding/continuous_decoder.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "common/greedy_decoder.h"
-#include "common/transformer.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/model/transformer.h"
 #include "tests/random_model.h"
 
 namespace fanyi {

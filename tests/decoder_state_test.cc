@@ -1,4 +1,4 @@
-#include "common/decoder_state.h"
+#include "common/model/decoder_state.h"
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/equal.h>

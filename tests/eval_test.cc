@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/bleu.h"
-#include "common/parallel_corpus.h"
+#include "common/eval/bleu.h"
+#include "common/text/parallel_corpus.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/checkpoint.h"
+#include "common/model/checkpoint.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "tests/server_process.h"

@@ -37,7 +37,7 @@ constexpr int kMaxInputTokens = 64;
 
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no
 // surrogates, nothing above U+10FFFF). Written here independently of
-// common/utf8.h, whose verdicts it checks.
+// common/text/utf8.h, whose verdicts it checks.
 bool IsValidUtf8(const std::string& text) {
   size_t i = 0;
   while (i < text.size()) {

@@ -2,7 +2,7 @@
 // 127.0.0.1:0 serving the tiny trained model; the fanyi-loadgen binary is run
 // too. Nothing here asserts on speed.
 
-#include "server/load_generator.h"
+#include "client/load_generator.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-#include "common/parallel_corpus.h"
+#include "common/text/parallel_corpus.h"
 
 #include <gtest/gtest.h>
 

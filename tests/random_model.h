@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "common/transformer.h"
+#include "common/model/transformer.h"
 
 namespace fanyi::testing_util {
 

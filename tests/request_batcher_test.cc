@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/translator.h"
+#include "common/decoding/translator.h"
 #include "server/decode_engine.h"
 #include "server/server_metrics.h"
 #include "server/translator_decode_engine.h"

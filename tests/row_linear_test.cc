@@ -1,4 +1,4 @@
-#include "common/row_linear.h"
+#include "common/model/row_linear.h"
 
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/linear.h>

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/bleu.h"
+#include "common/eval/bleu.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

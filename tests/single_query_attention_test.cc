@@ -1,4 +1,4 @@
-#include "common/single_query_attention.h"
+#include "common/model/single_query_attention.h"
 
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/cat.h>
@@ -12,7 +12,7 @@
 #include <limits>
 #include <vector>
 
-#include "common/torch_compat.h"
+#include "common/model/torch_compat.h"
 
 namespace fanyi {
 namespace {

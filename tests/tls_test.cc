@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "client/load_generator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "server/load_generator.h"
 #include "server/tls_files.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"

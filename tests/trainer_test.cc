@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/checkpoint.h"
-#include "common/parallel_corpus.h"
-#include "common/translator.h"
+#include "common/decoding/translator.h"
+#include "common/model/checkpoint.h"
+#include "common/text/parallel_corpus.h"
 #include "tests/test_util.h"
 #include "trainer/token_batches.h"
 

@@ -1,4 +1,4 @@
-#include "common/transformer.h"
+#include "common/model/transformer.h"
 
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/ones.h>
@@ -11,10 +11,10 @@
 
 #include <cmath>
 
-#include "common/greedy_decoder.h"
-#include "common/multi_head_attention.h"
-#include "common/torch_compat.h"
-#include "common/vocabulary.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/model/multi_head_attention.h"
+#include "common/model/torch_compat.h"
+#include "common/text/vocabulary.h"
 #include "tests/random_model.h"
 
 namespace fanyi {

@@ -1,4 +1,4 @@
-#include "common/vocabulary.h"
+#include "common/text/vocabulary.h"
 
 #include <gtest/gtest.h>
 

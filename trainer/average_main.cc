@@ -8,7 +8,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/checkpoint_averaging.h"
+#include "common/model/checkpoint_averaging.h"
 
 ABSL_FLAG(std::string, out, "", "Directory for the averaged checkpoint.");
 

@@ -9,10 +9,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/corpus_evaluation.h"
-#include "common/cpu_threading.h"
-#include "common/parallel_corpus.h"
-#include "common/translator.h"
+#include "common/decoding/translator.h"
+#include "common/eval/corpus_evaluation.h"
+#include "common/model/cpu_threading.h"
+#include "common/text/parallel_corpus.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, model_dir, "",

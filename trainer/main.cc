@@ -6,7 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/cpu_threading.h"
+#include "common/model/cpu_threading.h"
 #include "trainer/trainer.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.

@@ -20,15 +20,15 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/checkpoint.h"
-#include "common/checkpoint_averaging.h"
-#include "common/corpus_evaluation.h"
-#include "common/device.h"
-#include "common/greedy_decoder.h"
-#include "common/parallel_corpus.h"
-#include "common/tokenizer.h"
-#include "common/translator.h"
-#include "common/vocabulary.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/decoding/translator.h"
+#include "common/eval/corpus_evaluation.h"
+#include "common/model/checkpoint.h"
+#include "common/model/checkpoint_averaging.h"
+#include "common/model/device.h"
+#include "common/text/parallel_corpus.h"
+#include "common/text/tokenizer.h"
+#include "common/text/vocabulary.h"
 #include "trainer/token_batches.h"
 
 namespace fanyi {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/model_config.h"
+#include "common/model/model_config.h"
 
 namespace fanyi {
 

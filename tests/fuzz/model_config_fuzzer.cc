@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/checkpoint.h"
-#include "common/model_config.h"
+#include "common/model/checkpoint.h"
+#include "common/model/model_config.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_files.h"
 

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "common/checkpoint.h"
-#include "common/tokenizer.h"
-#include "common/translator.h"
-#include "common/utf8.h"
+#include "common/decoding/translator.h"
+#include "common/model/checkpoint.h"
+#include "common/text/tokenizer.h"
+#include "common/text/utf8.h"
 #include "fanyi/v1/translator.pb.h"
 #include "server/request_validator.h"
 #include "tests/fuzz/fuzz_check.h"

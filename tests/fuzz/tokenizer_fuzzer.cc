@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/tokenizer.h"
-#include "common/utf8.h"
+#include "common/text/tokenizer.h"
+#include "common/text/utf8.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace fanyi::fuzzing {

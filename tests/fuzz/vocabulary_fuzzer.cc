@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/vocabulary.h"
+#include "common/text/vocabulary.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_files.h"
 

@@ -1,0 +1,357 @@
+#include "client/load_generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+
+namespace fanyi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The canonical name of a gRPC status code ("OK", "INVALID_ARGUMENT", ...);
+// gRPC's codes are numbered like absl's.
+std::string StatusCodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+double Seconds(Clock::duration duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
+Clock::duration FromSeconds(double seconds) {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
+void Require(bool condition, const std::string& message) {
+  if (!condition) throw std::invalid_argument("load generator: " + message);
+}
+
+const LoadOptions& Validated(const LoadOptions& options) {
+  Require(!options.server.empty(), "no server address (host:port) given");
+  Require(!options.texts.empty(), "no source texts to send");
+  for (size_t i = 0; i < options.texts.size(); ++i) {
+    Require(!options.texts[i].empty(),
+            "source text " + std::to_string(i) + " is empty");
+  }
+  Require(options.concurrency >= 1 &&
+              options.concurrency <= LoadOptions::kMaxInFlight,
+          "concurrency must be in [1, " +
+              std::to_string(LoadOptions::kMaxInFlight) + "], got " +
+              std::to_string(options.concurrency));
+  Require(options.requests >= 0,
+          "requests must be >= 0, got " + std::to_string(options.requests));
+  Require(options.duration_s >= 0 &&
+              options.duration_s <= LoadOptions::kMaxDurationS,
+          "duration_s must be in [0, 3600], got " +
+              std::to_string(options.duration_s));
+  Require(options.requests > 0 || options.duration_s > 0,
+          "neither a request count nor a duration bounds the run; set "
+          "requests or duration_s");
+  Require(options.rate >= 0 && std::isfinite(options.rate),
+          "rate must be >= 0 requests/s, got " + std::to_string(options.rate));
+  Require(options.max_in_flight >= 1 &&
+              options.max_in_flight <= LoadOptions::kMaxInFlight,
+          "max_in_flight must be in [1, " +
+              std::to_string(LoadOptions::kMaxInFlight) + "], got " +
+              std::to_string(options.max_in_flight));
+  Require(options.beam_size >= 0,
+          "beam_size must be >= 0, got " + std::to_string(options.beam_size));
+  Require(options.timeout_ms >= 1 && options.timeout_ms <= 3600 * 1000,
+          "timeout_ms must be in [1, 3600000], got " +
+              std::to_string(options.timeout_ms));
+  Require(options.warmup_requests >= 0,
+          "warmup_requests must be >= 0, got " +
+              std::to_string(options.warmup_requests));
+  return options;
+}
+
+}  // namespace
+
+// One asynchronous Translate call, owned by the completion queue from
+// StartCall until the polling thread takes it back.
+struct LoadGenerator::Call {
+  grpc::ClientContext context;
+  v1::TranslateResponse response;
+  grpc::Status status;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::TranslateResponse>>
+      reader;
+  Clock::time_point sent_at;
+  bool measured = false;  // Part of the measured phase, not warmup.
+};
+
+double NearestRankPercentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) {
+    throw std::invalid_argument("percentile of an empty sample");
+  }
+  if (!(p > 0 && p <= 100)) {
+    throw std::invalid_argument("percentile must be in (0, 100], got " +
+                                std::to_string(p));
+  }
+  const double n = static_cast<double>(sorted.size());
+  // p * n first: exact for whole percentiles, so p99 of 100 samples is rank
+  // 99, not 100 through 0.99 * 100 rounding up.
+  const double rank = std::ceil(p * n / 100.0);
+  const size_t index = static_cast<size_t>(std::clamp(rank, 1.0, n)) - 1;
+  return sorted[index];
+}
+
+std::vector<std::string> ReadSourceTexts(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read source texts from " + path);
+  std::vector<std::string> texts;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string text = line.substr(0, line.find('\t'));
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    texts.push_back(text);
+  }
+  if (texts.empty()) throw std::runtime_error(path + " has no source text");
+  return texts;
+}
+
+std::string LoadReport::ToTable() const {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1);
+  if (mode == "open") {
+    out << "mode          open loop, offered " << offered_rate
+        << " requests/s (Poisson), sent " << send_rate << "/s";
+    if (max_in_flight_waits > 0) {
+      out << ", " << max_in_flight_waits << " sends held by the in-flight cap";
+    }
+    out << "\n";
+  } else {
+    out << "mode          closed loop, concurrency " << concurrency << "\n";
+  }
+  out << "requests      sent " << requests_sent << ", completed "
+      << requests_completed << "\n";
+  out << "status       ";
+  for (const auto& [code, count] : status_counts) {
+    out << " " << code << " " << count;
+  }
+  out << "\n";
+  out << std::setprecision(1) << "slowest (ms) ";
+  for (const auto& [code, max_ms] : status_max_latency_ms) {
+    out << " " << code << " " << max_ms;
+  }
+  out << "\n";
+  out << std::setprecision(3) << "wall          " << wall_seconds << " s\n";
+  out << std::setprecision(1) << "throughput    " << sentences_per_second
+      << " sentences/s, " << generated_tokens_per_second
+      << " generated tokens/s\n";
+  out << std::setprecision(2) << "latency (ms)  p50 " << latency_p50_ms
+      << "  p90 " << latency_p90_ms << "  p99 " << latency_p99_ms << "  max "
+      << latency_max_ms << "  mean " << latency_mean_ms << "  (OK only)\n";
+  return out.str();
+}
+
+std::string LoadReport::ToJson() const {
+  nlohmann::json json = {
+      {"mode", mode},
+      {"concurrency", concurrency},
+      {"offered_rate", offered_rate},
+      {"send_rate", send_rate},
+      {"requests_sent", requests_sent},
+      {"requests_completed", requests_completed},
+      {"status_counts", status_counts},
+      {"status_max_latency_ms", status_max_latency_ms},
+      {"ok_requests", ok_requests},
+      {"generated_tokens", generated_tokens},
+      {"max_in_flight_waits", max_in_flight_waits},
+      {"wall_seconds", wall_seconds},
+      {"sentences_per_second", sentences_per_second},
+      {"generated_tokens_per_second", generated_tokens_per_second},
+      {"latency_ms",
+       {{"p50", latency_p50_ms},
+        {"p90", latency_p90_ms},
+        {"p99", latency_p99_ms},
+        {"max", latency_max_ms},
+        {"mean", latency_mean_ms}}}};
+  return json.dump(2) + "\n";
+}
+
+LoadGenerator::LoadGenerator(LoadOptions options)
+    : options_(Validated(options)) {}
+
+LoadGenerator::~LoadGenerator() = default;
+
+LoadReport LoadGenerator::Run() {
+  if (channel_ != nullptr) {
+    throw std::logic_error("LoadGenerator::Run called twice");
+  }
+  channel_ = grpc::CreateChannel(
+      options_.server, MakeChannelCredentials(options_.tls, options_.use_tls));
+  // Connecting first keeps connection setup out of the first latencies.
+  if (!channel_->WaitForConnected(
+          std::chrono::system_clock::now() +
+          std::chrono::milliseconds(options_.timeout_ms))) {
+    throw std::runtime_error("cannot connect to " + options_.server +
+                             " within " + std::to_string(options_.timeout_ms) +
+                             " ms");
+  }
+  stub_ = v1::Translator::NewStub(channel_);
+  completion_queue_ = std::make_unique<grpc::CompletionQueue>();
+  std::thread poller(&LoadGenerator::PollCompletions, this);
+
+  if (options_.warmup_requests > 0) {
+    Phase warmup;
+    warmup.requests = options_.warmup_requests;
+    RunPhase(warmup);
+  }
+  Phase measured;
+  measured.measured = true;
+  measured.requests = options_.requests;
+  if (options_.duration_s > 0) measured.duration_s = options_.duration_s;
+  measured.rate = options_.rate;
+  RunPhase(measured);
+
+  // Every call has completed, so the queue drains at once.
+  completion_queue_->Shutdown();
+  poller.join();
+  return BuildReport();
+}
+
+void LoadGenerator::RunPhase(const Phase& phase) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point stop_at = start + FromSeconds(phase.duration_s);
+  std::mt19937_64 random(options_.seed);
+  std::exponential_distribution<double> gap_s(phase.rate > 0 ? phase.rate
+                                                             : 1.0);
+  // Open loop: arrival times follow a fixed schedule (a Poisson process),
+  // each computed from the previous scheduled time, never from when a send
+  // actually happened or a response came back.
+  Clock::time_point next_send = start;
+  int64_t sent = 0;
+  while (phase.requests == 0 || sent < phase.requests) {
+    if (phase.rate > 0) {
+      next_send += FromSeconds(gap_s(random));
+      if (next_send >= stop_at) break;
+      std::this_thread::sleep_until(next_send);
+    }
+    if (Clock::now() >= stop_at || !ReserveSlot(phase, stop_at)) break;
+    StartCall(phase.measured);
+    ++sent;
+  }
+  if (phase.measured) {
+    measure_start_ = start;
+    issue_end_ = Clock::now();
+    requests_sent_ = sent;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  call_finished_.wait(lock, [this] { return in_flight_ == 0; });
+}
+
+bool LoadGenerator::ReserveSlot(const Phase& phase, Clock::time_point stop_at) {
+  const bool open_loop = phase.rate > 0;
+  const int limit = open_loop ? options_.max_in_flight : options_.concurrency;
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (open_loop && phase.measured && in_flight_ >= limit) {
+    ++max_in_flight_waits_;
+  }
+  if (!call_finished_.wait_until(lock, stop_at,
+                                 [&] { return in_flight_ < limit; })) {
+    return false;
+  }
+  ++in_flight_;
+  return true;
+}
+
+void LoadGenerator::StartCall(bool measured) {
+  auto call = std::make_unique<Call>();
+  call->measured = measured;
+  call->context.set_deadline(std::chrono::system_clock::now() +
+                             std::chrono::milliseconds(options_.timeout_ms));
+  v1::TranslateRequest request;
+  request.set_text(options_.texts[next_text_ % options_.texts.size()]);
+  ++next_text_;
+  request.set_beam_size(options_.beam_size);
+  call->sent_at = Clock::now();
+  call->reader =
+      stub_->AsyncTranslate(&call->context, request, completion_queue_.get());
+  // The queue owns the call until PollCompletions takes it back.
+  Call* tag = call.release();
+  tag->reader->Finish(&tag->response, &tag->status, tag);
+}
+
+void LoadGenerator::PollCompletions() {
+  void* tag = nullptr;
+  bool ok = false;  // Always true for a unary Finish.
+  while (completion_queue_->Next(&tag, &ok)) {
+    RecordCompletion(std::unique_ptr<Call>(static_cast<Call*>(tag)));
+  }
+}
+
+void LoadGenerator::RecordCompletion(std::unique_ptr<Call> call) {
+  const Clock::time_point done = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --in_flight_;
+    if (call->measured) {
+      ++requests_completed_;
+      const double latency_ms = Seconds(done - call->sent_at) * 1000.0;
+      ++status_counts_[call->status.error_code()];
+      double& max_ms = status_max_latency_ms_[call->status.error_code()];
+      max_ms = std::max(max_ms, latency_ms);
+      if (call->status.ok()) {
+        ok_latencies_ms_.push_back(latency_ms);
+        generated_tokens_ +=
+            call->response.translation().generated_token_count();
+      }
+      last_completion_ = done;
+    }
+  }
+  call_finished_.notify_all();
+}
+
+LoadReport LoadGenerator::BuildReport() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LoadReport report;
+  report.mode = options_.rate > 0 ? "open" : "closed";
+  report.concurrency = options_.concurrency;
+  report.offered_rate = options_.rate;
+  const double issue_seconds = Seconds(issue_end_ - measure_start_);
+  report.send_rate = issue_seconds > 0 ? requests_sent_ / issue_seconds : 0;
+  report.requests_sent = requests_sent_;
+  report.requests_completed = requests_completed_;
+  for (const auto& [code, count] : status_counts_) {
+    report.status_counts[StatusCodeName(code)] = count;
+  }
+  for (const auto& [code, max_ms] : status_max_latency_ms_) {
+    report.status_max_latency_ms[StatusCodeName(code)] = max_ms;
+  }
+  report.ok_requests = static_cast<int64_t>(ok_latencies_ms_.size());
+  report.generated_tokens = generated_tokens_;
+  report.max_in_flight_waits = max_in_flight_waits_;
+  report.wall_seconds = requests_completed_ > 0
+                            ? Seconds(last_completion_ - measure_start_)
+                            : issue_seconds;
+  if (report.wall_seconds > 0) {
+    report.sentences_per_second = report.ok_requests / report.wall_seconds;
+    report.generated_tokens_per_second =
+        report.generated_tokens / report.wall_seconds;
+  }
+  std::vector<double> sorted = ok_latencies_ms_;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) {
+    report.latency_p50_ms = NearestRankPercentile(sorted, 50);
+    report.latency_p90_ms = NearestRankPercentile(sorted, 90);
+    report.latency_p99_ms = NearestRankPercentile(sorted, 99);
+    report.latency_max_ms = sorted.back();
+    report.latency_mean_ms =
+        std::accumulate(sorted.begin(), sorted.end(), 0.0) / sorted.size();
+  }
+  return report;
+}
+
+}  // namespace fanyi

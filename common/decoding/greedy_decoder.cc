@@ -1,0 +1,94 @@
+#include "common/decoding/greedy_decoder.h"
+
+#include <ATen/ops/argmax.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "common/decoding/continuous_decoder.h"
+#include "common/text/vocabulary.h"
+
+namespace fanyi {
+namespace {
+
+torch::Device ModelDevice(TransformerImpl& model) {
+  return model.parameters().front().device();
+}
+
+torch::Tensor RowsToTensor(const std::vector<std::vector<int64_t>>& rows,
+                           int64_t suffix, const torch::Device& device) {
+  size_t width = 0;
+  for (const auto& row : rows) width = std::max(width, row.size());
+  if (suffix >= 0) ++width;
+  std::vector<int64_t> flat(rows.size() * width, Vocabulary::kPadId);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::copy(rows[r].begin(), rows[r].end(), flat.begin() + r * width);
+    if (suffix >= 0) flat[r * width + rows[r].size()] = suffix;
+  }
+  return at::tensor(flat, at::kLong)
+      .view({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)})
+      .to(device);  // [batch, width]
+}
+
+}  // namespace
+
+int64_t MaxTargetLength(const DecodingOptions& options, int64_t source_length) {
+  const auto scaled =
+      static_cast<int64_t>(std::floor(options.length_ratio * source_length)) +
+      options.length_offset;
+  return std::max<int64_t>(1, std::min(options.max_length, scaled));
+}
+
+torch::Tensor MakeSourceTensor(const std::vector<std::vector<int64_t>>& sources,
+                               const torch::Device& device) {
+  return RowsToTensor(sources, Vocabulary::kEosId, device);
+}
+
+torch::Tensor PadRows(const std::vector<std::vector<int64_t>>& rows,
+                      const torch::Device& device) {
+  return RowsToTensor(rows, -1, device);
+}
+
+std::vector<std::vector<int64_t>> GreedyDecode(
+    TransformerImpl& model, const std::vector<std::vector<int64_t>>& sources,
+    const DecodingOptions& options) {
+  std::vector<std::vector<int64_t>> targets(sources.size());
+  ContinuousDecoder decoder(model, options);
+  decoder.Add(sources);  // Handles 0..n-1 are the input rows.
+  while (decoder.active() > 0) {
+    for (ContinuousDecoder::Finished& row : decoder.Step()) {
+      targets[row.handle] = std::move(row.target_ids);
+    }
+  }
+  return targets;
+}
+
+std::vector<int64_t> GreedyDecodeWithoutCache(
+    TransformerImpl& model, const std::vector<int64_t>& source,
+    const DecodingOptions& options, bool run_all_steps) {
+  c10::InferenceMode inference;
+  const torch::Device device = ModelDevice(model);
+  torch::Tensor source_ids = MakeSourceTensor({source}, device);  // [1, src]
+  torch::Tensor source_mask = PaddingMask(source_ids);
+  torch::Tensor memory = model.Encode(source_ids, source_mask);
+  const int64_t limit = MaxTargetLength(options, source.size());
+
+  std::vector<int64_t> prefix = {Vocabulary::kBosId};
+  while (static_cast<int64_t>(prefix.size()) - 1 < limit) {
+    torch::Tensor target_input = PadRows({prefix}, device);  // [1, len]
+    // [1, len, d_model] -> logits of the last position, [vocab]
+    torch::Tensor hidden = model.DecodeFull(target_input, memory, source_mask);
+    const int64_t next =
+        at::argmax(model.Generate(hidden[0][-1]), -1).item<int64_t>();
+    if (next == Vocabulary::kEosId && !run_all_steps) break;
+    prefix.push_back(next);
+  }
+  const auto end = std::find(prefix.begin() + 1, prefix.end(),
+                             static_cast<int64_t>(Vocabulary::kEosId));
+  return {prefix.begin() + 1, end};
+}
+
+}  // namespace fanyi

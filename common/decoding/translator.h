@@ -1,0 +1,83 @@
+#ifndef FANYI_COMMON_DECODING_TRANSLATOR_H_
+#define FANYI_COMMON_DECODING_TRANSLATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fanyi {
+
+// Settings for a Translator, validated by Translator::Load.
+struct TranslatorOptions {
+  std::string device = "auto";  // "auto" (cuda when available), "cpu", "cuda".
+  int threads = 0;              // Intra-op threads; 0 keeps LibTorch's setting.
+  int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
+  double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
+  int length_offset = 10;  // ... + length_offset, never above the hard cap.
+  double length_penalty = 1.0;  // GNMT α for beam search (docs/quality.md).
+};
+
+// One source sentence after tokenization and vocabulary lookup.
+struct EncodedSource {
+  std::vector<int64_t> ids;  // Source token ids, without <s> or </s>.
+  int beam_size = 1;         // How to decode it: 1 = greedy, more = beam.
+};
+
+struct Checkpoint;
+class ContinuousDecoder;
+
+// A loaded model with its vocabularies and tokenizers: text in, text out.
+// Keeps torch types out of its header so callers (the server) compile fast.
+// Thread-compatible: TranslateIds may be called from one thread at a time.
+class Translator {
+ public:
+  // Loads the checkpoint in `model_dir`; throws std::runtime_error naming the
+  // file and the problem when anything is missing or malformed.
+  static std::unique_ptr<Translator> Load(const std::string& model_dir,
+                                          const TranslatorOptions& options);
+  // Wraps an in-memory checkpoint; shares its model (so a trainer can
+  // translate with the weights it is training).
+  static std::unique_ptr<Translator> FromCheckpoint(
+      const Checkpoint& checkpoint, const TranslatorOptions& options);
+  ~Translator();
+
+  // Tokenizes `text` and maps it to source ids. Throws std::invalid_argument
+  // for invalid UTF-8 or text with no tokens.
+  EncodedSource EncodeSource(std::string_view text) const;
+
+  // Decodes a batch of sources of any lengths, each with its own beam size
+  // (rows of equal beam size are decoded together); returns the target ids of
+  // each row (without </s>), in the order given.
+  std::vector<std::vector<int64_t>> TranslateIds(
+      const std::vector<EncodedSource>& sources);
+
+  // A step-by-step greedy decoder (continuous batching) on this translator's
+  // model and decoding limits; it must not outlive the translator. Like
+  // TranslateIds, drive it from the one thread that decodes.
+  std::unique_ptr<ContinuousDecoder> NewContinuousDecoder();
+
+  // Turns target ids into natural text (detokenized).
+  std::string DecodeTarget(const std::vector<int64_t>& target_ids) const;
+
+  // Translates texts end to end (encode, batch decode, detokenize).
+  std::vector<std::string> Translate(const std::vector<std::string>& texts,
+                                     int beam_size = 1);
+
+  // A short identifier of the loaded model (from its config).
+  const std::string& model_version() const;
+  // "cpu" or "cuda:N".
+  std::string device_name() const;
+  // Target language code of the model (picks the BLEU tokenization).
+  const std::string& target_language() const;
+
+ private:
+  struct Impl;
+  explicit Translator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_DECODING_TRANSLATOR_H_

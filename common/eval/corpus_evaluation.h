@@ -1,0 +1,50 @@
+#ifndef FANYI_COMMON_EVAL_CORPUS_EVALUATION_H_
+#define FANYI_COMMON_EVAL_CORPUS_EVALUATION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/decoding/translator.h"
+#include "common/eval/bleu.h"
+
+namespace fanyi {
+
+// Translations of a whole corpus, with what they cost.
+struct CorpusTranslation {
+  std::vector<std::string> hypotheses;  // One per source, in input order.
+  std::vector<std::string> errors;      // Per source: why it was not
+                                        // translated ("" when it was).
+  int64_t failed = 0;                   // Sources with an error.
+  int64_t generated_tokens = 0;         // Target tokens, </s> excluded.
+  double seconds = 0;                   // Wall time of encoding + decoding.
+};
+
+// Translates `sources` in batches of `batch_size` sentences of similar length
+// (sorting by length keeps padding and wasted steps low). A source that
+// cannot be encoded (invalid UTF-8, too long) gets an empty hypothesis and
+// its error; the others are unaffected.
+CorpusTranslation TranslateCorpus(Translator& translator,
+                                  const std::vector<std::string>& sources,
+                                  int batch_size, int beam_size);
+
+// Corpus BLEU and chrF2 by sacreBLEU's definitions.
+struct CorpusScore {
+  BleuScore bleu;
+  double chrf = 0;
+  BleuTokenizer tokenizer = BleuTokenizer::k13a;
+};
+
+// Scores `hypotheses` against one reference each; the BLEU tokenization
+// follows the target language (`zh` for Chinese, `13a` otherwise).
+CorpusScore ScoreCorpus(const std::vector<std::string>& hypotheses,
+                        const std::vector<std::string>& references,
+                        const std::string& target_language);
+
+// "BLEU = 25.10 58.2/31.0/18.4/11.2 (BP = 1.000 ratio = 1.013 hyp_len = ...
+// ref_len = ...)\nchrF2 = 23.40\n" plus a line naming the tokenization.
+std::string DescribeScore(const CorpusScore& score);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_EVAL_CORPUS_EVALUATION_H_

@@ -1,0 +1,243 @@
+#include "common/model/checkpoint.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kFormatName[] = "fanyi-checkpoint";
+
+std::string ShapeString(const at::IntArrayRef& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+void WriteJson(const nlohmann::json& json, const fs::path& path) {
+  std::ofstream out(path);
+  out << json.dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+nlohmann::json ReadConfig(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path.string());
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(path.string() +
+                             ": not valid JSON: " + error.what());
+  }
+  // Types are checked before values are read: json::value() throws
+  // type_error on a mistyped field, and reading 1e300 as an int is undefined.
+  if (!config.is_object() || !config.contains("format") ||
+      config.at("format") != kFormatName) {
+    throw std::runtime_error(path.string() +
+                             ": not a fanyi checkpoint config "
+                             "(\"format\" must be \"" +
+                             kFormatName + "\")");
+  }
+  const auto version = config.find("format_version");
+  if (version == config.end() || !version->is_number_integer()) {
+    throw std::runtime_error(path.string() +
+                             ": \"format_version\" is missing or not an "
+                             "integer");
+  }
+  if (*version != kCheckpointFormatVersion) {
+    throw std::runtime_error(path.string() + ": format_version " +
+                             version->dump() + " is not supported (expected " +
+                             std::to_string(kCheckpointFormatVersion) + ")");
+  }
+  for (const char* field :
+       {"model_version", "source_language", "target_language"}) {
+    if (!config.contains(field) || !config[field].is_string()) {
+      throw std::runtime_error(path.string() + ": missing string field '" +
+                               field + "'");
+    }
+  }
+  return config;
+}
+
+// Copies every tensor of `archive` into `module` (and, recursively, its
+// children, which torch::save stores as nested archives) after checking its
+// shape, so a checkpoint of another architecture is refused instead of
+// silently reshaping the model.
+void LoadModuleWeights(torch::nn::Module& module,
+                       torch::serialize::InputArchive& archive,
+                       const std::string& prefix, const fs::path& path) {
+  auto load = [&](const std::string& name, torch::Tensor& target) {
+    torch::Tensor stored;
+    if (!archive.try_read(name, stored)) {
+      throw std::runtime_error(path.string() + ": missing tensor '" + prefix +
+                               name + "'");
+    }
+    if (stored.sizes() != target.sizes()) {
+      throw std::runtime_error(path.string() + ": tensor '" + prefix + name +
+                               "' has shape " + ShapeString(stored.sizes()) +
+                               ", the model expects " +
+                               ShapeString(target.sizes()));
+    }
+    target.copy_(stored);
+  };
+  for (auto& parameter : module.named_parameters(/*recurse=*/false)) {
+    load(parameter.key(), parameter.value());
+  }
+  for (auto& buffer : module.named_buffers(/*recurse=*/false)) {
+    load(buffer.key(), buffer.value());
+  }
+  for (auto& child : module.named_children()) {
+    torch::serialize::InputArchive child_archive;
+    if (!archive.try_read(child.key(), child_archive)) {
+      throw std::runtime_error(path.string() + ": missing module '" + prefix +
+                               child.key() + "'");
+    }
+    LoadModuleWeights(*child.value(), child_archive, prefix + child.key() + ".",
+                      path);
+  }
+}
+
+void LoadWeights(TransformerImpl& model, const fs::path& path) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path.string());
+  } catch (const c10::Error& error) {
+    throw std::runtime_error(path.string() +
+                             ": cannot read weights (truncated or corrupt "
+                             "file?): " +
+                             error.what_without_backtrace());
+  }
+  torch::NoGradGuard no_grad;
+  LoadModuleWeights(model, archive, "", path);
+}
+
+// Puts the complete directory `staging` in the place of `target` so that at
+// every moment `target` is either the old or the new directory, whole: a
+// process killed at any point never leaves it missing or half-written.
+// Renaming the old one aside first would leave a moment with no `target`.
+void ReplaceDirectory(const fs::path& staging, const fs::path& target) {
+  const fs::path previous = target.string() + ".old";
+  if (!fs::exists(target)) {
+    fs::rename(staging, target);
+  } else if (renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(),
+                       RENAME_EXCHANGE) == 0) {
+    // Swapped atomically (Linux 3.15+): the old directory is now `staging`.
+    fs::remove_all(staging);
+  } else if (errno == EINVAL || errno == ENOSYS) {
+    // A file system without the swap: the old directory goes aside for a
+    // moment, the one moment without `target`.
+    fs::remove_all(previous);
+    fs::rename(target, previous);
+    fs::rename(staging, target);
+  } else {
+    throw std::runtime_error("cannot move " + staging.string() + " to " +
+                             target.string() + ": " + std::strerror(errno));
+  }
+  fs::remove_all(previous);
+}
+
+}  // namespace
+
+void SaveCheckpoint(
+    const Checkpoint& checkpoint, const std::string& directory,
+    const std::function<void(const std::string&)>& write_extra) {
+  const fs::path target(directory);
+  const fs::path staging = target.string() + ".tmp";
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+
+  nlohmann::json config = {
+      {"format", kFormatName},
+      {"format_version", kCheckpointFormatVersion},
+      {"model_version", checkpoint.model_version},
+      {"source_language", checkpoint.source_language},
+      {"target_language", checkpoint.target_language},
+      {"model", ModelConfigToJson(checkpoint.model->config())},
+      {"training", checkpoint.training},
+  };
+  WriteJson(config, staging / "config.json");
+  checkpoint.source_vocabulary.Save((staging / "src_vocab.json").string());
+  checkpoint.target_vocabulary.Save((staging / "tgt_vocab.json").string());
+  torch::serialize::OutputArchive archive;
+  checkpoint.model->save(archive);
+  archive.save_to((staging / "model.pt").string());
+  if (write_extra) write_extra(staging.string());
+
+  ReplaceDirectory(staging, target);
+}
+
+std::string ResolveCheckpointDirectory(const std::string& path) {
+  const fs::path directory(path);
+  if (!fs::exists(directory / "config.json") &&
+      fs::exists(directory / "best" / "config.json")) {
+    return (directory / "best").string();
+  }
+  return path;
+}
+
+Checkpoint LoadCheckpoint(const std::string& path,
+                          const torch::Device& device) {
+  const fs::path directory(ResolveCheckpointDirectory(path));
+  if (!fs::is_directory(directory)) {
+    throw std::runtime_error("checkpoint directory " + directory.string() +
+                             " does not exist");
+  }
+  const fs::path config_path = directory / "config.json";
+  nlohmann::json config = ReadConfig(config_path);
+
+  Checkpoint checkpoint;
+  checkpoint.model_version = config["model_version"].get<std::string>();
+  checkpoint.source_language = config["source_language"].get<std::string>();
+  checkpoint.target_language = config["target_language"].get<std::string>();
+  checkpoint.training = config.value("training", nlohmann::json::object());
+  ModelConfig model_config;
+  try {
+    model_config = ModelConfigFromJson(config.at("model"));
+  } catch (const std::exception& error) {
+    throw std::runtime_error(config_path.string() + ": " + error.what());
+  }
+
+  checkpoint.source_vocabulary =
+      Vocabulary::Load((directory / "src_vocab.json").string());
+  checkpoint.target_vocabulary =
+      Vocabulary::Load((directory / "tgt_vocab.json").string());
+  auto check_size = [&](const Vocabulary& vocabulary, int64_t expected,
+                        const char* file) {
+    if (vocabulary.size() != expected) {
+      throw std::runtime_error((directory / file).string() + ": holds " +
+                               std::to_string(vocabulary.size()) +
+                               " tokens but " + config_path.string() +
+                               " says the model has " +
+                               std::to_string(expected));
+    }
+  };
+  check_size(checkpoint.source_vocabulary, model_config.source_vocab_size,
+             "src_vocab.json");
+  check_size(checkpoint.target_vocabulary, model_config.target_vocab_size,
+             "tgt_vocab.json");
+
+  checkpoint.model = Transformer(model_config);
+  const fs::path weights_path = directory / "model.pt";
+  if (!fs::exists(weights_path)) {
+    throw std::runtime_error(weights_path.string() + ": file not found");
+  }
+  LoadWeights(*checkpoint.model, weights_path);
+  checkpoint.model->to(device);
+  checkpoint.model->eval();
+  return checkpoint;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,53 @@
+#ifndef FANYI_COMMON_MODEL_CHECKPOINT_H_
+#define FANYI_COMMON_MODEL_CHECKPOINT_H_
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/model/model_config.h"
+#include "common/model/transformer.h"
+#include "common/text/vocabulary.h"
+
+namespace fanyi {
+
+// Version of the checkpoint directory layout; bumped on incompatible change.
+inline constexpr int kCheckpointFormatVersion = 1;
+
+// Everything a checkpoint directory holds:
+//   model.pt         weights, torch::save format (torch.jit.load opens it)
+//   config.json      format version, model config, languages, provenance
+//   src_vocab.json   source vocabulary
+//   tgt_vocab.json   target vocabulary
+struct Checkpoint {
+  std::string model_version;    // Identifies this model in responses/metrics.
+  std::string source_language;  // e.g. "en"; picks the source tokenizer.
+  std::string target_language;  // e.g. "zh"; picks the target tokenizer.
+  // Start as the four specials only (a vocabulary built from no data).
+  Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
+  Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);
+  Transformer model{nullptr};
+  nlohmann::json training = nlohmann::json::object();  // Provenance.
+};
+
+// Writes `checkpoint` to `directory` atomically: everything goes to a
+// temporary sibling directory that is renamed into place, so a crash never
+// leaves half a checkpoint. Extra files (e.g. optimizer state) may be added
+// to the temporary directory by `write_extra`.
+void SaveCheckpoint(
+    const Checkpoint& checkpoint, const std::string& directory,
+    const std::function<void(const std::string&)>& write_extra = nullptr);
+
+// Loads a checkpoint directory (or a training output directory holding
+// best/) onto `device`. Checks the format version, the vocabulary sizes and
+// every tensor's name and shape; throws std::runtime_error naming the file.
+Checkpoint LoadCheckpoint(const std::string& directory,
+                          const torch::Device& device);
+
+// The checkpoint directory that `path` names: `path` itself, or path/best
+// when `path` is a training output directory.
+std::string ResolveCheckpointDirectory(const std::string& path);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_MODEL_CHECKPOINT_H_

@@ -1,0 +1,227 @@
+#include "common/model/decoder_state.h"
+
+#include <ATen/ops/any.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace fanyi {
+namespace {
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// `tensor` grown to `size` along `dim` with entries equal to `fill`, placed
+// after the existing entries.
+torch::Tensor PadAtEnd(const torch::Tensor& tensor, int64_t dim, int64_t size,
+                       float fill) {
+  const int64_t missing = size - tensor.size(dim);
+  if (missing <= 0) return tensor;
+  std::vector<int64_t> shape = tensor.sizes().vec();
+  shape[dim] = missing;
+  return at::cat({tensor, at::full(shape, fill, tensor.options())}, dim);
+}
+
+// Index of the first (or one past the last) true entry of a 1-D bool tensor.
+std::pair<int64_t, int64_t> UsedRange(const torch::Tensor& used) {
+  torch::Tensor flags = used.to(at::kCPU);
+  const bool* data = flags.data_ptr<bool>();
+  const int64_t size = flags.numel();
+  int64_t begin = 0;
+  while (begin < size && !data[begin]) ++begin;
+  int64_t end = size;
+  while (end > begin && !data[end - 1]) --end;
+  return {begin, end};
+}
+
+// Whether any row may attend to each column of `bias` [batch, 1, 1, len]:
+// [len] bool.
+torch::Tensor UsedColumns(const torch::Tensor& bias) {
+  return at::any(bias.eq(0).flatten(1), 0);
+}
+
+// A copy of storage columns [first, first + columns) of `storage`
+// [batch, ..., capacity, ...] (columns along `dim`) at columns
+// [offset, offset + columns) of `target`, rows [row, row + batch).
+void CopyColumns(const torch::Tensor& storage, int64_t dim, int64_t first,
+                 int64_t columns, const torch::Tensor& target, int64_t row,
+                 int64_t offset) {
+  target.narrow(0, row, storage.size(0))
+      .narrow(dim, offset, columns)
+      .copy_(storage.narrow(dim, first, columns));
+}
+
+// Drops the cache columns before the oldest row of `state` joined and the
+// source positions past its longest source: padding for every row.
+void DropUnusedColumns(DecoderState& state) {
+  state.first_column += UsedRange(UsedColumns(state.self_bias())).first;
+  const int64_t source_length = state.source_bias.size(3);
+  const int64_t end_source = UsedRange(UsedColumns(state.source_bias)).second;
+  if (end_source == source_length) return;
+  state.source_bias = state.source_bias.narrow(3, 0, end_source);
+  for (DecoderLayerCache& layer : state.layers) {
+    layer.memory_keys = layer.memory_keys.narrow(2, 0, end_source);
+    layer.memory_values = layer.memory_values.narrow(2, 0, end_source);
+  }
+}
+
+}  // namespace
+
+int64_t DecoderState::batch_size() const { return positions.size(0); }
+
+torch::Tensor DecoderState::self_bias() const {
+  return self_bias_storage.narrow(3, first_column, columns());
+}
+
+int64_t DecoderState::AddColumn() {
+  const int64_t capacity = self_bias_storage.size(3);
+  if (end_column == capacity) {
+    const int64_t used = columns();
+    const int64_t grown = std::max(2 * used, kInitialColumns);
+    for (DecoderLayerCache& layer : layers) {
+      for (torch::Tensor* storage :
+           {&layer.key_storage, &layer.value_storage}) {
+        std::vector<int64_t> shape = storage->sizes().vec();
+        shape[2] = grown;
+        // Spare columns are written by the steps before any step reads them.
+        torch::Tensor moved = at::empty(shape, storage->options());
+        CopyColumns(*storage, 2, first_column, used, moved, 0, 0);
+        *storage = moved;
+      }
+    }
+    torch::Tensor bias =
+        at::zeros({batch_size(), 1, 1, grown}, self_bias_storage.options());
+    CopyColumns(self_bias_storage, 3, first_column, used, bias, 0, 0);
+    self_bias_storage = bias;
+    first_column = 0;
+    end_column = used;
+  }
+  return end_column++;
+}
+
+void DecoderState::SelectRows(const torch::Tensor& rows) {
+  source_bias = source_bias.index_select(0, rows);
+  self_bias_storage = self_bias_storage.index_select(0, rows);
+  positions = positions.index_select(0, rows);
+  for (DecoderLayerCache& layer : layers) {
+    layer.key_storage = layer.key_storage.index_select(0, rows);
+    layer.value_storage = layer.value_storage.index_select(0, rows);
+    layer.memory_keys = layer.memory_keys.index_select(0, rows);
+    layer.memory_values = layer.memory_values.index_select(0, rows);
+  }
+  if (rows.numel() == 0) return;
+  DropUnusedColumns(*this);
+}
+
+std::vector<int64_t> DecoderState::RemoveRows(
+    const std::vector<int64_t>& removed) {
+  std::vector<int64_t> order(batch_size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  // From the highest removed row down, so the last row is never one still
+  // to be removed.
+  for (auto it = removed.rbegin(); it != removed.rend(); ++it) {
+    order[*it] = order.back();
+    order.pop_back();
+  }
+  std::vector<int64_t> to;
+  std::vector<int64_t> from;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int64_t>(i)) {
+      to.push_back(static_cast<int64_t>(i));
+      from.push_back(order[i]);
+    }
+  }
+  const auto rows = static_cast<int64_t>(order.size());
+  const torch::Tensor to_rows =
+      at::tensor(to, at::kLong).to(positions.device());
+  const torch::Tensor from_rows =
+      at::tensor(from, at::kLong).to(positions.device());
+  // Moves rows `from` of `tensor` to rows `to` in place and keeps the first
+  // `rows` (a view: the storage stays, so nothing else is copied).
+  auto move_rows = [&](torch::Tensor& tensor) {
+    if (!to.empty()) {
+      tensor.index_copy_(0, to_rows, tensor.index_select(0, from_rows));
+    }
+    tensor = tensor.narrow(0, 0, rows);
+  };
+  move_rows(source_bias);
+  move_rows(self_bias_storage);
+  move_rows(positions);
+  for (DecoderLayerCache& layer : layers) {
+    for (torch::Tensor* storage : {&layer.key_storage, &layer.value_storage}) {
+      // Only the columns in use: spare ones are written before being read.
+      torch::Tensor used = storage->narrow(2, first_column, columns());
+      move_rows(used);
+      *storage = storage->narrow(0, 0, rows);
+    }
+    move_rows(layer.memory_keys);
+    move_rows(layer.memory_values);
+  }
+  if (rows > 0) DropUnusedColumns(*this);
+  return order;
+}
+
+void DecoderState::Append(const DecoderState& other) {
+  if (layers.empty()) {
+    *this = other;
+    return;
+  }
+  const int64_t source_length =
+      std::max(source_bias.size(3), other.source_bias.size(3));
+  const int64_t used = std::max(columns(), other.columns());
+  const int64_t capacity = std::max(2 * used, kInitialColumns);
+  const int64_t rows = batch_size() + other.batch_size();
+  // Every row's newest column is the last one in use, so a side with fewer
+  // columns is padded at the front: zeros in the caches (finite, so that the
+  // -inf bias gives them exactly zero weight) and -inf in the bias.
+  torch::Tensor bias =
+      at::zeros({rows, 1, 1, capacity}, self_bias_storage.options());
+  bias.narrow(3, 0, used).fill_(kMinusInfinity);
+  const DecoderState* sides[] = {this, &other};
+  int64_t row = 0;
+  for (const DecoderState* side : sides) {
+    CopyColumns(side->self_bias_storage, 3, side->first_column, side->columns(),
+                bias, row, used - side->columns());
+    row += side->batch_size();
+  }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    DecoderLayerCache& mine = layers[i];
+    const DecoderLayerCache& theirs = other.layers[i];
+    for (auto storage :
+         {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage}) {
+      std::vector<int64_t> shape = (mine.*storage).sizes().vec();
+      shape[0] = rows;
+      shape[2] = capacity;
+      torch::Tensor merged = at::zeros(shape, (mine.*storage).options());
+      row = 0;
+      for (const DecoderState* side : sides) {
+        CopyColumns(side->layers[i].*storage, 2, side->first_column,
+                    side->columns(), merged, row, used - side->columns());
+        row += side->batch_size();
+      }
+      mine.*storage = merged;
+    }
+    // Sources are padded at the end.
+    mine.memory_keys =
+        at::cat({PadAtEnd(mine.memory_keys, 2, source_length, 0),
+                 PadAtEnd(theirs.memory_keys, 2, source_length, 0)});
+    mine.memory_values =
+        at::cat({PadAtEnd(mine.memory_values, 2, source_length, 0),
+                 PadAtEnd(theirs.memory_values, 2, source_length, 0)});
+  }
+  source_bias =
+      at::cat({PadAtEnd(source_bias, 3, source_length, kMinusInfinity),
+               PadAtEnd(other.source_bias, 3, source_length, kMinusInfinity)});
+  self_bias_storage = bias;
+  first_column = 0;
+  end_column = used;
+  positions = at::cat({positions, other.positions}, 0);
+}
+
+}  // namespace fanyi

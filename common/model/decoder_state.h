@@ -1,0 +1,75 @@
+#ifndef FANYI_COMMON_MODEL_DECODER_STATE_H_
+#define FANYI_COMMON_MODEL_DECODER_STATE_H_
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace fanyi {
+
+// What one decoder layer remembers between decoding steps.
+struct DecoderLayerCache {
+  // Self-attention keys and values of the steps so far, with spare columns so
+  // that a step writes its column in place instead of copying the whole
+  // cache: [batch, heads, capacity, d_k]. DecoderState says which columns
+  // are in use.
+  torch::Tensor key_storage;
+  torch::Tensor value_storage;
+  torch::Tensor memory_keys;    // [batch, heads, src_len, d_k]; fixed.
+  torch::Tensor memory_values;  // [batch, heads, src_len, d_k]
+};
+
+// The incremental decoding state of a batch, owned by the caller: the
+// self-attention key/value cache of every layer plus the cross-attention
+// keys/values computed once per source. Rows may join (Append) and leave
+// (SelectRows) between steps, so each row keeps its own position, and the
+// self-attention bias marks which cache columns are its own: a row that
+// joined late has -inf on the leading columns.
+struct DecoderState {
+  // Columns of a new cache; it doubles when full.
+  static constexpr int64_t kInitialColumns = 16;
+
+  std::vector<DecoderLayerCache> layers;
+  // [batch, 1, 1, src_len]: 0 on real tokens, -inf on padding.
+  torch::Tensor source_bias;
+  // [batch, 1, 1, capacity]: 0 on a row's own columns (and on spare ones),
+  // -inf on columns from before the row joined.
+  torch::Tensor self_bias_storage;
+  int64_t first_column = 0;  // Cache columns in use: [first_column,
+  int64_t end_column = 0;    //   end_column) of every storage.
+  torch::Tensor positions;   // [batch] int64: target tokens each row has fed.
+
+  int64_t batch_size() const;
+
+  // Columns in use.
+  int64_t columns() const { return end_column - first_column; }
+
+  // The self-attention bias over the columns in use: [batch, 1, 1, columns].
+  torch::Tensor self_bias() const;
+
+  // Opens the next cache column for a step and returns its index in the
+  // storages; when they are full, moves the columns in use to storages of
+  // twice the size first.
+  int64_t AddColumn();
+
+  // Keeps only the batch rows listed in `rows` (int64, on the state's
+  // device), so finished sentences stop costing compute; then drops cache
+  // columns and source positions that no remaining row uses.
+  void SelectRows(const torch::Tensor& rows);
+
+  // Removes the batch rows listed in `removed` (ascending, no repeats) by
+  // moving the last rows into their places, so only the moved rows are
+  // copied (SelectRows copies every row); then drops unused columns as
+  // SelectRows does. Returns, for each remaining row, the row it was before,
+  // so the caller can reorder what it keeps per row the same way.
+  std::vector<int64_t> RemoveRows(const std::vector<int64_t>& removed);
+
+  // Adds the rows of `other` after this state's rows, padding source and
+  // cache lengths to the longer of the two (padding is masked out).
+  void Append(const DecoderState& other);
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_MODEL_DECODER_STATE_H_

@@ -1,0 +1,57 @@
+#ifndef FANYI_COMMON_MODEL_TORCH_COMPAT_H_
+#define FANYI_COMMON_MODEL_TORCH_COMPAT_H_
+
+// The few calls whose form differs between Debian's LibTorch 1.13 (CPU
+// builds) and the LibTorch 2.x inside PyTorch wheels (GPU builds). Everything
+// version-specific lives here, so the rest of the code reads the same on both.
+
+#include <ATen/core/Tensor.h>
+#include <torch/version.h>
+
+#if TORCH_VERSION_MAJOR >= 2
+#include <ATen/ops/scaled_dot_product_attention.h>
+#else
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/softmax.h>
+#endif
+
+namespace fanyi::compat {
+
+// softmax(query·keyᵀ + bias)·value with dropout `dropout_p` on the weights.
+// `query` [batch, heads, q_len, d_k] is already scaled by 1/√d_k; `key` and
+// `value` [batch, heads, kv_len, d_k]; `bias` is additive (0 where a query may
+// attend, -inf where not), broadcastable to [batch, heads, q_len, kv_len].
+// Returns [batch, heads, q_len, d_k].
+inline at::Tensor Attention(const at::Tensor& query, const at::Tensor& key,
+                            const at::Tensor& value, const at::Tensor& bias,
+                            double dropout_p) {
+#if TORCH_VERSION_MAJOR >= 2
+  // One fused kernel (flash attention on CPU and GPU where it applies); the
+  // scale is 1 because the caller has scaled the query.
+  return at::scaled_dot_product_attention(query, key, value, bias, dropout_p,
+                                          /*is_causal=*/false, /*scale=*/1.0);
+#else
+  // Batched matrix products over batch × heads, spelled out: at::matmul's
+  // general broadcasting costs more than the products at decoding sizes.
+  const int64_t batch = query.size(0), heads = query.size(1);
+  const int64_t query_length = query.size(2), key_length = key.size(2);
+  const int64_t d_k = query.size(3);
+  // [batch * heads, q_len, kv_len] -> [batch, heads, q_len, kv_len]
+  at::Tensor scores =
+      at::bmm(query.reshape({batch * heads, query_length, d_k}),
+              key.reshape({batch * heads, key_length, d_k}).transpose(1, 2))
+          .view({batch, heads, query_length, key_length});
+  scores.add_(bias);
+  at::Tensor weights = at::softmax(scores, -1);
+  if (dropout_p > 0) weights = at::dropout(weights, dropout_p, /*train=*/true);
+  // [batch * heads, q_len, d_k] -> [batch, heads, q_len, d_k]
+  return at::bmm(weights.view({batch * heads, query_length, key_length}),
+                 value.reshape({batch * heads, key_length, d_k}))
+      .view({batch, heads, query_length, d_k});
+#endif
+}
+
+}  // namespace fanyi::compat
+
+#endif  // FANYI_COMMON_MODEL_TORCH_COMPAT_H_

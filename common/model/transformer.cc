@@ -1,0 +1,284 @@
+#include "common/model/transformer.h"
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cos.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/sin.h>
+#include <ATen/ops/tril.h>
+#include <ATen/ops/zeros.h>
+#include <torch/nn/init.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "common/model/row_linear.h"
+#include "common/text/vocabulary.h"
+
+namespace fanyi {
+namespace {
+
+torch::nn::LayerNorm MakeLayerNorm(const ModelConfig& config) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})
+                                  .eps(config.layer_norm_epsilon));
+}
+
+}  // namespace
+
+torch::Tensor SinusoidalPositions(int64_t max_positions, int64_t d_model) {
+  // [max_positions, 1]
+  torch::Tensor position =
+      at::arange(max_positions, at::TensorOptions(at::kFloat)).unsqueeze(1);
+  // [d_model / 2]: 1 / 10000^(2i / d_model)
+  torch::Tensor frequency = at::exp(at::arange(0, d_model, 2, at::kFloat) *
+                                    (-std::log(10000.0) / d_model));
+  torch::Tensor table = at::zeros({max_positions, d_model}, at::kFloat);
+  table.slice(1, 0, d_model, 2).copy_(at::sin(position * frequency));
+  table.slice(1, 1, d_model, 2).copy_(at::cos(position * frequency));
+  return table;  // [max_positions, d_model]
+}
+
+torch::Tensor PaddingMask(const torch::Tensor& ids) {
+  // [batch, len] -> [batch, 1, 1, len]
+  return ids.ne(Vocabulary::kPadId).unsqueeze(1).unsqueeze(2);
+}
+
+torch::Tensor CausalMask(int64_t length, const torch::Device& device) {
+  // [1, 1, len, len], lower triangle true.
+  return at::tril(at::ones({length, length},
+                           at::TensorOptions(at::kBool).device(device)))
+      .unsqueeze(0)
+      .unsqueeze(0);
+}
+
+FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff,
+                                 double dropout) {
+  inner_ = register_module("inner", torch::nn::Linear(d_model, d_ff));
+  outer_ = register_module("outer", torch::nn::Linear(d_ff, d_model));
+  dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
+}
+
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  // [batch, len, d_model] -> [batch, len, d_ff] -> [batch, len, d_model]
+  return RowLinear(dropout_(at::relu(RowLinear(x, inner_))), outer_);
+}
+
+EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config) {
+  self_attention_ = register_module(
+      "self_attention",
+      MultiHeadAttention(config.d_model, config.heads, config.dropout));
+  feed_forward_ = register_module(
+      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout));
+  attention_norm_ = register_module("attention_norm", MakeLayerNorm(config));
+  feed_forward_norm_ =
+      register_module("feed_forward_norm", MakeLayerNorm(config));
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+}
+
+torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x,
+                                        const torch::Tensor& bias) {
+  torch::Tensor normed = attention_norm_(x);
+  // [batch, src_len, d_model]
+  torch::Tensor h = x + dropout_(self_attention_(normed, normed, bias));
+  return h + dropout_(feed_forward_(feed_forward_norm_(h)));
+}
+
+DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config) {
+  self_attention_ = register_module(
+      "self_attention",
+      MultiHeadAttention(config.d_model, config.heads, config.dropout));
+  cross_attention_ = register_module(
+      "cross_attention",
+      MultiHeadAttention(config.d_model, config.heads, config.dropout));
+  feed_forward_ = register_module(
+      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout));
+  self_attention_norm_ =
+      register_module("self_attention_norm", MakeLayerNorm(config));
+  cross_attention_norm_ =
+      register_module("cross_attention_norm", MakeLayerNorm(config));
+  feed_forward_norm_ =
+      register_module("feed_forward_norm", MakeLayerNorm(config));
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+}
+
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
+                                        const torch::Tensor& memory,
+                                        const torch::Tensor& source_bias,
+                                        const torch::Tensor& target_bias) {
+  torch::Tensor normed = self_attention_norm_(x);
+  // [batch, tgt_len, d_model]
+  torch::Tensor h = x + dropout_(self_attention_(normed, normed, target_bias));
+  h = h +
+      dropout_(cross_attention_(cross_attention_norm_(h), memory, source_bias));
+  return h + dropout_(feed_forward_(feed_forward_norm_(h)));
+}
+
+void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory,
+                                     int64_t capacity,
+                                     DecoderLayerCache* cache) {
+  // [batch, heads, src_len, d_k] each
+  std::tie(cache->memory_keys, cache->memory_values) =
+      cross_attention_->ProjectKeysValues(memory);
+  std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
+  shape[2] = capacity;  // [batch, heads, capacity, d_k]
+  // Each column is written by its step before any step reads it.
+  cache->key_storage = at::empty(shape, cache->memory_keys.options());
+  cache->value_storage = at::empty(shape, cache->memory_keys.options());
+}
+
+torch::Tensor DecoderLayerImpl::Step(const torch::Tensor& x,
+                                     const torch::Tensor& source_bias,
+                                     const torch::Tensor& self_bias,
+                                     int64_t first_column, int64_t column,
+                                     DecoderLayerCache* cache) {
+  torch::Tensor normed = self_attention_norm_(x);  // [batch, 1, d_model]
+  // [batch, heads, 1, d_k] each
+  QueryKeysValues projected = self_attention_->ProjectSelf(normed);
+  cache->key_storage.narrow(2, column, 1).copy_(projected.keys);
+  cache->value_storage.narrow(2, column, 1).copy_(projected.values);
+  const int64_t columns = column + 1 - first_column;
+  // [batch, heads, columns, d_k]
+  torch::Tensor keys = cache->key_storage.narrow(2, first_column, columns);
+  torch::Tensor values = cache->value_storage.narrow(2, first_column, columns);
+  torch::Tensor h = x + dropout_(self_attention_->Attend(projected.query, keys,
+                                                         values, self_bias));
+  torch::Tensor query =
+      cross_attention_->ProjectQuery(cross_attention_norm_(h));
+  h = h + dropout_(cross_attention_->Attend(query, cache->memory_keys,
+                                            cache->memory_values, source_bias));
+  return h + dropout_(feed_forward_(feed_forward_norm_(h)));  // [batch, 1, d]
+}
+
+TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
+  config_.Validate();
+  source_embedding_ = register_module(
+      "source_embedding",
+      torch::nn::Embedding(config.source_vocab_size, config.d_model));
+  target_embedding_ = register_module(
+      "target_embedding",
+      torch::nn::Embedding(config.target_vocab_size, config.d_model));
+  encoder_layers_ = register_module("encoder_layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.encoder_layers; ++i) {
+    encoder_layers_->push_back(EncoderLayer(config));
+  }
+  decoder_layers_ = register_module("decoder_layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.decoder_layers; ++i) {
+    decoder_layers_->push_back(DecoderLayer(config));
+  }
+  encoder_norm_ = register_module("encoder_norm", MakeLayerNorm(config));
+  decoder_norm_ = register_module("decoder_norm", MakeLayerNorm(config));
+  if (!config.tie_target_embeddings) {
+    generator_ = register_module(
+        "generator",
+        torch::nn::Linear(config.d_model, config.target_vocab_size));
+  }
+  embedding_dropout_ =
+      register_module("embedding_dropout", torch::nn::Dropout(config.dropout));
+  positions_ = register_buffer(
+      "positions", SinusoidalPositions(config.max_positions, config.d_model));
+  // Xavier initialisation of matrices, as the reference implementations do;
+  // embeddings get N(0, d_model^-1/2) so that √d_model scaling gives unit size.
+  for (auto& parameter : named_parameters()) {
+    if (parameter.key().find("embedding") != std::string::npos) {
+      torch::nn::init::normal_(parameter.value(), 0.0,
+                               std::pow(config.d_model, -0.5));
+    } else if (parameter.value().dim() > 1) {
+      torch::nn::init::xavier_uniform_(parameter.value());
+    }
+  }
+}
+
+torch::Tensor TransformerImpl::Embed(torch::nn::Embedding& embedding,
+                                     const torch::Tensor& ids) {
+  const int64_t length = ids.size(1);
+  if (length > config_.max_positions) {
+    throw std::invalid_argument("sequence of " + std::to_string(length) +
+                                " tokens exceeds the model's max_positions " +
+                                std::to_string(config_.max_positions));
+  }
+  // [batch, len, d_model]
+  torch::Tensor scaled = embedding(ids) * std::sqrt(double(config_.d_model));
+  // [1, len, d_model]
+  torch::Tensor positions = positions_.slice(0, 0, length).unsqueeze(0);
+  return embedding_dropout_(scaled + positions);
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& source_ids,
+                                       const torch::Tensor& target_input) {
+  torch::Tensor source_mask = PaddingMask(source_ids);  // [batch, 1, 1, src]
+  torch::Tensor memory = Encode(source_ids, source_mask);
+  return Generate(DecodeFull(target_input, memory, source_mask));
+}
+
+torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
+                                      const torch::Tensor& source_mask) {
+  torch::Tensor x = Embed(source_embedding_, source_ids);
+  // [batch, 1, 1, src_len]
+  torch::Tensor bias = AttentionBias(source_mask, x.scalar_type());
+  for (const auto& layer : *encoder_layers_) {
+    x = layer->as<EncoderLayer>()->forward(x, bias);
+  }
+  return encoder_norm_(x);  // [batch, src_len, d_model]
+}
+
+torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
+                                          const torch::Tensor& memory,
+                                          const torch::Tensor& source_mask) {
+  torch::Tensor x = Embed(target_embedding_, target_input);
+  // [1, 1, tgt_len, tgt_len]
+  torch::Tensor target_bias = AttentionBias(
+      CausalMask(target_input.size(1), target_input.device()), x.scalar_type());
+  // [batch, 1, 1, src_len]
+  torch::Tensor source_bias = AttentionBias(source_mask, x.scalar_type());
+  for (const auto& layer : *decoder_layers_) {
+    x = layer->as<DecoderLayer>()->forward(x, memory, source_bias, target_bias);
+  }
+  return decoder_norm_(x);  // [batch, tgt_len, d_model]
+}
+
+DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
+                                            const torch::Tensor& source_mask) {
+  DecoderState state;
+  const int64_t batch = memory.size(0);
+  state.source_bias = AttentionBias(source_mask, memory.scalar_type());
+  state.self_bias_storage =
+      at::zeros({batch, 1, 1, DecoderState::kInitialColumns}, memory.options());
+  state.positions = at::zeros({batch}, memory.options().dtype(at::kLong));
+  state.layers.resize(decoder_layers_->size());
+  for (size_t i = 0; i < decoder_layers_->size(); ++i) {
+    decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
+        memory, DecoderState::kInitialColumns, &state.layers[i]);
+  }
+  return state;
+}
+
+torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
+                                          DecoderState* state) {
+  const int64_t column = state->AddColumn();
+  // Each row sees its own columns, this step's included.
+  torch::Tensor self_bias = state->self_bias();  // [batch, 1, 1, columns]
+  // Rows may be at different positions (they joined at different steps):
+  // [batch] -> [batch, 1, d_model]. An index past the table throws.
+  torch::Tensor x = embedding_dropout_(
+      (target_embedding_(last_tokens) * std::sqrt(double(config_.d_model)) +
+       positions_.index_select(0, state->positions))
+          .unsqueeze(1));
+  for (size_t i = 0; i < decoder_layers_->size(); ++i) {
+    x = decoder_layers_[i]->as<DecoderLayer>()->Step(
+        x, state->source_bias, self_bias, state->first_column, column,
+        &state->layers[i]);
+  }
+  state->positions = state->positions + 1;
+  return Generate(decoder_norm_(x)).squeeze(1);  // [batch, target_vocab]
+}
+
+torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {
+  if (generator_) return RowLinear(hidden, generator_);
+  // Tied: the target embedding matrix doubles as the output projection.
+  return RowLinear(hidden, target_embedding_->weight, {});
+}
+
+}  // namespace fanyi

@@ -1,0 +1,153 @@
+#ifndef FANYI_COMMON_MODEL_TRANSFORMER_H_
+#define FANYI_COMMON_MODEL_TRANSFORMER_H_
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include "common/model/decoder_state.h"
+#include "common/model/model_config.h"
+#include "common/model/multi_head_attention.h"
+
+namespace fanyi {
+
+// The sinusoidal position table of "Attention Is All You Need":
+// PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
+// Returns [max_positions, d_model].
+torch::Tensor SinusoidalPositions(int64_t max_positions, int64_t d_model);
+
+// Position-wise feed-forward block: linear, ReLU, dropout, linear.
+class FeedForwardImpl : public torch::nn::Module {
+ public:
+  FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout);
+  // [batch, len, d_model] -> [batch, len, d_model]
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  torch::nn::Linear inner_{nullptr};
+  torch::nn::Linear outer_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(FeedForward);
+
+// One encoder block: self-attention and feed-forward, each wrapped as
+// x + dropout(sublayer(norm(x))) (pre-norm, as the Annotated Transformer).
+class EncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit EncoderLayerImpl(const ModelConfig& config);
+  // x [batch, src_len, d_model], bias [batch, 1, 1, src_len] (an
+  // AttentionBias) -> like x.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias);
+
+ private:
+  MultiHeadAttention self_attention_{nullptr};
+  FeedForward feed_forward_{nullptr};
+  torch::nn::LayerNorm attention_norm_{nullptr};
+  torch::nn::LayerNorm feed_forward_norm_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(EncoderLayer);
+
+// One decoder block: masked self-attention, cross-attention over the
+// encoder output, feed-forward; pre-norm residual wrapping like the encoder.
+class DecoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit DecoderLayerImpl(const ModelConfig& config);
+
+  // Whole target prefix at once (training and reference decoding).
+  // x [batch, tgt_len, d_model]; memory [batch, src_len, d_model];
+  // attention biases (AttentionBias): source_bias [batch, 1, 1, src_len],
+  // target_bias [1, 1, tgt_len, tgt_len].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory,
+                        const torch::Tensor& source_bias,
+                        const torch::Tensor& target_bias);
+
+  // Projects the encoder output for cross-attention once per source, and
+  // allocates the self-attention cache of `capacity` columns.
+  void StartDecoding(const torch::Tensor& memory, int64_t capacity,
+                     DecoderLayerCache* cache);
+
+  // One step: x [batch, 1, d_model] is the newest position only; its keys
+  // and values are written to cache column `column`, and it attends to
+  // columns [first_column, column]. `self_bias` [batch, 1, 1, columns]
+  // covers those columns.
+  torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_bias,
+                     const torch::Tensor& self_bias, int64_t first_column,
+                     int64_t column, DecoderLayerCache* cache);
+
+ private:
+  MultiHeadAttention self_attention_{nullptr};
+  MultiHeadAttention cross_attention_{nullptr};
+  FeedForward feed_forward_{nullptr};
+  torch::nn::LayerNorm self_attention_norm_{nullptr};
+  torch::nn::LayerNorm cross_attention_norm_{nullptr};
+  torch::nn::LayerNorm feed_forward_norm_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(DecoderLayer);
+
+// The Transformer encoder-decoder with its embeddings and generator.
+class TransformerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerImpl(const ModelConfig& config);
+
+  // Teacher-forced logits: source_ids [batch, src_len], target_input
+  // [batch, tgt_len] (starting with <s>) -> [batch, tgt_len, target_vocab].
+  torch::Tensor forward(const torch::Tensor& source_ids,
+                        const torch::Tensor& target_input);
+
+  // Encoder output [batch, src_len, d_model]; padding is masked out.
+  torch::Tensor Encode(const torch::Tensor& source_ids,
+                       const torch::Tensor& source_mask);
+
+  // Decoder hidden states for a whole target prefix, recomputed from scratch:
+  // [batch, tgt_len] -> [batch, tgt_len, d_model].
+  torch::Tensor DecodeFull(const torch::Tensor& target_input,
+                           const torch::Tensor& memory,
+                           const torch::Tensor& source_mask);
+
+  // Starts incremental decoding of `memory`.
+  DecoderState StartDecoding(const torch::Tensor& memory,
+                             const torch::Tensor& source_mask);
+
+  // Feeds only the newest token of each row, [batch], and returns the logits
+  // of the next one, [batch, target_vocab]. Advances `state`.
+  torch::Tensor DecodeStep(const torch::Tensor& last_tokens,
+                           DecoderState* state);
+
+  // Logits over the target vocabulary: [..., d_model] -> [..., target_vocab].
+  torch::Tensor Generate(const torch::Tensor& hidden);
+
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  // Scaled embeddings plus positions 0..len-1: [batch, len] -> [b, len, d].
+  torch::Tensor Embed(torch::nn::Embedding& embedding,
+                      const torch::Tensor& ids);
+
+  ModelConfig config_;
+  torch::nn::Embedding source_embedding_{nullptr};
+  torch::nn::Embedding target_embedding_{nullptr};
+  torch::nn::ModuleList encoder_layers_{nullptr};
+  torch::nn::ModuleList decoder_layers_{nullptr};
+  torch::nn::LayerNorm encoder_norm_{nullptr};
+  torch::nn::LayerNorm decoder_norm_{nullptr};
+  torch::nn::Linear generator_{nullptr};  // Null when tied to the embedding.
+  torch::nn::Dropout embedding_dropout_{nullptr};
+  torch::Tensor positions_;  // [max_positions, d_model] buffer.
+};
+TORCH_MODULE(Transformer);
+
+// Boolean padding mask [batch, 1, 1, len] of `ids`: true on non-<pad> tokens.
+torch::Tensor PaddingMask(const torch::Tensor& ids);
+
+// Boolean causal mask [1, 1, len, len]: position i sees positions <= i.
+torch::Tensor CausalMask(int64_t length, const torch::Device& device);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_MODEL_TRANSFORMER_H_

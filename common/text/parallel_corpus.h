@@ -1,0 +1,40 @@
+// Reading tab-separated parallel corpora (source<TAB>target per line).
+#ifndef FANYI_COMMON_TEXT_PARALLEL_CORPUS_H_
+#define FANYI_COMMON_TEXT_PARALLEL_CORPUS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fanyi {
+
+// One usable line of a corpus, both sides trimmed.
+struct SentencePair {
+  std::string source;
+  std::string target;
+  int64_t line_number;  // 1-based line in the file
+};
+
+// A line that was skipped, and why: "empty line", "invalid UTF-8 at byte N"
+// (N counted from 0 within the line), "no tab", "empty source" or
+// "empty target".
+struct BadLine {
+  int64_t line_number;  // 1-based line in the file
+  std::string reason;
+};
+
+// The usable pairs of a corpus file and the lines that were skipped.
+struct ParallelCorpus {
+  std::vector<SentencePair> pairs;
+  std::vector<BadLine> bad_lines;
+};
+
+// Reads a UTF-8 TSV file of source<TAB>target lines. A trailing '\r', a
+// leading byte-order mark and columns after the second are ignored (Tatoeba
+// files carry an attribution column); whitespace around each side is
+// trimmed. Throws std::runtime_error naming the file if it cannot be read.
+ParallelCorpus ReadParallelTsv(const std::string& path);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_TEXT_PARALLEL_CORPUS_H_

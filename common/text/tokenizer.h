@@ -1,0 +1,59 @@
+// Rule-based word/character tokenizer for the translation model's source and
+// target text.
+#ifndef FANYI_COMMON_TEXT_TOKENIZER_H_
+#define FANYI_COMMON_TEXT_TOKENIZER_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fanyi {
+
+// Splits text into model tokens and joins tokens back into natural text.
+//
+// Character mode ("zh", "cmn", "yue", "ja", "ko"): no lowercasing; every CJK
+// character is a token; runs of letters and digits stay whole, including
+// `.`, `,`, `:` between digits (`3.5`, `3:30`), `-` and apostrophes between
+// letters or digits (`Tom's`, `e-mail`); every other character is its own
+// token except that runs of `.` and of `…` stay together.
+//
+// Word mode (every other language): text is lowercased and split in the
+// style of the Penn Treebank tokenizer: words are runs of letters and digits
+// (keeping `-` between them and `.`, `,`, `:` between digits), English
+// contractions are split (`don't` -> `do n't`, `it's` -> `it 's`), other
+// internal apostrophes are kept (`o'clock`), runs of `.` (`...`) stay
+// together, and every other character (punctuation, quotes, CJK characters)
+// is its own token.
+//
+// In both modes whitespace separates tokens and is dropped, and control
+// characters (NUL, DEL, C1) are dropped.
+class Tokenizer {
+ public:
+  // Creates a tokenizer for an ISO 639 language code such as "en" or "zh".
+  explicit Tokenizer(std::string language);
+
+  // Splits `text`; throws std::invalid_argument on invalid UTF-8.
+  std::vector<std::string> Tokenize(std::string_view text) const;
+
+  // Joins tokens into natural text (inverse of Tokenize up to whitespace and,
+  // in word mode, letter case).
+  std::string Detokenize(const std::vector<std::string>& tokens) const;
+
+  // The language code this tokenizer was created for.
+  const std::string& language() const { return language_; }
+
+  // True when the language is tokenized per character (Chinese etc.).
+  bool character_mode() const { return character_mode_; }
+
+ private:
+  std::string DetokenizeWords(const std::vector<std::string>& tokens) const;
+  std::string DetokenizeCharacters(
+      const std::vector<std::string>& tokens) const;
+
+  std::string language_;
+  bool character_mode_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_TEXT_TOKENIZER_H_
