@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/decoding/beam_search.h"
+#include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
@@ -45,15 +45,13 @@ Rows DecodeBatch(TransformerImpl& model, const Rows& batch,
     case DecodingAlgorithm::kGreedy:
       return GreedyDecode(model, batch, limits);
     case DecodingAlgorithm::kBeamSearch: {
-      BeamSearchOptions options;
-      options.beam_size = mode.beam_size;
-      options.length_penalty = length_penalty;
-      options.limits = limits;
-      Rows targets;
-      for (auto& hypotheses : BeamSearch(model, batch, options)) {
-        targets.push_back(std::move(hypotheses.front().ids));
+      // The served engine: beam groups in the continuous decoder.
+      std::vector<EncodedSource> sources;
+      for (const auto& source : batch) {
+        sources.push_back({source, static_cast<int>(mode.beam_size)});
       }
-      return targets;
+      return ContinuousDecoder(model, limits, length_penalty)
+          .DecodeAll(sources);
     }
     case DecodingAlgorithm::kGreedyWithoutCache: {
       // As the tutorials' greedy_decode(max_len=60): 59 steps for every

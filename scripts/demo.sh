@@ -18,7 +18,8 @@ data_dir=$(bash scripts/get-data.sh)
 if [ ! -f "$model_dir/best/config.json" ]; then
   echo "demo: training a small model for ${DEMO_MINUTES:-5} minutes into $model_dir"
   "$bin/fanyi-train" --train "$data_dir/train.tsv" --dev "$data_dir/dev.tsv" \
-        --out "$model_dir" --layers 2 --max_minutes "${DEMO_MINUTES:-5}"
+        --out "$model_dir" --layers 2 --max_minutes "${DEMO_MINUTES:-5}" \
+        --resume  # An interrupted demo run continues rather than restarts.
 fi
 
 log=$(mktemp)

@@ -4,42 +4,32 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/decoding/translator.h"
+#include "common/decoding/continuous_decoder.h"
 
 namespace fanyi {
 
-// What the RequestBatcher decodes with: greedy rows decoded one step at a
-// time, joining and leaving between steps (continuous batching), and beam
-// search rows decoded as a whole batch. Any method may throw; the batcher
-// then fails the requests involved. Driven by one thread.
+// What a DecodeWorker decodes with: sentences (greedy rows or beam groups)
+// decoded one step at a time, joining and leaving between steps. Driven by
+// one thread. Any method may throw; what is left of the engine then is
+// part of the contract, so the worker knows which requests to fail.
 class DecodeEngine {
  public:
-  // A greedy row that ended in a step.
-  struct Finished {
-    int64_t handle;
-    std::vector<int64_t> target_ids;  // Without </s>.
-  };
+  // A sentence that ended in a step; the one finished type of decoding.
+  using Finished = ContinuousDecoder::Finished;
 
   virtual ~DecodeEngine();
 
-  // Starts greedy decoding of `sources` (beam_size 1); returns one handle
-  // per source, in order, unique among the rows in flight.
+  // Starts decoding `sources`, each with its own beam size; returns one
+  // handle per source, in order, unique among the sentences in flight.
+  // When it throws, nothing was added and the others are untouched.
   virtual std::vector<int64_t> Add(
       const std::vector<EncodedSource>& sources) = 0;
-  // Runs one decoding step for every row in flight; returns the rows that
-  // ended in it, which leave.
+  // Runs one decoding step for every sentence in flight; returns those that
+  // ended in it, which leave. When it throws, every sentence has left.
   virtual std::vector<Finished> Step() = 0;
-  // Drops rows without finishing them; unknown handles are ignored.
+  // Drops sentences without finishing them; unknown handles are ignored.
+  // When it throws, every sentence has left.
   virtual void Remove(const std::vector<int64_t>& handles) = 0;
-  // Drops every row, after a failure has left their state unknown.
-  virtual void Reset() = 0;
-  // Rows in flight.
-  virtual int64_t active() const = 0;
-
-  // Decodes `sources` (any beam sizes) to the end; target ids per source, in
-  // order. Rows in flight are untouched.
-  virtual std::vector<std::vector<int64_t>> DecodeBatch(
-      const std::vector<EncodedSource>& sources) = 0;
 };
 
 }  // namespace fanyi

@@ -24,7 +24,8 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; port 0 picks a free port.");
 ABSL_FLAG(int, max_batch_size, 64,
-          "Rows decoding at once per worker, at most.");
+          "Rows decoding at once per worker, at most (a greedy text takes "
+          "one row, a beam search text beam_size rows).");
 ABSL_FLAG(int, max_batch_delay_ms, 0,
           "While nothing is decoding, how long the oldest queued text waits "
           "for others to start with it (0: starts at once); while rows "

@@ -61,6 +61,11 @@ void ValidateOptions(const ServerOptions& options) {
     throw std::invalid_argument(
         "beam_size must be at least 1 and at most max_beam_size");
   }
+  if (options.max_beam_size > options.max_batch_size) {
+    throw std::invalid_argument(
+        "max_beam_size must be at most max_batch_size (a beam search text "
+        "takes beam_size rows of a batch)");
+  }
   if (options.max_batch_texts < 1) {
     throw std::invalid_argument("max_batch_texts must be at least 1");
   }
@@ -112,8 +117,10 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
         std::make_unique<TranslatorDecodeEngine>(*server->translator_));
     engines.push_back(server->engines_.back().get());
   }
-  server->batcher_ = std::make_unique<RequestBatcher>(batcher_options, engines,
-                                                      server->metrics_.get());
+  TranslationServer* const self = server.get();
+  server->batcher_ = std::make_unique<RequestBatcher>(
+      batcher_options, engines, server->metrics_.get(),
+      [self] { self->MarkEngineBroken(); });
 
   server->StartGrpc(options, std::move(credentials));
   return server;
@@ -184,13 +191,22 @@ void TranslationServer::StartGrpc(
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.AddListeningPort(options.listen, std::move(credentials), &grpc_port_);
   builder.RegisterService(service_.get());
-  grpc_server_ = builder.BuildAndStart();
-  if (grpc_server_ == nullptr || grpc_port_ == 0) {
-    grpc_server_.reset();
+  std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
+  if (grpc_server == nullptr || grpc_port_ == 0) {
     throw std::runtime_error("cannot listen for gRPC on " + options.listen +
                              " (address invalid or already in use)");
   }
-  grpc_server_->GetHealthCheckService()->SetServingStatus(true);
+  std::lock_guard<std::mutex> lock(health_mutex_);
+  grpc_server_ = std::move(grpc_server);
+  grpc_server_->GetHealthCheckService()->SetServingStatus(!engine_broken_);
+}
+
+void TranslationServer::MarkEngineBroken() {
+  std::lock_guard<std::mutex> lock(health_mutex_);
+  engine_broken_ = true;
+  if (grpc_server_ != nullptr) {
+    grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+  }
 }
 
 const std::string& TranslationServer::model_version() const {
@@ -203,8 +219,11 @@ std::string TranslationServer::device_name() const {
 
 void TranslationServer::Shutdown() {
   std::call_once(shutdown_once_, [this] {
-    if (grpc_server_ != nullptr) {
-      grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+    {
+      std::lock_guard<std::mutex> lock(health_mutex_);
+      if (grpc_server_ != nullptr) {
+        grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+      }
     }
     // Drain first: from here on new translation RPCs get UNAVAILABLE from
     // the batcher, while everything already queued is decoded and answered.

@@ -29,7 +29,8 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
-  int max_batch_size = 64;      // Rows decoding at once per worker, at most.
+  int max_batch_size = 64;      // Rows decoding at once per worker, at most
+                                // (a beam search text takes beam_size rows).
   int max_batch_delay_ms = 0;   // While nothing decodes, how long the oldest
                                 // queued text waits for others to start with
                                 // it; decoding rows admit texts at once.
@@ -96,6 +97,10 @@ class TranslationServer {
   void StartMetrics(const ServerOptions& options);
   void StartGrpc(const ServerOptions& options,
                  std::shared_ptr<grpc::ServerCredentials> credentials);
+  // Health turns NOT_SERVING for good: a decode engine keeps failing, and
+  // only a restart (the orchestrator's, on the failing health check) helps.
+  // Called on a worker thread.
+  void MarkEngineBroken();
 
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.
@@ -111,6 +116,9 @@ class TranslationServer {
   int metrics_port_ = 0;
   int workers_ = 1;
   int threads_per_worker_ = 1;
+
+  std::mutex health_mutex_;  // Guards engine_broken_ and health updates.
+  bool engine_broken_ = false;
 
   std::once_flag shutdown_once_;  // Makes Shutdown's work happen once.
 };

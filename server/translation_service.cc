@@ -1,5 +1,6 @@
 #include "server/translation_service.h"
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -67,10 +68,12 @@ struct BatchCallState {
       : completion(rpc_completion), remaining(texts) {}
 
   const RpcCompletion completion;
+  // Set by the first text that fails; its siblings then count as cancelled
+  // and leave the decoder at the next step.
+  std::atomic<bool> failed{false};
   std::mutex mutex;
-  int remaining;               // Guarded by mutex: texts not yet completed.
-  int first_error_index = -1;  // Guarded by mutex: lowest failing text.
-  grpc::Status first_error;    // Guarded by mutex: its status.
+  int remaining;             // Guarded by mutex: texts not yet completed.
+  grpc::Status first_error;  // Guarded by mutex: the failure that came first.
 };
 
 }  // namespace
@@ -148,31 +151,40 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   // Pre-sized so each completion writes only its own element.
   for (int i = 0; i < text_count; ++i) response->add_translations();
   auto state = std::make_shared<BatchCallState>(completion, text_count);
+  std::vector<PendingRequest> requests(text_count);
   for (int i = 0; i < text_count; ++i) {
     const int source_token_count = static_cast<int>(sources[i].ids.size());
-    batcher_.Submit(
-        std::move(sources[i]), context->deadline(), CancellationOf(context),
-        [this, state, response, i, source_token_count](
-            const grpc::Status& decode_status,
-            std::vector<int64_t> target_ids) {
-          grpc::Status status = decode_status;
-          if (status.ok()) {
-            status = FillTranslation(target_ids, source_token_count,
-                                     response->mutable_translations(i));
-          }
-          std::unique_lock<std::mutex> lock(state->mutex);
-          if (!status.ok() &&
-              (state->first_error_index < 0 || i < state->first_error_index)) {
-            state->first_error_index = i;
-            state->first_error = grpc::Status(
-                status.error_code(),
-                "texts[" + std::to_string(i) + "]: " + status.error_message());
-          }
-          if (--state->remaining > 0) return;
-          const grpc::Status final_status = state->first_error;
-          lock.unlock();
-          state->completion.Finish(final_status);
-        });
+    requests[i].source = std::move(sources[i]);
+    requests[i].deadline = context->deadline();
+    requests[i].cancelled = [context, state] {
+      return state->failed.load() || context->IsCancelled();
+    };
+    requests[i].done = [this, state, response, i, source_token_count](
+                           const grpc::Status& decode_status,
+                           std::vector<int64_t> target_ids) {
+      grpc::Status status = decode_status;
+      if (status.ok()) {
+        status = FillTranslation(target_ids, source_token_count,
+                                 response->mutable_translations(i));
+      }
+      std::unique_lock<std::mutex> lock(state->mutex);
+      // The first failure is the cause; the CANCELLED of the siblings it
+      // stopped is not.
+      if (!status.ok() && !state->failed.exchange(true)) {
+        state->first_error = grpc::Status(
+            status.error_code(),
+            "texts[" + std::to_string(i) + "]: " + status.error_message());
+      }
+      if (--state->remaining > 0) return;
+      const grpc::Status final_status = state->first_error;
+      lock.unlock();
+      state->completion.Finish(final_status);
+    };
+  }
+  // All texts are queued or none is: a full queue refuses the whole batch
+  // before anything decodes.
+  if (grpc::Status status = batcher_.SubmitAll(requests); !status.ok()) {
+    completion.Finish(status);
   }
   return reactor;
 }

@@ -32,8 +32,9 @@ class TranslationService final : public v1::Translator::CallbackService {
                                       v1::TranslateResponse* response) override;
 
   // Translates many texts, each batched with whatever else is queued;
-  // validates every text before queueing any. Fails as a whole with the
-  // error of the lowest-numbered failing text.
+  // validates every text before queueing any, and queues all of them or
+  // none. The first text that fails cancels the others, and the RPC fails
+  // with its error.
   grpc::ServerUnaryReactor* TranslateBatch(
       grpc::CallbackServerContext* context,
       const v1::TranslateBatchRequest* request,

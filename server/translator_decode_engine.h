@@ -10,8 +10,8 @@
 
 namespace fanyi {
 
-// The served DecodeEngine: greedy rows on the Translator's ContinuousDecoder,
-// beam search batches through Translator::TranslateIds.
+// The served DecodeEngine: a ContinuousDecoder of the Translator's model,
+// emptied when a step or removal fails so that it can go on decoding.
 class TranslatorDecodeEngine final : public DecodeEngine {
  public:
   // `translator` must outlive the engine, and nothing else may decode with
@@ -22,13 +22,8 @@ class TranslatorDecodeEngine final : public DecodeEngine {
   std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override;
   std::vector<Finished> Step() override;
   void Remove(const std::vector<int64_t>& handles) override;
-  void Reset() override;
-  int64_t active() const override;
-  std::vector<std::vector<int64_t>> DecodeBatch(
-      const std::vector<EncodedSource>& sources) override;
 
  private:
-  Translator& translator_;
   std::unique_ptr<ContinuousDecoder> decoder_;
 };
 

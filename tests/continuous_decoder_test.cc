@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <stdexcept>
 
+#include "common/decoding/beam_search.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/transformer.h"
+#include "common/text/vocabulary.h"
 #include "tests/random_model.h"
 
 namespace fanyi {
@@ -17,6 +20,14 @@ DecodingOptions Limits() {
   options.length_ratio = 1.5;
   options.length_offset = 3;
   return options;
+}
+
+// `sources` decoded greedily.
+std::vector<EncodedSource> Greedy(
+    const std::vector<std::vector<int64_t>>& sources) {
+  std::vector<EncodedSource> greedy;
+  for (const auto& source : sources) greedy.push_back({source, 1});
+  return greedy;
 }
 
 const std::vector<std::vector<int64_t>> kSources = {
@@ -40,14 +51,14 @@ TEST(ContinuousDecoderTest, SentencesJoiningMidDecodeMatchDecodingAlone) {
     };
     // Source 0 starts alone, 1 and 2 join after two steps, 3 and 4 after
     // four more (the longest source joins late, widening the source padding).
-    source_of[decoder.Add({kSources[0]})[0]] = 0;
+    source_of[decoder.Add(Greedy({kSources[0]}))[0]] = 0;
     collect();
     collect();
-    const auto second = decoder.Add({kSources[1], kSources[2]});
+    const auto second = decoder.Add(Greedy({kSources[1], kSources[2]}));
     source_of[second[0]] = 1;
     source_of[second[1]] = 2;
     for (int i = 0; i < 4; ++i) collect();
-    const auto third = decoder.Add({kSources[3], kSources[4]});
+    const auto third = decoder.Add(Greedy({kSources[3], kSources[4]}));
     source_of[third[0]] = 3;
     source_of[third[1]] = 4;
     while (decoder.active() > 0) collect();
@@ -65,7 +76,7 @@ TEST(ContinuousDecoderTest, SentencesJoiningMidDecodeMatchDecodingAlone) {
 TEST(ContinuousDecoderTest, RemovedSentencesLeaveAndOthersGoOn) {
   Transformer model = testing_util::RandomTinyModel(6);
   ContinuousDecoder decoder(*model, Limits());
-  const auto handles = decoder.Add(kSources);
+  const auto handles = decoder.Add(Greedy(kSources));
   EXPECT_EQ(decoder.active(), 5);
   decoder.Step();
   decoder.Remove({handles[0], handles[3], 12345});
@@ -80,7 +91,7 @@ TEST(ContinuousDecoderTest, RemovedSentencesLeaveAndOthersGoOn) {
               GreedyDecodeWithoutCache(*model, kSources[i], Limits()));
   }
   // An emptied decoder takes new sentences again.
-  const int64_t again = decoder.Add({kSources[2]})[0];
+  const int64_t again = decoder.Add(Greedy({kSources[2]}))[0];
   std::vector<int64_t> target;
   while (decoder.active() > 0) {
     for (auto& row : decoder.Step()) {
@@ -88,6 +99,114 @@ TEST(ContinuousDecoderTest, RemovedSentencesLeaveAndOthersGoOn) {
     }
   }
   EXPECT_EQ(target, GreedyDecodeWithoutCache(*model, kSources[2], Limits()));
+}
+
+// An untied random model whose generator favours </s>, so that sentences end
+// before their length limits and beams finish at different steps.
+Transformer EndingModel(uint64_t seed) {
+  Transformer model = testing_util::RandomTinyModel(
+      seed, /*tie_target_embeddings=*/false, /*target_vocab_size=*/17);
+  torch::NoGradGuard no_grad;
+  model->named_parameters()["generator.bias"][Vocabulary::kEosId] += 2.0;
+  return model;
+}
+
+// The best hypothesis of beam search on `source` alone (the reference).
+std::vector<int64_t> BeamAlone(TransformerImpl& model,
+                               const std::vector<int64_t>& source, int beam) {
+  BeamSearchOptions options;
+  options.beam_size = beam;
+  options.limits = Limits();
+  return BeamSearch(model, {source}, options).front().front().ids;
+}
+
+// Beam groups of different widths and greedy rows share steps, joining while
+// others are half-way through: every sentence ends exactly as it would
+// decoded alone, so rows are reordered within their own group only.
+TEST(ContinuousDecoderTest, BeamGroupsAndGreedyRowsSharingStepsMatchAlone) {
+  const std::vector<int> beams = {4, 1, 2, 4, 1};
+  for (uint64_t seed : {7, 8, 9}) {
+    for (const bool ending : {false, true}) {
+      Transformer model =
+          ending ? EndingModel(seed) : testing_util::RandomTinyModel(seed);
+      ContinuousDecoder decoder(*model, Limits());
+      std::map<int64_t, size_t> source_of;
+      std::map<int64_t, std::vector<int64_t>> results;
+      auto add = [&](std::vector<size_t> indices) {
+        std::vector<EncodedSource> sources;
+        for (size_t i : indices) sources.push_back({kSources[i], beams[i]});
+        const auto handles = decoder.Add(sources);
+        for (size_t k = 0; k < indices.size(); ++k) {
+          source_of[handles[k]] = indices[k];
+        }
+      };
+      auto step = [&] {
+        for (auto& sentence : decoder.Step()) {
+          results[sentence.handle] = sentence.target_ids;
+        }
+      };
+      add({0, 1});
+      EXPECT_EQ(decoder.rows(), 5);
+      step();
+      step();
+      add({2, 3});
+      for (int i = 0; i < 3; ++i) step();
+      add({4});
+      while (decoder.active() > 0) step();
+      EXPECT_EQ(decoder.rows(), 0);
+
+      ASSERT_EQ(results.size(), kSources.size());
+      for (const auto& [handle, target] : results) {
+        const size_t i = source_of.at(handle);
+        EXPECT_EQ(target, BeamAlone(*model, kSources[i], beams[i]))
+            << "seed " << seed << " ending " << ending << " source " << i
+            << " beam " << beams[i];
+      }
+    }
+  }
+}
+
+TEST(ContinuousDecoderTest, RemovedBeamGroupLeavesWithAllItsRows) {
+  Transformer model = testing_util::RandomTinyModel(10);
+  ContinuousDecoder decoder(*model, Limits());
+  const auto handles =
+      decoder.Add({{kSources[0], 3}, {kSources[1], 1}, {kSources[3], 4}});
+  EXPECT_EQ(decoder.rows(), 8);
+  decoder.Step();
+  decoder.Step();
+  decoder.Remove({handles[0]});
+  EXPECT_EQ(decoder.rows(), 5);
+  std::map<int64_t, std::vector<int64_t>> results;
+  while (decoder.active() > 0) {
+    for (auto& sentence : decoder.Step()) {
+      results[sentence.handle] = sentence.target_ids;
+    }
+  }
+  EXPECT_EQ(results.count(handles[0]), 0u);
+  EXPECT_EQ(results.at(handles[1]), BeamAlone(*model, kSources[1], 1));
+  EXPECT_EQ(results.at(handles[2]), BeamAlone(*model, kSources[3], 4));
+}
+
+// A failing admission (here a source id the embedding does not have) adds
+// nothing, and the sentences already decoding go on exactly as before.
+TEST(ContinuousDecoderTest, FailedAddLeavesRunningSentencesUntouched) {
+  Transformer model = testing_util::RandomTinyModel(11);
+  ContinuousDecoder decoder(*model, Limits());
+  const auto handles = decoder.Add({{kSources[0], 2}, {kSources[2], 1}});
+  decoder.Step();
+  EXPECT_THROW(decoder.Add({{kSources[1], 1}, {{5, 1000000}, 2}}),
+               std::exception);
+  EXPECT_THROW(decoder.Add({{kSources[1], 0}}), std::invalid_argument);
+  EXPECT_EQ(decoder.active(), 2);
+  EXPECT_EQ(decoder.rows(), 3);
+  std::map<int64_t, std::vector<int64_t>> results;
+  while (decoder.active() > 0) {
+    for (auto& sentence : decoder.Step()) {
+      results[sentence.handle] = sentence.target_ids;
+    }
+  }
+  EXPECT_EQ(results.at(handles[0]), BeamAlone(*model, kSources[0], 2));
+  EXPECT_EQ(results.at(handles[1]), BeamAlone(*model, kSources[2], 1));
 }
 
 }  // namespace

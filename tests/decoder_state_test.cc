@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace fanyi {
@@ -93,6 +94,73 @@ TEST(DecoderStateTest, RemovingTheLastRowsCopiesNothing) {
   EXPECT_EQ(state.batch_size(), 3);
   EXPECT_EQ(state.first_column, 2);  // Row 1 is still there.
   EXPECT_TRUE(at::equal(state.positions, at::arange(3, at::kLong)));
+}
+
+// Beams reorder rows within their group: a row may be listed twice (two
+// beams extending one parent) and the batch may shrink in the same call.
+TEST(DecoderStateTest, ReorderRowsCopiesListedRowsInPlace) {
+  DecoderState state = FiveRows();
+  const DecoderState before = FiveRows();
+  const void* key_data = state.layers[0].key_storage.data_ptr();
+  const std::vector<int64_t> order = {2, 2, 0, 1};
+  state.ReorderRows(order);
+  ASSERT_EQ(state.batch_size(), 4);
+  EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
+  EXPECT_TRUE(at::equal(state.positions, at::tensor({2, 2, 0, 1}, at::kLong)));
+  // Rows 3 and 4 left; the oldest remaining row (1) joined at column 2.
+  EXPECT_EQ(state.first_column, 2);
+  for (int64_t r = 0; r < 4; ++r) {
+    EXPECT_TRUE(
+        at::equal(state.layers[0].key_storage[r].narrow(1, 2, 4),
+                  before.layers[0].key_storage[order[r]].narrow(1, 2, 4)))
+        << r;
+    EXPECT_TRUE(at::equal(state.self_bias()[r],
+                          before.self_bias_storage[order[r]].narrow(2, 2, 4)))
+        << r;
+  }
+  EXPECT_THROW(state.ReorderRows({0, 1, 2, 3, 0}), std::invalid_argument);
+}
+
+// Append builds the merged state aside: a failure part-way through (here
+// the second layer's cross-attention keys have the wrong width, so the
+// merge throws after the first layer is done) leaves the state as it was,
+// every layer with the same rows.
+TEST(DecoderStateTest, FailedAppendLeavesTheStateAsItWas) {
+  auto two_layers = [] {
+    DecoderState state = FiveRows();
+    DecoderLayerCache second;
+    for (auto member :
+         {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage,
+          &DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
+      second.*member = (state.layers[0].*member).clone();
+    }
+    state.layers.push_back(second);
+    return state;
+  };
+  DecoderState state = two_layers();
+  const DecoderState before = two_layers();
+  DecoderState other = two_layers();
+  other.layers[1].memory_keys = other.layers[1].memory_keys.narrow(3, 0, 2);
+  EXPECT_ANY_THROW(state.Append(other));
+
+  ASSERT_EQ(state.batch_size(), before.batch_size());
+  EXPECT_EQ(state.first_column, before.first_column);
+  EXPECT_EQ(state.end_column, before.end_column);
+  EXPECT_TRUE(at::equal(state.positions, before.positions));
+  EXPECT_TRUE(at::equal(state.source_bias, before.source_bias));
+  EXPECT_TRUE(at::equal(state.self_bias_storage, before.self_bias_storage));
+  ASSERT_EQ(state.layers.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    for (auto member :
+         {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage,
+          &DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
+      EXPECT_TRUE(at::equal(state.layers[i].*member, before.layers[i].*member))
+          << "layer " << i;
+    }
+  }
+  // And it still merges a well-formed state.
+  state.Append(two_layers());
+  EXPECT_EQ(state.batch_size(), 10);
 }
 
 }  // namespace

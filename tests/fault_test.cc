@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -63,9 +64,10 @@ grpc::Status Translate(const std::string& address, const std::string& text,
 // answers every one of them, refuses what comes after with UNAVAILABLE and
 // exits 0.
 TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
-  // Accepted requests wait for a full batch of 64 for ten minutes: only the
-  // shutdown's drain can get them decoded.
-  ServerProcess server({"--model_dir=" + TinyModelDir(), "--max_batch_size=64",
+  // Accepted requests wait for a full batch of 256 rows (64 texts of the
+  // default beam, 4) for ten minutes: only the shutdown's drain can get them
+  // decoded.
+  ServerProcess server({"--model_dir=" + TinyModelDir(), "--max_batch_size=256",
                         "--max_batch_delay_ms=600000"});
   const std::vector<std::string> texts = {
       "hello", "I like tea.", "Where is the station?", "Thank you very much."};
@@ -79,10 +81,20 @@ TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
           server.address(), texts[i % texts.size()], &accepted_responses[i]);
     });
   }
-  // Accepted means queued in the server: a state, polled.
-  while (MetricValue(HttpGet(server.metrics_port(), "/metrics"),
-                     "fanyi_queue_depth") < kAccepted) {
-    std::this_thread::yield();
+  // Accepted means queued in the server: a state, polled (for a minute at
+  // most, so that a server that decodes them early fails the test here).
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  double queued = 0;
+  while ((queued = MetricValue(HttpGet(server.metrics_port(), "/metrics"),
+                               "fanyi_queue_depth")) < kAccepted &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (queued < kAccepted) {
+    ADD_FAILURE() << "only " << queued << " of " << kAccepted
+                  << " requests ever queued together";
+    std::_Exit(1);  // Client threads still hold this frame's vectors.
   }
 
   server.Signal(SIGTERM);

@@ -207,11 +207,13 @@ TEST_F(LoadGeneratorTest, DurationAloneBoundsAnOpenLoopRun) {
 }
 
 TEST_F(LoadGeneratorTest, FullQueueRejectionsAreCountedByCode) {
-  // One queued text at a time and one text per batch: of 32 requests kept in
-  // flight, all but the one decoding and the one queued are rejected.
+  // One queued text at a time and one text per batch (the default beam's 4
+  // rows): of 32 requests kept in flight, all but the one decoding and the
+  // one queued are rejected.
   ServerOptions server_options = BaseServerOptions();
   server_options.max_queue = 1;
-  server_options.max_batch_size = 1;
+  server_options.max_batch_size = 4;
+  server_options.max_beam_size = 4;
   server_options.max_batch_delay_ms = 50;
   auto server = TranslationServer::Start(server_options);
   LoadOptions options = BaseLoadOptions(*server);

@@ -1,8 +1,9 @@
-// Tests of RequestBatcher, the unit under test. Scheduling (admission between
-// steps, full queue, stopping, deadlines, cancellation, failures) is driven by
-// ScriptedEngine, whose rows last as many steps as their sources say and
-// whose steps can be held open, so every case is deterministic; one test
-// decodes with the real tiny model through TranslatorDecodeEngine.
+// Tests of RequestBatcher (its RequestQueue and DecodeWorkers), the unit
+// under test. Scheduling (admission between steps, rows counted by beam, full
+// queue, stopping, deadlines, cancellation, failures) is driven by
+// ScriptedEngine, whose sentences last as many steps as their sources say
+// and whose steps can be held open, so every case is deterministic; the
+// last tests decode with the real tiny model through TranslatorDecodeEngine.
 
 #include "server/request_batcher.h"
 
@@ -14,10 +15,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,6 +28,7 @@
 
 #include "common/decoding/translator.h"
 #include "server/decode_engine.h"
+#include "server/decode_worker.h"
 #include "server/server_metrics.h"
 #include "server/translator_decode_engine.h"
 #include "tests/test_util.h"
@@ -40,11 +44,12 @@ constexpr auto kForever = std::chrono::minutes(10);
 // A source whose first id is this makes ScriptedEngine fail on it.
 constexpr int64_t kFailingSource = -1;
 
-// A DecodeEngine following a script written into its sources: a row ends
-// after ids[0] steps (at least one) and its target is its source ids, so
-// routing is checkable. Records what the batcher asks of it (Add sizes, the
-// step each source was added at, removed sources), holds chosen steps open
-// until Release(), and throws where told to.
+// A DecodeEngine following a script written into its sources: a sentence
+// ends after ids[0] steps (at least one), takes beam_size rows, and its
+// target is its source ids, so routing is checkable. Records what the batcher
+// asks of it (Add sizes, the step each source was added at, removed sources,
+// the most rows at once), holds chosen steps open until Release(), and
+// throws where told to (dropping every sentence, as the contract says).
 class ScriptedEngine final : public DecodeEngine {
  public:
   std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override {
@@ -59,10 +64,13 @@ class ScriptedEngine final : public DecodeEngine {
     for (const EncodedSource& source : sources) {
       handles.push_back(next_handle_);
       rows_.push_back({next_handle_++, source.ids,
-                       std::max<int64_t>(1, source.ids.front()), 0});
+                       std::max<int64_t>(1, source.ids.front()), 0,
+                       source.beam_size});
       added_at_step_[source.ids] = steps_;
     }
-    max_active_ = std::max(max_active_, static_cast<int>(rows_.size()));
+    int rows = 0;
+    for (const Row& row : rows_) rows += row.beam_size;
+    max_active_ = std::max(max_active_, rows);
     return handles;
   }
 
@@ -74,7 +82,10 @@ class ScriptedEngine final : public DecodeEngine {
       changed_.notify_all();
       changed_.wait(lock, [this] { return !held_; });
     }
-    if (step == failing_step_) throw std::runtime_error("model exploded");
+    if (failing_steps_.count(step) > 0) {
+      rows_.clear();
+      throw std::runtime_error("model exploded\nC++ backtrace: frame 0 ...");
+    }
     std::vector<Finished> finished;
     std::vector<Row> kept;
     for (Row& row : rows_) {
@@ -99,29 +110,10 @@ class ScriptedEngine final : public DecodeEngine {
     }
   }
 
-  void Reset() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    rows_.clear();
-    ++resets_;
-  }
-
-  int64_t active() const override {
+  // Sentences in flight.
+  int64_t active() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return static_cast<int64_t>(rows_.size());
-  }
-
-  std::vector<Ids> DecodeBatch(
-      const std::vector<EncodedSource>& sources) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<Ids> targets;
-    for (const EncodedSource& source : sources) {
-      if (source.ids.front() == kFailingSource) {
-        throw std::runtime_error("beam search exploded");
-      }
-      targets.push_back(source.ids);
-    }
-    whole_batch_sizes_.push_back(static_cast<int>(sources.size()));
-    return targets;
   }
 
   // Step number `step` (counted from 1) waits for Release() before running.
@@ -142,7 +134,7 @@ class ScriptedEngine final : public DecodeEngine {
   // Step number `step` throws.
   void FailStep(int step) {
     std::lock_guard<std::mutex> lock(mutex_);
-    failing_step_ = step;
+    failing_steps_.insert(step);
   }
 
   int steps() const {
@@ -163,17 +155,9 @@ class ScriptedEngine final : public DecodeEngine {
     std::lock_guard<std::mutex> lock(mutex_);
     return removed_;
   }
-  std::vector<int> whole_batch_sizes() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return whole_batch_sizes_;
-  }
   int max_active() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return max_active_;
-  }
-  int resets() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return resets_;
   }
 
  private:
@@ -182,6 +166,7 @@ class ScriptedEngine final : public DecodeEngine {
     Ids ids;
     int64_t length;      // Steps until it ends.
     int64_t steps_done;  // Steps it has been in.
+    int beam_size;       // Rows it takes.
   };
 
   mutable std::mutex mutex_;
@@ -192,13 +177,11 @@ class ScriptedEngine final : public DecodeEngine {
   int steps_ = 0;
   int held_step_ = -1;
   bool held_ = false;
-  int failing_step_ = -1;
+  std::set<int> failing_steps_;
   std::map<Ids, int> added_at_step_;
   std::vector<int> add_sizes_;
   std::vector<Ids> removed_;
-  std::vector<int> whole_batch_sizes_;
-  int max_active_ = 0;
-  int resets_ = 0;
+  int max_active_ = 0;  // Most rows at once.
 };
 
 // A request's outcome, delivered through a promise.
@@ -222,6 +205,26 @@ RequestBatcher::DoneCallback Fulfil(std::promise<Outcome>& promise,
                            std::move(target_ids),
                            engine == nullptr ? -1 : engine->steps()});
       };
+}
+
+// How long a test waits for an answer before it fails.
+constexpr auto kPatience = std::chrono::seconds(60);
+
+// Waits for `future` and fails the test, ending the process, if it is not
+// ready within kPatience: a batcher that loses a request fails here by
+// assertion rather than hanging until CTest's timeout.
+template <typename T>
+void Await(std::future<T>& future) {
+  if (future.wait_for(kPatience) != std::future_status::ready) {
+    ADD_FAILURE() << "no answer within " << kPatience.count() << " s";
+    std::_Exit(1);  // The callback may still come, into a dead frame.
+  }
+}
+
+// The outcome of `future`, within kPatience (see Await).
+Outcome Get(std::future<Outcome> future) {
+  Await(future);
+  return future.get();
 }
 
 EncodedSource Source(Ids ids, int beam_size = 1) {
@@ -265,14 +268,14 @@ TEST(RequestBatcherTest, FullQueueRejectsWithResourceExhausted) {
   batcher.Submit(Source({4}), kNoDeadline, nullptr, Fulfil(rejected));
 
   // Rejection is immediate, while the others still wait.
-  Outcome outcome = rejected.get_future().get();
+  Outcome outcome = Get(rejected.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_NE(outcome.message.find("queue is full"), std::string::npos);
 
   engine.Release();
-  EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
-  EXPECT_EQ(queued1.get_future().get().code, grpc::StatusCode::OK);
-  EXPECT_EQ(queued2.get_future().get().code, grpc::StatusCode::OK);
+  EXPECT_EQ(Get(in_flight.get_future()).code, grpc::StatusCode::OK);
+  EXPECT_EQ(Get(queued1.get_future()).code, grpc::StatusCode::OK);
+  EXPECT_EQ(Get(queued2.get_future()).code, grpc::StatusCode::OK);
 }
 
 TEST(RequestBatcherTest, StopDrainsQueueAndRowsAndRejectsNewWithUnavailable) {
@@ -300,7 +303,8 @@ TEST(RequestBatcherTest, StopDrainsQueueAndRowsAndRejectsNewWithUnavailable) {
     batcher->Submit(Source({1, 3}), kNoDeadline, nullptr, Fulfil(*attempt));
     if (attempt_future.wait_for(std::chrono::seconds(0)) ==
         std::future_status::ready) {
-      EXPECT_EQ(attempt_future.get().code, grpc::StatusCode::UNAVAILABLE);
+      EXPECT_EQ(Get(std::move(attempt_future)).code,
+                grpc::StatusCode::UNAVAILABLE);
       break;
     }
     accepted.push_back(std::move(attempt));
@@ -311,15 +315,15 @@ TEST(RequestBatcherTest, StopDrainsQueueAndRowsAndRejectsNewWithUnavailable) {
   stopper.join();
   // The row decoding and everything queued before Stop were finished, not
   // dropped.
-  EXPECT_EQ(in_flight.get_future().get().target_ids, (Ids{3, 1}));
-  EXPECT_EQ(queued.get_future().get().target_ids, (Ids{2, 2}));
+  EXPECT_EQ(Get(in_flight.get_future()).target_ids, (Ids{3, 1}));
+  EXPECT_EQ(Get(queued.get_future()).target_ids, (Ids{2, 2}));
   for (std::future<Outcome>& attempt : accepted_futures) {
-    EXPECT_EQ(attempt.get().code, grpc::StatusCode::OK);
+    EXPECT_EQ(Get(std::move(attempt)).code, grpc::StatusCode::OK);
   }
   // After Stop has returned, submissions are still refused.
   std::promise<Outcome> after_stop;
   batcher->Submit(Source({4}), kNoDeadline, nullptr, Fulfil(after_stop));
-  EXPECT_EQ(after_stop.get_future().get().code, grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(Get(after_stop.get_future()).code, grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST(RequestBatcherTest, ExpiredDeadlineIsNotDecoded) {
@@ -329,7 +333,7 @@ TEST(RequestBatcherTest, ExpiredDeadlineIsNotDecoded) {
   std::promise<Outcome> expired;
   batcher.Submit(Source({1, 2}), system_clock::now() - std::chrono::seconds(1),
                  nullptr, Fulfil(expired));
-  Outcome outcome = expired.get_future().get();
+  Outcome outcome = Get(expired.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(outcome.target_ids.empty());
   batcher.Stop();
@@ -350,9 +354,8 @@ TEST(RequestBatcherTest, DeadlinePassingWhileQueuedIsNotDecoded) {
   batcher.Submit(Source({2, 2}), deadline, nullptr, Fulfil(doomed));
   while (system_clock::now() <= deadline) std::this_thread::yield();
   engine.Release();
-  EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
-  EXPECT_EQ(doomed.get_future().get().code,
-            grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(Get(in_flight.get_future()).code, grpc::StatusCode::OK);
+  EXPECT_EQ(Get(doomed.get_future()).code, grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(engine.added_at_step({2, 2}), -1) << "expired request was decoded";
 }
 
@@ -371,11 +374,11 @@ TEST(RequestBatcherTest, DeadlinePassingDuringDecodingDropsOnlyThatRow) {
   while (system_clock::now() <= deadline) std::this_thread::yield();
   engine.Release();
 
-  Outcome outcome = doomed.get_future().get();
+  Outcome outcome = Get(doomed.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(outcome.step, 1) << "answered only after further steps";
   EXPECT_EQ(engine.removed(), (std::vector<Ids>{{50, 1}}));
-  outcome = survivor.get_future().get();
+  outcome = Get(survivor.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
   EXPECT_EQ(outcome.target_ids, (Ids{5, 2}));
   EXPECT_EQ(outcome.step, 5);
@@ -399,17 +402,17 @@ TEST(RequestBatcherTest, CancellationFreesTheRowForWaitingRequests) {
   cancelled = true;
   engine.Release();
 
-  Outcome outcome = abandoned.get_future().get();
+  Outcome outcome = Get(abandoned.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::CANCELLED);
   EXPECT_EQ(outcome.step, 1);
   EXPECT_EQ(engine.removed(), (std::vector<Ids>{{50, 1}}));
   // The freed row took the waiting request at the next step, long before
   // the cancelled one's 50 steps would have ended.
-  outcome = waiting.get_future().get();
+  outcome = Get(waiting.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
   EXPECT_EQ(engine.added_at_step({2, 3}), 1);
   EXPECT_EQ(outcome.step, 3);
-  EXPECT_EQ(survivor.get_future().get().step, 5);
+  EXPECT_EQ(Get(survivor.get_future()).step, 5);
   EXPECT_EQ(engine.max_active(), 2);
 }
 
@@ -424,8 +427,8 @@ TEST(RequestBatcherTest, CancelledWhileQueuedIsNotDecoded) {
   batcher.Submit(
       Source({2, 2}), kNoDeadline, [] { return true; }, Fulfil(abandoned));
   engine.Release();
-  EXPECT_EQ(in_flight.get_future().get().code, grpc::StatusCode::OK);
-  EXPECT_EQ(abandoned.get_future().get().code, grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(Get(in_flight.get_future()).code, grpc::StatusCode::OK);
+  EXPECT_EQ(Get(abandoned.get_future()).code, grpc::StatusCode::CANCELLED);
   EXPECT_EQ(engine.added_at_step({2, 2}), -1);
 }
 
@@ -457,14 +460,14 @@ TEST(RequestBatcherTest, LongRequestDoesNotHoldBackShortOnes) {
 
   for (int i = 0; i < 3; ++i) {
     const Ids source = {3, 20 + i};
-    Outcome outcome = shorts[i].get_future().get();
+    Outcome outcome = Get(shorts[i].get_future());
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
     EXPECT_EQ(outcome.target_ids, source);
     const int admitted_at = engine.added_at_step(source);
     EXPECT_EQ(admitted_at, 1) << "not admitted at the first free step";
     EXPECT_LE(outcome.step - admitted_at, 3 + 1) << "short request " << i;
   }
-  Outcome outcome = long_request.get_future().get();
+  Outcome outcome = Get(long_request.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
   EXPECT_EQ(outcome.step, 50);
   EXPECT_EQ(engine.add_sizes(), (std::vector<int>{4, 3}));
@@ -500,9 +503,9 @@ TEST(RequestBatcherTest, ConcurrentRequestsShareStepsAndGetTheirOwnResults) {
   for (std::thread& client : clients) client.join();
   engine.Release();
 
-  EXPECT_EQ(outcomes[0].get_future().get().target_ids, (Ids{1}));
+  EXPECT_EQ(Get(outcomes[0].get_future()).target_ids, (Ids{1}));
   for (int i = 1; i < kRequests; ++i) {
-    Outcome outcome = outcomes[i].get_future().get();
+    Outcome outcome = Get(outcomes[i].get_future());
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
     EXPECT_EQ(outcome.target_ids, source_of(i)) << "request " << i;
   }
@@ -519,37 +522,91 @@ TEST(RequestBatcherTest, OldestRequestStartsAfterMaxDelay) {
   std::promise<Outcome> alone;
   const auto start = std::chrono::steady_clock::now();
   batcher.Submit(Source({5}), kNoDeadline, nullptr, Fulfil(alone));
-  EXPECT_EQ(alone.get_future().get().code, grpc::StatusCode::OK);
+  EXPECT_EQ(Get(alone.get_future()).code, grpc::StatusCode::OK);
   EXPECT_GE(std::chrono::steady_clock::now() - start,
             std::chrono::milliseconds(20));
   EXPECT_EQ(engine.add_sizes(), (std::vector<int>{1}));
 }
 
-TEST(RequestBatcherTest, BeamSearchRequestsAreDecodedWholeBetweenSteps) {
+// A beam search text joins between steps like a greedy one, takes beam_size
+// of the batch's rows, and neither kind waits for the other to finish.
+TEST(RequestBatcherTest, BeamTextsJoinBetweenStepsAndTakeBeamSizeRows) {
   ScriptedEngine engine;
   engine.HoldStep(1);
-  RequestBatcher batcher(Options(4, 8, std::chrono::milliseconds(0)), {&engine},
+  RequestBatcher batcher(Options(5, 8, std::chrono::milliseconds(0)), {&engine},
                          nullptr);
-  std::promise<Outcome> greedy, beam, failing_beam;
-  batcher.Submit(Source({5, 1}), kNoDeadline, nullptr, Fulfil(greedy, &engine));
+  std::promise<Outcome> long_greedy, beam, short_greedy, failing_beam;
+  batcher.Submit(Source({5, 1}), kNoDeadline, nullptr,
+                 Fulfil(long_greedy, &engine));
   engine.WaitUntilHeld();
-  batcher.Submit(Source({9, 2, 2}, 4), kNoDeadline, nullptr,
+  // 1 + 4 rows fill the batch; the next greedy text waits for free rows.
+  batcher.Submit(Source({2, 2, 2}, 4), kNoDeadline, nullptr,
                  Fulfil(beam, &engine));
+  batcher.Submit(Source({1, 3}), kNoDeadline, nullptr,
+                 Fulfil(short_greedy, &engine));
   engine.Release();
-  Outcome outcome = beam.get_future().get();
+  Outcome outcome = Get(beam.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
-  EXPECT_EQ(outcome.target_ids, (Ids{9, 2, 2}));
-  EXPECT_EQ(outcome.step, 1) << "beam request waited for the greedy row";
-  EXPECT_EQ(engine.added_at_step({9, 2, 2}), -1) << "beam row decoded greedily";
-  EXPECT_EQ(greedy.get_future().get().step, 5);
+  EXPECT_EQ(outcome.target_ids, (Ids{2, 2, 2}));
+  EXPECT_EQ(engine.added_at_step({2, 2, 2}), 1) << "joined after step 1";
+  EXPECT_EQ(outcome.step, 3) << "beam text waited for the greedy row";
+  EXPECT_EQ(engine.added_at_step({1, 3}), 3) << "admitted beyond 5 rows";
+  EXPECT_EQ(Get(short_greedy.get_future()).step, 4);
+  EXPECT_EQ(Get(long_greedy.get_future()).step, 5);
+  EXPECT_EQ(engine.max_active(), 5);
 
-  // A failing beam batch fails its own requests only.
+  // A beam text the engine cannot add fails alone.
   batcher.Submit(Source({kFailingSource}, 2), kNoDeadline, nullptr,
                  Fulfil(failing_beam));
-  outcome = failing_beam.get_future().get();
+  outcome = Get(failing_beam.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::INTERNAL);
-  EXPECT_NE(outcome.message.find("beam search exploded"), std::string::npos);
-  EXPECT_EQ(engine.whole_batch_sizes(), (std::vector<int>{1}));
+  EXPECT_NE(outcome.message.find("cannot encode source"), std::string::npos);
+}
+
+TEST(RequestBatcherTest, BeamWiderThanABatchIsInvalid) {
+  ScriptedEngine engine;
+  RequestBatcher batcher(Options(4, 8, kForever), {&engine}, nullptr);
+  std::promise<Outcome> outcome;
+  batcher.Submit(Source({1}, 5), kNoDeadline, nullptr, Fulfil(outcome));
+  const Outcome result = Get(outcome.get_future());
+  EXPECT_EQ(result.code, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("max_batch_size 4"), std::string::npos);
+  EXPECT_EQ(engine.add_sizes().size(), 0u);
+}
+
+// SubmitAll queues a whole TranslateBatch or none of it.
+TEST(RequestBatcherTest, SubmitAllQueuesEverythingOrNothing) {
+  ScriptedEngine engine;
+  engine.HoldStep(1);
+  RequestBatcher batcher(Options(1, 3, std::chrono::milliseconds(0)), {&engine},
+                         nullptr);
+  std::promise<Outcome> running;
+  batcher.Submit(Source({1, 0}), kNoDeadline, nullptr, Fulfil(running));
+  engine.WaitUntilHeld();  // The queue is empty again, its 3 places free.
+  auto requests_of = [](int count, std::vector<std::promise<Outcome>>& done) {
+    std::vector<PendingRequest> requests(count);
+    for (int i = 0; i < count; ++i) {
+      requests[i].source = Source({1, 10 + i});
+      requests[i].deadline = kNoDeadline;
+      requests[i].done = Fulfil(done[i]);
+    }
+    return requests;
+  };
+  std::vector<std::promise<Outcome>> refused(4);
+  std::vector<PendingRequest> four = requests_of(4, refused);
+  const grpc::Status status = batcher.SubmitAll(four);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(four.size(), 4u) << "refused requests are handed back";
+  std::vector<std::promise<Outcome>> accepted(3);
+  std::vector<PendingRequest> three = requests_of(3, accepted);
+  EXPECT_TRUE(batcher.SubmitAll(three).ok());
+  engine.Release();
+  for (auto& outcome : accepted) {
+    EXPECT_EQ(Get(outcome.get_future()).code, grpc::StatusCode::OK);
+  }
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(engine.added_at_step({1, 10 + i}), i < 3 ? i + 1 : -1);
+  }
 }
 
 TEST(RequestBatcherTest, FailingStepFailsOnlyTheRowsInIt) {
@@ -566,20 +623,21 @@ TEST(RequestBatcherTest, FailingStepFailsOnlyTheRowsInIt) {
       batcher.Submit(Source({1, i}), kNoDeadline, nullptr, Fulfil(outcomes[i]));
     }
     // Wait for this pair to finish so pairs don't mix.
-    futures[2 * pair].wait();
-    futures[2 * pair + 1].wait();
+    Await(futures[2 * pair]);
+    Await(futures[2 * pair + 1]);
   }
   for (int i = 0; i < 6; ++i) {
-    Outcome outcome = futures[i].get();
+    Outcome outcome = Get(std::move(futures[i]));
     const bool in_failing_step = i == 2 || i == 3;
     EXPECT_EQ(outcome.code, in_failing_step ? grpc::StatusCode::INTERNAL
                                             : grpc::StatusCode::OK)
         << "request " << i;
     if (in_failing_step) {
       EXPECT_NE(outcome.message.find("model exploded"), std::string::npos);
+      EXPECT_EQ(outcome.message.find("backtrace"), std::string::npos)
+          << "the client sees the first line only: " << outcome.message;
     }
   }
-  EXPECT_EQ(engine.resets(), 1);
 }
 
 TEST(RequestBatcherTest, FailingAddFailsOnlyTheRequestsAdded) {
@@ -593,13 +651,50 @@ TEST(RequestBatcherTest, FailingAddFailsOnlyTheRequestsAdded) {
   batcher.Submit(Source({kFailingSource}), kNoDeadline, nullptr,
                  Fulfil(failing));
   engine.Release();
-  Outcome outcome = failing.get_future().get();
+  Outcome outcome = Get(failing.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::INTERNAL);
   EXPECT_NE(outcome.message.find("cannot encode source"), std::string::npos);
-  outcome = decoding.get_future().get();
+  outcome = Get(decoding.get_future());
   EXPECT_EQ(outcome.code, grpc::StatusCode::OK);
   EXPECT_EQ(outcome.target_ids, (Ids{3, 1}));
-  EXPECT_EQ(engine.resets(), 0);
+}
+
+// An engine that keeps failing stops its worker after kMaxFailedSteps
+// failures in a row and reports it once (the server then turns health
+// NOT_SERVING); with no worker left, waiting and new texts get UNAVAILABLE.
+// A step that works in between starts the count again.
+TEST(RequestBatcherTest, EngineFailingStepsInARowIsReportedBroken) {
+  static_assert(DecodeWorker::kMaxFailedSteps == 3, "the script counts 3");
+  ScriptedEngine engine;
+  for (int step : {1, 2, 4, 5, 6}) engine.FailStep(step);
+  std::atomic<int> broken_reports{0};
+  RequestBatcher batcher(Options(1, 16, std::chrono::milliseconds(0)),
+                         {&engine}, nullptr,
+                         [&broken_reports] { ++broken_reports; });
+  std::vector<std::promise<Outcome>> outcomes(8);
+  std::vector<std::future<Outcome>> futures;
+  for (auto& outcome : outcomes) futures.push_back(outcome.get_future());
+  // One text per step: steps 1, 2 fail, 3 works, 4, 5, 6 fail.
+  engine.HoldStep(1);
+  for (int i = 0; i < 7; ++i) {
+    batcher.Submit(Source({1, i}), kNoDeadline, nullptr, Fulfil(outcomes[i]));
+    if (i == 0) engine.WaitUntilHeld();
+  }
+  engine.Release();
+  const std::vector<grpc::StatusCode> expected = {
+      grpc::StatusCode::INTERNAL,   grpc::StatusCode::INTERNAL,
+      grpc::StatusCode::OK,         grpc::StatusCode::INTERNAL,
+      grpc::StatusCode::INTERNAL,   grpc::StatusCode::INTERNAL,
+      grpc::StatusCode::UNAVAILABLE};
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(Get(std::move(futures[i])).code, expected[i]) << "text " << i;
+  }
+  batcher.Submit(Source({1, 7}), kNoDeadline, nullptr, Fulfil(outcomes[7]));
+  const Outcome refused = Get(std::move(futures[7]));
+  EXPECT_EQ(refused.code, grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(refused.message.find("restarted"), std::string::npos);
+  EXPECT_EQ(broken_reports.load(), 1);
+  EXPECT_EQ(engine.steps(), 6);
 }
 
 TEST(RequestBatcherTest, RecordsMetrics) {
@@ -612,8 +707,8 @@ TEST(RequestBatcherTest, RecordsMetrics) {
   std::promise<Outcome> a, b;
   batcher.Submit(Source({1, 2, 3}), kNoDeadline, nullptr, Fulfil(a));
   batcher.Submit(Source({2, 9}), kNoDeadline, nullptr, Fulfil(b));
-  a.get_future().get();
-  b.get_future().get();
+  Get(a.get_future());
+  Get(b.get_future());
   batcher.Stop();
 
   double step_rows = -1, steps = -1, generated_tokens = -1, queue_waits = -1,
@@ -660,7 +755,7 @@ TEST(RequestBatcherTest, WorkersSplitTheRowsFairly) {
   first.Release();
   second.Release();
   for (int i = 0; i < 16; ++i) {
-    const Outcome outcome = outcomes[i].get_future().get();
+    const Outcome outcome = Get(outcomes[i].get_future());
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
     EXPECT_EQ(outcome.target_ids, (Ids{2, i}));
   }
@@ -678,8 +773,10 @@ class HeldRealEngine final : public DecodeEngine {
       : engine_(translator), released_(release_.get_future().share()) {}
 
   std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override {
-    if (engine_.active() > 0) ++joins_;
-    return engine_.Add(sources);
+    if (in_flight_ > 0) ++joins_;
+    std::vector<int64_t> handles = engine_.Add(sources);
+    in_flight_ += static_cast<int>(handles.size());
+    return handles;
   }
   std::vector<Finished> Step() override {
     if (first_step_) {
@@ -687,16 +784,13 @@ class HeldRealEngine final : public DecodeEngine {
       first_step_started_.set_value();
       released_.wait();
     }
-    return engine_.Step();
+    std::vector<Finished> finished = engine_.Step();
+    in_flight_ -= static_cast<int>(finished.size());
+    return finished;
   }
   void Remove(const std::vector<int64_t>& handles) override {
     engine_.Remove(handles);
-  }
-  void Reset() override { engine_.Reset(); }
-  int64_t active() const override { return engine_.active(); }
-  std::vector<Ids> DecodeBatch(
-      const std::vector<EncodedSource>& sources) override {
-    return engine_.DecodeBatch(sources);
+    in_flight_ -= static_cast<int>(handles.size());  // No test removes others.
   }
 
   std::future<void> FirstStepStarted() {
@@ -713,6 +807,7 @@ class HeldRealEngine final : public DecodeEngine {
   const std::shared_future<void> released_;
   // Touched by the batcher's worker only (joins_ read once it has stopped).
   bool first_step_ = true;
+  int in_flight_ = 0;
   int joins_ = 0;
 };
 
@@ -764,7 +859,7 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
                          {&engine}, nullptr);
   std::vector<std::promise<Outcome>> outcomes(sources.size());
   batcher.Submit(sources[0], kNoDeadline, nullptr, Fulfil(outcomes[0]));
-  first_step_started.wait();
+  Await(first_step_started);
   std::vector<std::thread> clients;
   for (int client = 0; client < 4; ++client) {
     clients.emplace_back([&, client] {
@@ -776,7 +871,7 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
   for (std::thread& thread : clients) thread.join();
   engine.Release();
   for (size_t i = 0; i < sources.size(); ++i) {
-    Outcome outcome = outcomes[i].get_future().get();
+    Outcome outcome = Get(outcomes[i].get_future());
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
     EXPECT_EQ(outcome.target_ids, expected[i]) << "request " << i;
   }
@@ -805,7 +900,7 @@ TEST(RequestBatcherTest, TwoWorkersOnOneModelMatchSingleDecoding) {
   }
   for (std::thread& thread : clients) thread.join();
   for (size_t i = 0; i < sources.size(); ++i) {
-    Outcome outcome = outcomes[i].get_future().get();
+    Outcome outcome = Get(outcomes[i].get_future());
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
     EXPECT_EQ(outcome.target_ids, expected[i]) << "request " << i;
   }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -152,10 +153,11 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
     return std::max(0.0,
                     MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
   };
-  // Greedy requests share decoding steps (continuous batching); requests for
-  // the server's default beam are decoded together as one beam search batch.
+  // Greedy requests and requests for the server's default beam (4 rows
+  // each) alike share decoding steps (continuous batching).
   for (const int beam_size : {1, 0}) {
     SCOPED_TRACE("beam_size " + std::to_string(beam_size));
+    const double rows_per_text = beam_size == 1 ? 1 : 4;
     const std::string before = HttpGet(server_->metrics_port(), "/metrics");
     std::vector<grpc::Status> statuses(kCalls);
     std::vector<v1::TranslateResponse> responses(kCalls);
@@ -182,13 +184,14 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
     EXPECT_GT(new_batches, 0);
     EXPECT_LT(new_single_batches, new_batches)
         << "no batch held more than one request";
-    // Each observation is one decoding step, or one beam search batch; rows
-    // per observation above one on average means requests shared the work
-    // rather than running one by one.
+    // Each observation is one decoding step; more rows per step on average
+    // than one text has means texts shared the steps rather than running
+    // one by one.
     const double new_rows =
         MetricValue(after, "fanyi_batch_size_sum") -
         std::max(0.0, MetricValue(before, "fanyi_batch_size_sum"));
-    EXPECT_GT(new_rows / new_batches, 1.5) << "requests were decoded alone";
+    EXPECT_GT(new_rows / new_batches, 1.5 * rows_per_text)
+        << "requests were decoded alone";
   }
 }
 
@@ -292,16 +295,37 @@ TEST_F(ServerTest, EmptyOrOversizedBatchIsRejected) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
-TEST_F(ServerTest, ExpiredDeadlineIsDeadlineExceeded) {
-  auto stub = NewStub(server_->grpc_port());
+// A deadline that passes while the text waits in the server's queue is
+// answered by the server (counted in its metrics) and never decoded. The
+// server holds texts for a full batch for 2 s, so the 300 ms deadline passes
+// there, after the call has reached it.
+TEST_F(ServerTest, DeadlinePassingInTheQueueIsAnsweredAndNotDecoded) {
+  ServerOptions options = Options();
+  options.max_batch_delay_ms = 2000;
+  auto server = TranslationServer::Start(options);
+  auto stub = NewStub(server->grpc_port());
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() -
-                       std::chrono::seconds(1));
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(300));
   v1::TranslateRequest request;
   request.set_text("hello");
   v1::TranslateResponse response;
   EXPECT_EQ(stub->Translate(&context, request, &response).error_code(),
             grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The server answers once the worker takes the text, at about 2 s.
+  const std::string counted =
+      "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\",method=\"Translate\"}";
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string metrics;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    metrics = HttpGet(server->metrics_port(), "/metrics");
+  } while (MetricValue(metrics, counted) < 1 &&
+           std::chrono::steady_clock::now() < give_up);
+  EXPECT_EQ(MetricValue(metrics, counted), 1) << metrics;
+  EXPECT_LE(MetricValue(metrics, "fanyi_batch_size_count"), 0)
+      << "the expired text was decoded";
 }
 
 TEST_F(ServerTest, HealthCheckIsServing) {
@@ -387,10 +411,20 @@ TEST_F(ServerTest, ShutdownDrainsQueuedRequestsThenRefusesNewOnes) {
       statuses[i] = Translate(*stub, SampleTexts()[i], &responses[i]);
     });
   }
-  // Wait until all of them sit in the queue (a state, polled, not a delay).
-  while (MetricValue(HttpGet(server->metrics_port(), "/metrics"),
-                     "fanyi_queue_depth") < kCalls) {
-    std::this_thread::yield();
+  // Wait until all of them sit in the queue (a state, polled, not a delay;
+  // a minute at most, so that a server decoding them early fails here).
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  double queued = 0;
+  while ((queued = MetricValue(HttpGet(server->metrics_port(), "/metrics"),
+                               "fanyi_queue_depth")) < kCalls &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (queued < kCalls) {
+    ADD_FAILURE() << "only " << queued << " of " << kCalls
+                  << " requests ever queued together";
+    std::_Exit(1);  // The caller threads still hold this frame's vectors.
   }
   server->Shutdown();
   for (std::thread& caller : callers) caller.join();
@@ -405,6 +439,32 @@ TEST_F(ServerTest, ShutdownDrainsQueuedRequestsThenRefusesNewOnes) {
             grpc::StatusCode::UNAVAILABLE);
 }
 
+// While it drains, the server itself refuses new calls with UNAVAILABLE (not
+// a closed port): health turns NOT_SERVING first, then the batcher refuses
+// until the lame-duck half second after the drain is over.
+TEST_F(ServerTest, DrainingServerRefusesNewCallsItself) {
+  ServerOptions options = Options();
+  options.max_batch_delay_ms = 0;
+  auto server = TranslationServer::Start(options);
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(server->grpc_port()),
+                          grpc::InsecureChannelCredentials());
+  auto stub = v1::Translator::NewStub(channel);
+  v1::TranslateResponse response;
+  ASSERT_TRUE(Translate(*stub, "hello", &response).ok());  // Connected.
+  std::thread shutdown([&server] { server->Shutdown(); });
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (testing_util::HealthStatus(channel) == "SERVING" &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  const grpc::Status status = Translate(*stub, "hello", &response);
+  shutdown.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("shutting down"), std::string::npos)
+      << "refused by whom? " << status.error_message();
+}
 // The real binaries: fanyi-server reports its port, serves fanyi-client and
 // exits 0 on SIGTERM.
 TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {

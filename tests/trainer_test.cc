@@ -136,6 +136,41 @@ TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(last.training["step"], resumed.epochs.back().step);
 }
 
+// A second run into the same --out without --resume is refused before it
+// touches anything: best/ (what the servers serve) stays as it was.
+TEST(TrainerTest, RerunWithoutResumeIsRefusedAndBestIsUntouched) {
+  const std::string directory = testing_util::MakeTempDir("trainer_rerun");
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
+      (fs::path(directory) / "run").string());
+  options.batch_tokens = 512;
+  options.epochs = 1;
+  std::ostringstream log;
+  const TrainingResult first = Trainer(options).Run(log);
+  const fs::path best_weights = fs::path(first.best_checkpoint) / "model.pt";
+  const auto best_written = fs::last_write_time(best_weights);
+  const std::string best_version =
+      LoadCheckpoint(first.best_checkpoint, torch::kCPU).model_version;
+
+  try {
+    Trainer(options).Run(log);
+    FAIL() << "a rerun without --resume started";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fs::last_write_time(best_weights), best_written);
+  EXPECT_EQ(LoadCheckpoint(first.best_checkpoint, torch::kCPU).model_version,
+            best_version);
+
+  // --resume into an empty --out starts a run.
+  options.out_dir = (fs::path(directory) / "fresh").string();
+  options.resume = true;
+  const TrainingResult fresh = Trainer(options).Run(log);
+  EXPECT_EQ(fresh.epochs.size(), 1u);
+  EXPECT_NE(log.str().find("starting one"), std::string::npos);
+}
+
 TEST(TrainerTest, AveragesTheLastEpochsAtTheEnd) {
   const std::string directory = testing_util::MakeTempDir("trainer_keep");
   TrainingOptions options = testing_util::TinyTrainingOptions(

@@ -42,7 +42,9 @@ ABSL_FLAG(int64_t, average_last, 5,
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
-ABSL_FLAG(bool, resume, false, "Continue from --out/last.");
+ABSL_FLAG(bool, resume, false,
+          "Continue the run in --out from its last/ (start one when --out "
+          "holds none). Without it, an --out that holds a run is refused.");
 
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);

@@ -117,6 +117,42 @@ std::string Timestamp() {
   return text;
 }
 
+// Whether the run continues the one in options.out_dir (--resume with a
+// last/ there). A run never starts afresh over another one's saves: that
+// would overwrite the served best/ after its first epoch and average the
+// old run's epochs/ with its own. Throws std::runtime_error, changing
+// nothing, when out_dir holds a run and --resume was not given, or holds
+// saves but no last/ to resume from.
+bool StartsFromLastRun(const TrainingOptions& options, std::ostream& log) {
+  const fs::path out(options.out_dir);
+  std::vector<std::string> saves;
+  for (const char* name : {"last", "best", "averaged", "epochs"}) {
+    if (fs::exists(out / name)) saves.push_back(std::string(name) + "/");
+  }
+  if (saves.empty()) {
+    if (options.resume) {
+      log << "no run in " << out.string() << " yet; starting one\n";
+    }
+    return false;
+  }
+  std::string listed;
+  for (const std::string& save : saves) {
+    listed += (listed.empty() ? "" : ", ") + save;
+  }
+  if (!options.resume) {
+    throw std::runtime_error(
+        "--out " + out.string() + " already holds a training run (" + listed +
+        "); pass --resume to continue it, or give another --out (nothing "
+        "was changed)");
+  }
+  if (!fs::exists(out / "last")) {
+    throw std::runtime_error("--out " + out.string() + " holds " + listed +
+                             " but no last/ to resume from; give another "
+                             "--out (nothing was changed)");
+  }
+  return true;
+}
+
 }  // namespace
 
 double NoamLearningRate(int64_t step, int64_t d_model, int64_t warmup_steps,
@@ -492,13 +528,15 @@ TrainingResult Trainer::Run(std::ostream& log) {
   torch::set_num_threads(std::max(threads, 1));
   torch::manual_seed(options_.seed);
   state.device = ResolveDevice(options_.device);
+  const bool resuming = StartsFromLastRun(options_, log);
   fs::create_directories(options_.out_dir);
   state.json_log.open(fs::path(options_.out_dir) / "train_log.jsonl",
                       std::ios::app);
   state.checkpoint.model_version =
       fs::path(options_.out_dir).filename().string() + "-" + Timestamp();
 
-  if (options_.resume) {
+  state.options.resume = resuming;  // From here on: this run resumes.
+  if (resuming) {
     state.Resume();
   } else {
     state.ReadData();

@@ -34,8 +34,10 @@ struct TrainingOptions {
   int threads = 0;              // Intra-op threads; 0 = all cores.
   std::string device = "auto";  // auto, cpu or cuda.
   uint64_t seed = 1;            // Seeds weights, dropout and batching.
-  bool resume = false;          // Continue from out_dir/last.
-  bool show_progress = true;    // Progress line on a terminal.
+  bool resume = false;          // Continue the run in out_dir (from its last/);
+                        // starts one when out_dir holds none. Without it,
+                        // an out_dir holding a run is refused.
+  bool show_progress = true;  // Progress line on a terminal.
 
   // Throws std::invalid_argument naming the first bad field.
   void Validate() const;

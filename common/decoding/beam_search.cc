@@ -20,15 +20,6 @@ namespace {
 
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 
-// A sentence being searched: its live beams and the hypotheses that ended.
-struct SentenceSearch {
-  int64_t input_row = 0;                    // Index into the caller's sources.
-  int64_t limit = 0;                        // Most tokens it may generate.
-  std::vector<std::vector<int64_t>> beams;  // Live prefixes, without <s>.
-  std::vector<double> beam_scores;          // Their log-probabilities.
-  std::vector<Hypothesis> finished;
-};
-
 void Validate(const BeamSearchOptions& options) {
   if (options.beam_size < 1) {
     throw std::invalid_argument("beam_size must be at least 1");
@@ -41,43 +32,97 @@ void Validate(const BeamSearchOptions& options) {
   }
 }
 
-// True when no live beam can still beat the `beam` best finished
-// hypotheses. A live beam's log-probability only falls as it grows, while the
-// length penalty divides it by at most LengthPenalty(limit), so
-// score / LengthPenalty(limit) bounds every normalised score it can reach.
-// With one beam there is nothing to compare: the first ending wins, exactly
-// as in greedy decoding.
-bool SearchIsOver(const SentenceSearch& sentence, int64_t beam,
-                  double length_penalty) {
-  if (static_cast<int64_t>(sentence.finished.size()) < beam) return false;
-  if (beam == 1 || sentence.beam_scores.empty()) return true;
-  std::vector<double> finished_scores;
-  for (const Hypothesis& h : sentence.finished) {
-    finished_scores.push_back(h.score);
-  }
-  std::nth_element(finished_scores.begin(), finished_scores.begin() + beam - 1,
-                   finished_scores.end(), std::greater<double>());
-  const double kth_best = finished_scores[beam - 1];
-  const double best_live = *std::max_element(sentence.beam_scores.begin(),
-                                             sentence.beam_scores.end());
-  // Log-probabilities are <= 0, so the largest penalty gives the bound.
-  return best_live / LengthPenalty(sentence.limit, length_penalty) <= kth_best;
-}
-
-std::vector<Hypothesis> BestHypotheses(std::vector<Hypothesis> finished,
-                                       int64_t n_best) {
-  std::stable_sort(finished.begin(), finished.end(),
-                   [](const Hypothesis& a, const Hypothesis& b) {
-                     return a.score > b.score;
-                   });
-  finished.resize(std::min<size_t>(finished.size(), n_best));
-  return finished;
-}
-
 }  // namespace
 
 double LengthPenalty(int64_t length, double alpha) {
   return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
+                               double length_penalty)
+    : beam_size_(beam_size),
+      limit_(limit),
+      length_penalty_(length_penalty),
+      beams_(beam_size),
+      beam_scores_(beam_size, kNegativeInfinity) {
+  beam_scores_[0] = 0.0;
+}
+
+std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
+    const double* totals, const int64_t* indices, int64_t count,
+    int64_t vocab) {
+  ++steps_;
+  std::vector<std::vector<int64_t>> beams;
+  std::vector<double> scores;
+  std::vector<Extension> extensions;
+  for (int64_t c = 0;
+       c < count && static_cast<int64_t>(beams.size()) < beam_size_; ++c) {
+    const double score = totals[c];
+    if (std::isinf(score)) break;  // Only dead beams are left.
+    const int64_t from = indices[c] / vocab;
+    const int64_t token = indices[c] % vocab;
+    if (token == Vocabulary::kEosId) {
+      // An ending counts only if it ranks among the best `beam_size`.
+      if (c < beam_size_) {
+        finished_.push_back({beams_[from], score,
+                             score / LengthPenalty(steps_, length_penalty_)});
+      }
+      continue;
+    }
+    std::vector<int64_t> prefix = beams_[from];
+    prefix.push_back(token);
+    beams.push_back(std::move(prefix));
+    scores.push_back(score);
+    extensions.push_back({from, token});
+  }
+  if (steps_ >= limit_) {
+    for (size_t b = 0; b < beams.size(); ++b) {
+      finished_.push_back({beams[b], scores[b],
+                           scores[b] / LengthPenalty(steps_, length_penalty_)});
+    }
+    done_ = true;
+  }
+  // Fewer candidates than beams (a tiny vocabulary) leave dead beams.
+  while (static_cast<int64_t>(beams.size()) < beam_size_) {
+    beams.emplace_back();
+    scores.push_back(kNegativeInfinity);
+    extensions.push_back({0, Vocabulary::kEosId});
+  }
+  beams_ = std::move(beams);
+  beam_scores_ = std::move(scores);
+  done_ = done_ || SearchIsOver();
+  return extensions;
+}
+
+// True when no live beam can still beat the `beam_size_` best finished
+// hypotheses. A live beam's log-probability only falls as it grows, while
+// the length penalty divides it by at most LengthPenalty(limit), so
+// score / LengthPenalty(limit) bounds every normalised score it can reach.
+// With one beam there is nothing to compare: the first ending wins, exactly
+// as in greedy decoding.
+bool SentenceSearch::SearchIsOver() const {
+  if (static_cast<int64_t>(finished_.size()) < beam_size_) return false;
+  if (beam_size_ == 1) return true;
+  std::vector<double> finished_scores;
+  for (const Hypothesis& h : finished_) finished_scores.push_back(h.score);
+  std::nth_element(finished_scores.begin(),
+                   finished_scores.begin() + beam_size_ - 1,
+                   finished_scores.end(), std::greater<double>());
+  const double kth_best = finished_scores[beam_size_ - 1];
+  const double best_live =
+      *std::max_element(beam_scores_.begin(), beam_scores_.end());
+  // Log-probabilities are <= 0, so the largest penalty gives the bound.
+  return best_live / LengthPenalty(limit_, length_penalty_) <= kth_best;
+}
+
+std::vector<Hypothesis> SentenceSearch::Best(int64_t n_best) const {
+  std::vector<Hypothesis> best = finished_;
+  std::stable_sort(best.begin(), best.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) {
+                     return a.score > b.score;
+                   });
+  best.resize(std::min<size_t>(best.size(), n_best));
+  return best;
 }
 
 std::vector<std::vector<Hypothesis>> BeamSearch(
@@ -101,100 +146,64 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
   DecoderState state = model.StartDecoding(memory.index_select(0, expand),
                                            source_mask.index_select(0, expand));
 
-  std::vector<SentenceSearch> active(sources.size());
+  // Sentence s of `active` has rows [s * beam, (s + 1) * beam).
+  std::vector<std::pair<int64_t, SentenceSearch>> active;  // Input row, search.
   for (int64_t i = 0; i < batch; ++i) {
-    active[i].input_row = i;
-    active[i].limit = MaxTargetLength(options.limits, sources[i].size());
-    active[i].beams.assign(beam, {});
-    // Only the first beam is live at the start, so the first step does not
-    // pick the same token `beam` times.
-    active[i].beam_scores.assign(beam, kNegativeInfinity);
-    active[i].beam_scores[0] = 0.0;
+    active.emplace_back(
+        i,
+        SentenceSearch(beam, MaxTargetLength(options.limits, sources[i].size()),
+                       options.length_penalty));
   }
   torch::Tensor last_tokens =
       at::full({batch * beam}, Vocabulary::kBosId,
                at::TensorOptions(at::kLong).device(device));  // [rows]
 
-  for (int64_t step = 1; !active.empty(); ++step) {
+  while (!active.empty()) {
     // [rows, vocab]
     torch::Tensor log_probs =
         at::log_softmax(model.DecodeStep(last_tokens, &state), -1);
     const int64_t vocab = log_probs.size(-1);
     std::vector<double> beam_scores;
-    for (const SentenceSearch& sentence : active) {
-      beam_scores.insert(beam_scores.end(), sentence.beam_scores.begin(),
-                         sentence.beam_scores.end());
+    for (const auto& [row, search] : active) {
+      beam_scores.insert(beam_scores.end(), search.beam_scores().begin(),
+                         search.beam_scores().end());
     }
     torch::Tensor previous =
         at::tensor(beam_scores, at::kDouble).to(log_probs.options());
     const auto sentences = static_cast<int64_t>(active.size());
-    // [sentences, beam * vocab]: every continuation of every live beam.
+    // [sentences, beam * vocab]: every continuation of every beam. The best
+    // 2·beam candidates always hold `beam` that do not end, since at most
+    // `beam` of them are </s>.
     torch::Tensor totals =
         (log_probs + previous.unsqueeze(1)).view({sentences, beam * vocab});
-    // The best 2·beam candidates always hold `beam` that do not end, since
-    // at most `beam` of them are </s>.
     auto [top_scores, top_indices] =
         at::topk(totals, std::min(2 * beam, beam * vocab), -1);
-    top_scores = top_scores.to(at::kCPU, at::kDouble);
-    top_indices = top_indices.to(at::kCPU);
-    const auto scores = top_scores.accessor<double, 2>();
-    const auto indices = top_indices.accessor<int64_t, 2>();
+    top_scores = top_scores.to(at::kCPU, at::kDouble).contiguous();
+    top_indices = top_indices.to(at::kCPU).contiguous();
+    const int64_t candidates = top_scores.size(1);
 
     std::vector<int64_t> parent_rows;
     std::vector<int64_t> next_tokens;
-    std::vector<SentenceSearch> still_active;
+    std::vector<std::pair<int64_t, SentenceSearch>> still_active;
     for (int64_t s = 0; s < sentences; ++s) {
-      SentenceSearch& sentence = active[s];
-      std::vector<std::vector<int64_t>> beams;
-      std::vector<double> kept_scores;
-      for (int64_t c = 0;
-           c < top_scores.size(1) && static_cast<int64_t>(beams.size()) < beam;
-           ++c) {
-        const double score = scores[s][c];
-        if (std::isinf(score)) break;
-        const int64_t from = indices[s][c] / vocab;
-        const int64_t token = indices[s][c] % vocab;
-        if (token == Vocabulary::kEosId) {
-          // An ending counts only if it ranks among the best `beam`.
-          if (c < beam) {
-            sentence.finished.push_back(
-                {sentence.beams[from], score,
-                 score / LengthPenalty(step, options.length_penalty)});
-          }
-          continue;
-        }
-        std::vector<int64_t> prefix = sentence.beams[from];
-        prefix.push_back(token);
-        beams.push_back(std::move(prefix));
-        kept_scores.push_back(score);
-        parent_rows.push_back(s * beam + from);
-        next_tokens.push_back(token);
-      }
-      sentence.beams = std::move(beams);
-      sentence.beam_scores = std::move(kept_scores);
-      const bool at_limit = step >= sentence.limit;
-      if (at_limit) {
-        for (size_t b = 0; b < sentence.beams.size(); ++b) {
-          sentence.finished.push_back(
-              {sentence.beams[b], sentence.beam_scores[b],
-               sentence.beam_scores[b] /
-                   LengthPenalty(step, options.length_penalty)});
-        }
-      }
-      if (at_limit || SearchIsOver(sentence, beam, options.length_penalty)) {
-        results[sentence.input_row] =
-            BestHypotheses(std::move(sentence.finished), options.n_best);
-        // Its rows leave the batch.
-        parent_rows.resize(parent_rows.size() - sentence.beams.size());
-        next_tokens.resize(next_tokens.size() - sentence.beams.size());
+      auto& [input_row, search] = active[s];
+      const auto extensions = search.Advance(
+          top_scores.data_ptr<double>() + s * candidates,
+          top_indices.data_ptr<int64_t>() + s * candidates, candidates, vocab);
+      if (search.done()) {
+        results[input_row] = search.Best(options.n_best);  // Its rows leave.
         continue;
       }
-      still_active.push_back(std::move(sentence));
+      for (const SentenceSearch::Extension& extension : extensions) {
+        parent_rows.push_back(s * beam + extension.parent);
+        next_tokens.push_back(extension.token);
+      }
+      still_active.push_back(std::move(active[s]));
     }
     active = std::move(still_active);
     if (active.empty()) break;
-    // Reorder the cache: row r of the next step continues parent_rows[r].
-    state.SelectRows(at::tensor(parent_rows, at::kLong).to(device));
+    // Row r of the next step continues parent_rows[r].
+    state.ReorderRows(parent_rows);
     last_tokens = at::tensor(next_tokens, at::kLong).to(device);
   }
   return results;

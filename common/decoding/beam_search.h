@@ -28,12 +28,61 @@ struct Hypothesis {
 // generated tokens (</s> included).
 double LengthPenalty(int64_t length, double alpha);
 
+// The beam search of one sentence, one step at a time: its `beam_size`
+// beams (prefixes and log-probabilities) and the hypotheses that ended. It
+// knows no tensors: the caller runs the model for the beams' rows and hands
+// over each step's best candidates. Both BeamSearch and the continuous
+// decoder's beam groups step sentences through this, so they search alike.
+class SentenceSearch {
+ public:
+  // A kept beam of the next step: the beam it extends and its new token.
+  struct Extension {
+    int64_t parent;
+    int64_t token;
+  };
+
+  // Starts with one live beam (the empty prefix) and beam_size - 1 dead ones
+  // (score -inf), so that the first step does not pick the same token
+  // `beam_size` times. `limit` is the most tokens it may generate.
+  SentenceSearch(int64_t beam_size, int64_t limit, double length_penalty);
+
+  // Log-probability of each beam, beam_size entries; -inf for a dead beam.
+  const std::vector<double>& beam_scores() const { return beam_scores_; }
+
+  // Takes one step's candidates, best first: `count` (at least 2·beam_size,
+  // or every candidate) totals of beam score plus token log-probability, and
+  // their indices beam · vocab + token. Returns what each of the
+  // beam_size next beams extends (a dead beam extends beam 0 with </s>).
+  std::vector<Extension> Advance(const double* totals, const int64_t* indices,
+                                 int64_t count, int64_t vocab);
+
+  // True once no live beam can beat the best finished hypotheses, or the
+  // length limit is reached; Advance must not be called again.
+  bool done() const { return done_; }
+
+  // The best `n_best` finished hypotheses, best first.
+  std::vector<Hypothesis> Best(int64_t n_best) const;
+
+ private:
+  bool SearchIsOver() const;
+
+  const int64_t beam_size_;
+  const int64_t limit_;
+  const double length_penalty_;
+  int64_t steps_ = 0;
+  std::vector<std::vector<int64_t>> beams_;  // Prefixes, without <s>.
+  std::vector<double> beam_scores_;
+  std::vector<Hypothesis> finished_;
+  bool done_ = false;
+};
+
 // Batched beam search with the key/value cache: every sentence keeps
 // `beam_size` rows in the batch, cache rows are reordered by the beam each
 // hypothesis came from, and a sentence leaves the batch once no live beam can
-// beat its `beam_size` best finished hypotheses (see SearchIsOver) or it
-// reaches its length limit. Returns the
-// `n_best` hypotheses of each source, best first, in input order.
+// beat its `beam_size` best finished hypotheses or it reaches its length
+// limit. Returns the `n_best` hypotheses of each source, best first, in input
+// order. The reference the continuous decoder's beam groups are tested
+// against, and the way to get n-best lists.
 std::vector<std::vector<Hypothesis>> BeamSearch(
     TransformerImpl& model, const std::vector<std::vector<int64_t>>& sources,
     const BeamSearchOptions& options);

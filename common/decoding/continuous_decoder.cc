@@ -1,78 +1,275 @@
 #include "common/decoding/continuous_decoder.h"
 
 #include <ATen/ops/argmax.h>
+#include <ATen/ops/log_softmax.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/topk.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
+#include "common/decoding/beam_search.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/decoder_state.h"
 #include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
+namespace {
 
-// One sentence in the batch; rows[i] is batch row i of `state`.
-struct Row {
-  int64_t handle;
-  int64_t limit;  // Most tokens it may generate.
-  std::vector<int64_t> target;
-  int64_t last_token = Vocabulary::kBosId;
+// One sentence in the batch: a greedy row or a beam search group of rows.
+struct Sentence {
+  int64_t handle = 0;
+  int64_t limit = 0;                     // Most tokens it may generate.
+  std::vector<int64_t> target;           // Greedy: the tokens so far.
+  std::optional<SentenceSearch> search;  // Beam search only.
+  std::vector<int64_t> rows;  // Batch row of each beam (one if greedy).
 };
 
+// One batch row of the state.
+struct Row {
+  Sentence* sentence;  // Owned by Impl::sentences.
+  int64_t beam;        // Which of its sentence's beams (0 if greedy).
+  int64_t last_token;  // Fed at the next step.
+};
+
+// What one step decided for the batch rows: the row each row continues
+// (`order`, as DecoderState::ReorderRows takes it), its next token, and the
+// rows that leave.
+struct StepPlan {
+  explicit StepPlan(size_t rows)
+      : order(rows), next_token(rows), leaving(rows) {
+    for (size_t i = 0; i < rows; ++i) order[i] = static_cast<int64_t>(i);
+  }
+  std::vector<int64_t> order;
+  std::vector<int64_t> next_token;
+  std::vector<char> leaving;
+};
+
+}  // namespace
+
 struct ContinuousDecoder::Impl {
-  Impl(TransformerImpl& model, const DecodingOptions& options)
+  Impl(TransformerImpl& model, const DecodingOptions& options,
+       double length_penalty)
       : model(model),
         options(options),
+        length_penalty(length_penalty),
         device(model.parameters().front().device()) {}
 
-  // Removes the rows at `removed` (batch indices, ascending) from rows and
-  // state.
-  void RemoveRows(const std::vector<int64_t>& removed) {
-    if (removed.empty()) return;
-    if (removed.size() == rows.size()) {
-      rows.clear();
-      state = DecoderState();
-      return;
-    }
-    std::vector<Row> kept;
-    for (int64_t index : state.RemoveRows(removed)) {
-      kept.push_back(std::move(rows[index]));
-    }
-    rows = std::move(kept);
-  }
+  // Greedy rows: the argmax of `logits` [rows, vocab] for each listed row.
+  void PlanGreedy(const torch::Tensor& logits,
+                  const std::vector<int64_t>& greedy_rows, StepPlan& plan,
+                  std::vector<Finished>& finished);
+  // Beam groups of one beam size: the best continuations of their rows.
+  void PlanBeams(const torch::Tensor& logits,
+                 const std::vector<Sentence*>& group, int64_t beam,
+                 StepPlan& plan, std::vector<Finished>& finished);
+  // Moves the kept rows into place (rows and state) and points each
+  // sentence at its rows again.
+  void Apply(StepPlan& plan);
+  // Forgets sentences with no rows left.
+  void Forget(const std::vector<int64_t>& handles);
 
   TransformerImpl& model;
   const DecodingOptions options;
+  const double length_penalty;
   const torch::Device device;
   DecoderState state;  // Empty (no layers) while no sentence is active.
   std::vector<Row> rows;
+  // By handle; Row::sentence points into it (stable across rehashing).
+  std::unordered_map<int64_t, Sentence> sentences;
+  int64_t beam_sentences = 0;  // Sentences with a search.
   int64_t next_handle = 0;
 };
 
+void ContinuousDecoder::Impl::PlanGreedy(
+    const torch::Tensor& logits, const std::vector<int64_t>& greedy_rows,
+    StepPlan& plan, std::vector<Finished>& finished) {
+  if (greedy_rows.empty()) return;
+  // [rows, vocab] -> [greedy rows]
+  torch::Tensor next =
+      greedy_rows.size() == rows.size()
+          ? at::argmax(logits, -1)
+          : at::argmax(logits.index_select(
+                           0, at::tensor(greedy_rows, at::kLong).to(device)),
+                       -1);
+  torch::Tensor next_cpu = next.to(at::kCPU);
+  const int64_t* next_ids = next_cpu.data_ptr<int64_t>();
+  for (size_t i = 0; i < greedy_rows.size(); ++i) {
+    const int64_t row = greedy_rows[i];
+    Sentence& sentence = *rows[row].sentence;
+    const bool ended = next_ids[i] == Vocabulary::kEosId;
+    if (!ended) {
+      sentence.target.push_back(next_ids[i]);
+      plan.next_token[row] = next_ids[i];
+    }
+    if (ended ||
+        static_cast<int64_t>(sentence.target.size()) >= sentence.limit) {
+      finished.push_back({sentence.handle, std::move(sentence.target)});
+      plan.leaving[row] = 1;
+    }
+  }
+}
+
+void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
+                                        const std::vector<Sentence*>& group,
+                                        int64_t beam, StepPlan& plan,
+                                        std::vector<Finished>& finished) {
+  std::vector<int64_t> group_rows;
+  std::vector<double> scores;
+  for (const Sentence* sentence : group) {
+    group_rows.insert(group_rows.end(), sentence->rows.begin(),
+                      sentence->rows.end());
+    scores.insert(scores.end(), sentence->search->beam_scores().begin(),
+                  sentence->search->beam_scores().end());
+  }
+  // [group rows, vocab]
+  torch::Tensor log_probs = at::log_softmax(
+      logits.index_select(0, at::tensor(group_rows, at::kLong).to(device)), -1);
+  const int64_t vocab = log_probs.size(-1);
+  torch::Tensor previous =
+      at::tensor(scores, at::kDouble).to(log_probs.options());
+  const auto sentences_in_group = static_cast<int64_t>(group.size());
+  // [sentences, beam * vocab]: every continuation of every beam; the best
+  // 2·beam always hold `beam` that do not end.
+  torch::Tensor totals = (log_probs + previous.unsqueeze(1))
+                             .view({sentences_in_group, beam * vocab});
+  auto [top_scores, top_indices] =
+      at::topk(totals, std::min(2 * beam, beam * vocab), -1);
+  top_scores = top_scores.to(at::kCPU, at::kDouble).contiguous();
+  top_indices = top_indices.to(at::kCPU).contiguous();
+  const int64_t candidates = top_scores.size(1);
+  for (int64_t s = 0; s < sentences_in_group; ++s) {
+    Sentence& sentence = *group[s];
+    const auto extensions = sentence.search->Advance(
+        top_scores.data_ptr<double>() + s * candidates,
+        top_indices.data_ptr<int64_t>() + s * candidates, candidates, vocab);
+    if (sentence.search->done()) {
+      finished.push_back(
+          {sentence.handle, sentence.search->Best(1).front().ids});
+      for (int64_t row : sentence.rows) plan.leaving[row] = 1;
+      continue;
+    }
+    for (int64_t b = 0; b < beam; ++b) {
+      plan.order[sentence.rows[b]] = sentence.rows[extensions[b].parent];
+      plan.next_token[sentence.rows[b]] = extensions[b].token;
+    }
+  }
+}
+
+void ContinuousDecoder::Impl::Apply(StepPlan& plan) {
+  const size_t before = rows.size();
+  for (size_t i = 0; i < before; ++i) rows[i].last_token = plan.next_token[i];
+  // Leaving rows are filled by the last rows, from the highest down, so the
+  // last row is never one still to leave.
+  for (size_t r = before; r-- > 0;) {
+    if (!plan.leaving[r]) continue;
+    plan.order[r] = plan.order.back();
+    plan.order.pop_back();
+    rows[r] = rows.back();
+    rows.pop_back();
+  }
+  if (rows.empty()) {
+    state = DecoderState();
+    return;
+  }
+  bool moved = rows.size() != before;
+  for (size_t i = 0; i < plan.order.size() && !moved; ++i) {
+    moved = plan.order[i] != static_cast<int64_t>(i);
+  }
+  if (moved) state.ReorderRows(plan.order);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].sentence->rows[rows[i].beam] = static_cast<int64_t>(i);
+  }
+}
+
+void ContinuousDecoder::Impl::Forget(const std::vector<int64_t>& handles) {
+  for (int64_t handle : handles) {
+    auto it = sentences.find(handle);
+    if (it == sentences.end()) continue;
+    if (it->second.search.has_value()) --beam_sentences;
+    sentences.erase(it);
+  }
+}
+
 ContinuousDecoder::ContinuousDecoder(TransformerImpl& model,
-                                     const DecodingOptions& options)
-    : impl_(std::make_unique<Impl>(model, options)) {}
+                                     const DecodingOptions& options,
+                                     double length_penalty)
+    : impl_(std::make_unique<Impl>(model, options, length_penalty)) {
+  if (length_penalty < 0) {
+    throw std::invalid_argument("length_penalty must not be negative");
+  }
+}
 
 ContinuousDecoder::~ContinuousDecoder() = default;
 
 std::vector<int64_t> ContinuousDecoder::Add(
-    const std::vector<std::vector<int64_t>>& sources) {
+    const std::vector<EncodedSource>& sources) {
   std::vector<int64_t> handles;
   if (sources.empty()) return handles;
+  std::vector<std::vector<int64_t>> source_ids;
+  std::vector<int64_t> expand;  // Source of each new row.
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].beam_size < 1) {
+      throw std::invalid_argument("beam_size must be at least 1, got " +
+                                  std::to_string(sources[i].beam_size));
+    }
+    source_ids.push_back(sources[i].ids);
+    expand.insert(expand.end(), sources[i].beam_size, static_cast<int64_t>(i));
+  }
   c10::InferenceMode inference;
   // [new, src_len] and [new, 1, 1, src_len]
-  torch::Tensor source_ids = MakeSourceTensor(sources, impl_->device);
-  torch::Tensor source_mask = PaddingMask(source_ids);
-  impl_->state.Append(impl_->model.StartDecoding(
-      impl_->model.Encode(source_ids, source_mask), source_mask));
-  for (const auto& source : sources) {
-    const int64_t handle = impl_->next_handle++;
-    handles.push_back(handle);
-    impl_->rows.push_back(
-        {handle, MaxTargetLength(impl_->options, source.size()), {}});
+  torch::Tensor source_tensor = MakeSourceTensor(source_ids, impl_->device);
+  torch::Tensor source_mask = PaddingMask(source_tensor);
+  torch::Tensor memory = impl_->model.Encode(source_tensor, source_mask);
+  if (expand.size() != sources.size()) {
+    // A beam group's rows share their source: [new rows, ...].
+    const torch::Tensor index = at::tensor(expand, at::kLong).to(impl_->device);
+    memory = memory.index_select(0, index);
+    source_mask = source_mask.index_select(0, index);
+  }
+  DecoderState added = impl_->model.StartDecoding(memory, source_mask);
+
+  // Everything that can fail happens before the batch changes, or is undone.
+  const int64_t first_row = static_cast<int64_t>(impl_->rows.size());
+  impl_->rows.reserve(first_row + expand.size());
+  std::vector<Sentence*> added_sentences;
+  try {
+    int64_t row = first_row;
+    for (const EncodedSource& source : sources) {
+      const int64_t handle =
+          impl_->next_handle + static_cast<int64_t>(handles.size());
+      Sentence& sentence = impl_->sentences[handle];
+      handles.push_back(handle);
+      sentence.handle = handle;
+      sentence.limit = MaxTargetLength(impl_->options, source.ids.size());
+      if (source.beam_size > 1) {
+        sentence.search.emplace(source.beam_size, sentence.limit,
+                                impl_->length_penalty);
+      }
+      for (int b = 0; b < source.beam_size; ++b) sentence.rows.push_back(row++);
+      added_sentences.push_back(&sentence);
+    }
+    impl_->state.Append(added);
+  } catch (...) {
+    for (int64_t handle : handles) impl_->sentences.erase(handle);
+    throw;
+  }
+  // From here on nothing throws: rows has room for every new row.
+  impl_->next_handle += static_cast<int64_t>(handles.size());
+  for (Sentence* sentence : added_sentences) {
+    if (sentence->search.has_value()) ++impl_->beam_sentences;
+    for (size_t b = 0; b < sentence->rows.size(); ++b) {
+      impl_->rows.push_back(
+          {sentence, static_cast<int64_t>(b), Vocabulary::kBosId});
+    }
   }
   return handles;
 }
@@ -83,45 +280,85 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   if (rows.empty()) return finished;
   c10::InferenceMode inference;
   std::vector<int64_t> last_tokens;
+  last_tokens.reserve(rows.size());
   for (const Row& row : rows) last_tokens.push_back(row.last_token);
-  // [batch, vocab] -> [batch]
-  torch::Tensor next = at::argmax(
-      impl_->model.DecodeStep(
-          at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state),
-      -1);
-  torch::Tensor next_cpu = next.to(at::kCPU);
-  const int64_t* next_ids = next_cpu.data_ptr<int64_t>();
+  // [rows, vocab]
+  torch::Tensor logits = impl_->model.DecodeStep(
+      at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state);
 
-  std::vector<int64_t> ended_rows;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    Row& row = rows[i];
-    const bool ended = next_ids[i] == Vocabulary::kEosId;
-    if (!ended) {
-      row.target.push_back(next_ids[i]);
-      row.last_token = next_ids[i];
-    }
-    if (ended || static_cast<int64_t>(row.target.size()) >= row.limit) {
-      finished.push_back({row.handle, std::move(row.target)});
-      ended_rows.push_back(static_cast<int64_t>(i));
+  StepPlan plan(rows.size());
+  std::vector<int64_t> greedy_rows;
+  // Beam groups by beam size, each size searched with one topk.
+  std::map<int64_t, std::vector<Sentence*>> groups;
+  if (impl_->beam_sentences == 0) {
+    greedy_rows = plan.order;  // Every row.
+  } else {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      Sentence* sentence = rows[i].sentence;
+      if (!sentence->search.has_value()) {
+        greedy_rows.push_back(static_cast<int64_t>(i));
+      } else if (rows[i].beam == 0) {
+        groups[sentence->rows.size()].push_back(sentence);
+      }
     }
   }
-  impl_->RemoveRows(ended_rows);
+  impl_->PlanGreedy(logits, greedy_rows, plan, finished);
+  for (const auto& [beam, group] : groups) {
+    impl_->PlanBeams(logits, group, beam, plan, finished);
+  }
+  impl_->Apply(plan);
+  std::vector<int64_t> ended;
+  for (const Finished& sentence : finished) ended.push_back(sentence.handle);
+  impl_->Forget(ended);
   return finished;
 }
 
 void ContinuousDecoder::Remove(const std::vector<int64_t>& handles) {
   const std::unordered_set<int64_t> dropped(handles.begin(), handles.end());
-  std::vector<int64_t> removed;
+  StepPlan plan(impl_->rows.size());
+  bool any = false;
   for (size_t i = 0; i < impl_->rows.size(); ++i) {
-    if (dropped.count(impl_->rows[i].handle)) {
-      removed.push_back(static_cast<int64_t>(i));
+    Row& row = impl_->rows[i];
+    plan.next_token[i] = row.last_token;
+    if (dropped.count(row.sentence->handle)) {
+      plan.leaving[i] = 1;
+      any = true;
     }
   }
+  if (!any) return;
   c10::InferenceMode inference;
-  impl_->RemoveRows(removed);
+  impl_->Apply(plan);
+  impl_->Forget(handles);
+}
+
+void ContinuousDecoder::Clear() {
+  impl_->rows.clear();
+  impl_->sentences.clear();
+  impl_->beam_sentences = 0;
+  impl_->state = DecoderState();
+}
+
+std::vector<std::vector<int64_t>> ContinuousDecoder::DecodeAll(
+    const std::vector<EncodedSource>& sources) {
+  if (!impl_->rows.empty()) {
+    throw std::logic_error("DecodeAll needs a decoder with nothing in flight");
+  }
+  std::vector<std::vector<int64_t>> targets(sources.size());
+  const std::vector<int64_t> handles = Add(sources);
+  const int64_t first = handles.empty() ? 0 : handles.front();
+  while (!impl_->rows.empty()) {
+    for (Finished& sentence : Step()) {
+      targets[sentence.handle - first] = std::move(sentence.target_ids);
+    }
+  }
+  return targets;
 }
 
 int64_t ContinuousDecoder::active() const {
+  return static_cast<int64_t>(impl_->sentences.size());
+}
+
+int64_t ContinuousDecoder::rows() const {
   return static_cast<int64_t>(impl_->rows.size());
 }
 

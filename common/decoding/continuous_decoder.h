@@ -10,37 +10,65 @@ namespace fanyi {
 class TransformerImpl;
 struct DecodingOptions;
 
-// Greedy decoding of a changing set of sentences, one step at a time
-// (continuous batching): sentences join between steps — their encoder pass
-// runs and their rows join the key/value cache — and leave as soon as they
-// end, so no sentence waits for a whole batch to finish. Keeps torch types
-// out of its header. Not thread-safe: one thread drives it.
+// One source sentence after tokenization and vocabulary lookup.
+struct EncodedSource {
+  std::vector<int64_t> ids;  // Source token ids, without <s> or </s>.
+  int beam_size = 1;         // How to decode it: 1 = greedy, more = beam.
+};
+
+// Decoding of a changing set of sentences, one step at a time (continuous
+// batching, as in Orca's iteration-level scheduling): sentences join between
+// steps (their encoder pass runs and their rows join the key/value cache)
+// and leave as soon as they end, so no sentence waits for a whole batch to
+// finish. A greedy sentence is one row; a beam search sentence is a group of
+// `beam_size` rows (vLLM's sequence group), reordered within the group every
+// step by the beam each hypothesis came from, and finished when no live beam
+// can beat its best finished hypotheses. Greedy and beam sentences share
+// every step. Keeps torch types out of its header. Not thread-safe: one
+// thread drives it.
 class ContinuousDecoder {
  public:
-  // `model` must outlive the decoder; `options` sets each row's length limit.
-  ContinuousDecoder(TransformerImpl& model, const DecodingOptions& options);
+  // `model` must outlive the decoder; `options` sets each sentence's length
+  // limit, `length_penalty` the GNMT α of beam search scores.
+  ContinuousDecoder(TransformerImpl& model, const DecodingOptions& options,
+                    double length_penalty = 1.0);
   ~ContinuousDecoder();
 
-  // Encodes `sources` (ids without </s>) and adds them to the batch; returns
-  // one handle per source, in order. Handles count up from 0.
-  std::vector<int64_t> Add(const std::vector<std::vector<int64_t>>& sources);
+  // Encodes `sources` and adds their rows to the batch; returns one handle
+  // per source, in order. Handles count up from 0. Throws
+  // std::invalid_argument for a beam size below 1; when it throws, nothing
+  // was added and the sentences already decoding are untouched.
+  std::vector<int64_t> Add(const std::vector<EncodedSource>& sources);
 
-  // A sentence that ended in a step.
+  // A sentence that ended in a step: its translation (the best hypothesis
+  // of a beam search).
   struct Finished {
     int64_t handle;
     std::vector<int64_t> target_ids;  // Without </s>.
   };
 
-  // Runs one decoding step for every sentence in the batch; returns those
-  // that ended in it (</s> or their length limit) and leave the batch.
+  // Runs one decoding step for every row in the batch; returns the sentences
+  // that ended in it (</s>, a finished search or their length limit), whose
+  // rows leave the batch. When it throws, the batch's state is unknown: call
+  // Clear() before decoding again.
   std::vector<Finished> Step();
 
-  // Drops sentences without finishing them (cancelled or expired requests).
-  // Handles not in the batch are ignored.
+  // Drops sentences without finishing them (cancelled or expired requests),
+  // with all their rows. Handles not in the batch are ignored.
   void Remove(const std::vector<int64_t>& handles);
+
+  // Drops every sentence.
+  void Clear();
+
+  // Decodes `sources` to the end on a decoder with nothing in flight (the
+  // offline use: evaluation, benchmarks); target ids per source, in order.
+  std::vector<std::vector<int64_t>> DecodeAll(
+      const std::vector<EncodedSource>& sources);
 
   // Sentences in the batch.
   int64_t active() const;
+  // Rows in the batch: one per greedy sentence, beam_size per beam search.
+  int64_t rows() const;
 
  private:
   struct Impl;

@@ -55,15 +55,9 @@ torch::Tensor PadRows(const std::vector<std::vector<int64_t>>& rows,
 std::vector<std::vector<int64_t>> GreedyDecode(
     TransformerImpl& model, const std::vector<std::vector<int64_t>>& sources,
     const DecodingOptions& options) {
-  std::vector<std::vector<int64_t>> targets(sources.size());
-  ContinuousDecoder decoder(model, options);
-  decoder.Add(sources);  // Handles 0..n-1 are the input rows.
-  while (decoder.active() > 0) {
-    for (ContinuousDecoder::Finished& row : decoder.Step()) {
-      targets[row.handle] = std::move(row.target_ids);
-    }
-  }
-  return targets;
+  std::vector<EncodedSource> greedy;
+  for (const auto& source : sources) greedy.push_back({source, 1});
+  return ContinuousDecoder(model, options).DecodeAll(greedy);
 }
 
 std::vector<int64_t> GreedyDecodeWithoutCache(

@@ -2,10 +2,8 @@
 
 #include <torch/utils.h>
 
-#include <map>
 #include <stdexcept>
 
-#include "common/decoding/beam_search.h"
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/checkpoint.h"
@@ -70,48 +68,21 @@ EncodedSource Translator::EncodeSource(std::string_view text) const {
 
 std::vector<std::vector<int64_t>> Translator::TranslateIds(
     const std::vector<EncodedSource>& sources) {
-  // Rows of one beam size are decoded together; results go back in order.
-  std::map<int, std::vector<size_t>> rows_by_beam;
   const int64_t max_source =
       impl_->checkpoint.model->config().max_positions - 1;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (static_cast<int64_t>(sources[i].ids.size()) > max_source) {
+  for (const EncodedSource& source : sources) {
+    if (static_cast<int64_t>(source.ids.size()) > max_source) {
       throw std::invalid_argument(
-          "source has " + std::to_string(sources[i].ids.size()) +
+          "source has " + std::to_string(source.ids.size()) +
           " tokens; the model takes at most " + std::to_string(max_source));
     }
-    if (sources[i].beam_size < 1) {
-      throw std::invalid_argument("beam_size must be at least 1");
-    }
-    rows_by_beam[sources[i].beam_size].push_back(i);
   }
-  std::vector<std::vector<int64_t>> targets(sources.size());
-  for (const auto& [beam_size, rows] : rows_by_beam) {
-    std::vector<std::vector<int64_t>> group;
-    for (size_t row : rows) group.push_back(sources[row].ids);
-    if (beam_size == 1) {
-      auto decoded =
-          GreedyDecode(*impl_->checkpoint.model, group, impl_->decoding);
-      for (size_t i = 0; i < rows.size(); ++i) {
-        targets[rows[i]] = std::move(decoded[i]);
-      }
-      continue;
-    }
-    BeamSearchOptions options;
-    options.beam_size = beam_size;
-    options.length_penalty = impl_->length_penalty;
-    options.limits = impl_->decoding;
-    auto hypotheses = BeamSearch(*impl_->checkpoint.model, group, options);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      targets[rows[i]] = std::move(hypotheses[i].front().ids);
-    }
-  }
-  return targets;
+  return NewContinuousDecoder()->DecodeAll(sources);
 }
 
 std::unique_ptr<ContinuousDecoder> Translator::NewContinuousDecoder() {
-  return std::make_unique<ContinuousDecoder>(*impl_->checkpoint.model,
-                                             impl_->decoding);
+  return std::make_unique<ContinuousDecoder>(
+      *impl_->checkpoint.model, impl_->decoding, impl_->length_penalty);
 }
 
 std::string Translator::DecodeTarget(

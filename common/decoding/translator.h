@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/decoding/continuous_decoder.h"
+
 namespace fanyi {
 
 // Settings for a Translator, validated by Translator::Load.
@@ -19,14 +21,7 @@ struct TranslatorOptions {
   double length_penalty = 1.0;  // GNMT α for beam search (docs/quality.md).
 };
 
-// One source sentence after tokenization and vocabulary lookup.
-struct EncodedSource {
-  std::vector<int64_t> ids;  // Source token ids, without <s> or </s>.
-  int beam_size = 1;         // How to decode it: 1 = greedy, more = beam.
-};
-
 struct Checkpoint;
-class ContinuousDecoder;
 
 // A loaded model with its vocabularies and tokenizers: text in, text out.
 // Keeps torch types out of its header so callers (the server) compile fast.
@@ -47,15 +42,15 @@ class Translator {
   // for invalid UTF-8 or text with no tokens.
   EncodedSource EncodeSource(std::string_view text) const;
 
-  // Decodes a batch of sources of any lengths, each with its own beam size
-  // (rows of equal beam size are decoded together); returns the target ids of
-  // each row (without </s>), in the order given.
+  // Decodes a batch of sources of any lengths, each with its own beam size,
+  // all on one ContinuousDecoder; returns the target ids of each source
+  // (without </s>), in the order given.
   std::vector<std::vector<int64_t>> TranslateIds(
       const std::vector<EncodedSource>& sources);
 
-  // A step-by-step greedy decoder (continuous batching) on this translator's
-  // model and decoding limits; it must not outlive the translator. Like
-  // TranslateIds, drive it from the one thread that decodes.
+  // A step-by-step decoder (continuous batching) on this translator's model,
+  // decoding limits and length penalty; it must not outlive the translator.
+  // Like TranslateIds, drive it from the one thread that decodes.
   std::unique_ptr<ContinuousDecoder> NewContinuousDecoder();
 
   // Turns target ids into natural text (detokenized).

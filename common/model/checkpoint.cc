@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -124,6 +125,31 @@ void LoadWeights(TransformerImpl& model, const fs::path& path) {
   LoadModuleWeights(model, archive, "", path);
 }
 
+// Flushes `path` (a file or a directory) to the disk, so that a crash of
+// the machine right after the rename below cannot leave a checkpoint
+// directory of empty or partial files.
+void SyncToDisk(const fs::path& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fsync(fd) != 0) {
+    const std::string error = std::strerror(errno);
+    if (fd >= 0) close(fd);
+    throw std::runtime_error("cannot flush " + path.string() +
+                             " to disk: " + error);
+  }
+  close(fd);
+}
+
+// Flushes every file in `directory`, then the directory itself.
+void SyncDirectoryToDisk(const fs::path& directory) {
+  for (const fs::directory_entry& entry :
+       fs::recursive_directory_iterator(directory)) {
+    if (entry.is_regular_file() || entry.is_directory()) {
+      SyncToDisk(entry.path());
+    }
+  }
+  SyncToDisk(directory);
+}
+
 // Puts the complete directory `staging` in the place of `target` so that at
 // every moment `target` is either the old or the new directory, whole: a
 // process killed at any point never leaves it missing or half-written.
@@ -176,7 +202,11 @@ void SaveCheckpoint(
   archive.save_to((staging / "model.pt").string());
   if (write_extra) write_extra(staging.string());
 
+  // The files reach the disk before the rename makes them the checkpoint,
+  // and the rename itself reaches it after (the parent directory's entry).
+  SyncDirectoryToDisk(staging);
   ReplaceDirectory(staging, target);
+  SyncToDisk(target.has_parent_path() ? target.parent_path() : fs::path("."));
 }
 
 std::string ResolveCheckpointDirectory(const std::string& path) {

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace fanyi {
@@ -105,45 +107,28 @@ int64_t DecoderState::AddColumn() {
   return end_column++;
 }
 
-void DecoderState::SelectRows(const torch::Tensor& rows) {
-  source_bias = source_bias.index_select(0, rows);
-  self_bias_storage = self_bias_storage.index_select(0, rows);
-  positions = positions.index_select(0, rows);
-  for (DecoderLayerCache& layer : layers) {
-    layer.key_storage = layer.key_storage.index_select(0, rows);
-    layer.value_storage = layer.value_storage.index_select(0, rows);
-    layer.memory_keys = layer.memory_keys.index_select(0, rows);
-    layer.memory_values = layer.memory_values.index_select(0, rows);
-  }
-  if (rows.numel() == 0) return;
-  DropUnusedColumns(*this);
-}
-
-std::vector<int64_t> DecoderState::RemoveRows(
-    const std::vector<int64_t>& removed) {
-  std::vector<int64_t> order(batch_size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-  // From the highest removed row down, so the last row is never one still
-  // to be removed.
-  for (auto it = removed.rbegin(); it != removed.rend(); ++it) {
-    order[*it] = order.back();
-    order.pop_back();
+void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
+  const auto rows = static_cast<int64_t>(order.size());
+  if (rows > batch_size()) {
+    throw std::invalid_argument("ReorderRows: " + std::to_string(rows) +
+                                " rows asked of a batch of " +
+                                std::to_string(batch_size()));
   }
   std::vector<int64_t> to;
   std::vector<int64_t> from;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] != static_cast<int64_t>(i)) {
-      to.push_back(static_cast<int64_t>(i));
+  for (int64_t i = 0; i < rows; ++i) {
+    if (order[i] != i) {
+      to.push_back(i);
       from.push_back(order[i]);
     }
   }
-  const auto rows = static_cast<int64_t>(order.size());
   const torch::Tensor to_rows =
       at::tensor(to, at::kLong).to(positions.device());
   const torch::Tensor from_rows =
       at::tensor(from, at::kLong).to(positions.device());
-  // Moves rows `from` of `tensor` to rows `to` in place and keeps the first
-  // `rows` (a view: the storage stays, so nothing else is copied).
+  // Copies rows `from` of `tensor` to rows `to` in place (index_select reads
+  // every source row before any is overwritten) and keeps the first `rows`
+  // (a view: the storage stays, so nothing else is copied).
   auto move_rows = [&](torch::Tensor& tensor) {
     if (!to.empty()) {
       tensor.index_copy_(0, to_rows, tensor.index_select(0, from_rows));
@@ -164,6 +149,19 @@ std::vector<int64_t> DecoderState::RemoveRows(
     move_rows(layer.memory_values);
   }
   if (rows > 0) DropUnusedColumns(*this);
+}
+
+std::vector<int64_t> DecoderState::RemoveRows(
+    const std::vector<int64_t>& removed) {
+  std::vector<int64_t> order(batch_size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  // From the highest removed row down, so the last row is never one still
+  // to be removed.
+  for (auto it = removed.rbegin(); it != removed.rend(); ++it) {
+    order[*it] = order.back();
+    order.pop_back();
+  }
+  ReorderRows(order);
   return order;
 }
 
@@ -177,51 +175,55 @@ void DecoderState::Append(const DecoderState& other) {
   const int64_t used = std::max(columns(), other.columns());
   const int64_t capacity = std::max(2 * used, kInitialColumns);
   const int64_t rows = batch_size() + other.batch_size();
+  const DecoderState* sides[] = {this, &other};
+  // Everything goes into `merged` first; only the final move touches this.
+  DecoderState merged;
+  merged.layers.resize(layers.size());
   // Every row's newest column is the last one in use, so a side with fewer
   // columns is padded at the front: zeros in the caches (finite, so that the
   // -inf bias gives them exactly zero weight) and -inf in the bias.
-  torch::Tensor bias =
+  merged.self_bias_storage =
       at::zeros({rows, 1, 1, capacity}, self_bias_storage.options());
-  bias.narrow(3, 0, used).fill_(kMinusInfinity);
-  const DecoderState* sides[] = {this, &other};
+  merged.self_bias_storage.narrow(3, 0, used).fill_(kMinusInfinity);
   int64_t row = 0;
   for (const DecoderState* side : sides) {
     CopyColumns(side->self_bias_storage, 3, side->first_column, side->columns(),
-                bias, row, used - side->columns());
+                merged.self_bias_storage, row, used - side->columns());
     row += side->batch_size();
   }
   for (size_t i = 0; i < layers.size(); ++i) {
-    DecoderLayerCache& mine = layers[i];
+    const DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
+    DecoderLayerCache& layer = merged.layers[i];
     for (auto storage :
          {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage}) {
       std::vector<int64_t> shape = (mine.*storage).sizes().vec();
       shape[0] = rows;
       shape[2] = capacity;
-      torch::Tensor merged = at::zeros(shape, (mine.*storage).options());
+      layer.*storage = at::zeros(shape, (mine.*storage).options());
       row = 0;
       for (const DecoderState* side : sides) {
         CopyColumns(side->layers[i].*storage, 2, side->first_column,
-                    side->columns(), merged, row, used - side->columns());
+                    side->columns(), layer.*storage, row,
+                    used - side->columns());
         row += side->batch_size();
       }
-      mine.*storage = merged;
     }
     // Sources are padded at the end.
-    mine.memory_keys =
+    layer.memory_keys =
         at::cat({PadAtEnd(mine.memory_keys, 2, source_length, 0),
                  PadAtEnd(theirs.memory_keys, 2, source_length, 0)});
-    mine.memory_values =
+    layer.memory_values =
         at::cat({PadAtEnd(mine.memory_values, 2, source_length, 0),
                  PadAtEnd(theirs.memory_values, 2, source_length, 0)});
   }
-  source_bias =
+  merged.source_bias =
       at::cat({PadAtEnd(source_bias, 3, source_length, kMinusInfinity),
                PadAtEnd(other.source_bias, 3, source_length, kMinusInfinity)});
-  self_bias_storage = bias;
-  first_column = 0;
-  end_column = used;
-  positions = at::cat({positions, other.positions}, 0);
+  merged.first_column = 0;
+  merged.end_column = used;
+  merged.positions = at::cat({positions, other.positions}, 0);
+  *this = std::move(merged);
 }
 
 }  // namespace fanyi

@@ -22,9 +22,9 @@ struct DecoderLayerCache {
 
 // The incremental decoding state of a batch, owned by the caller: the
 // self-attention key/value cache of every layer plus the cross-attention
-// keys/values computed once per source. Rows may join (Append) and leave
-// (SelectRows) between steps, so each row keeps its own position, and the
-// self-attention bias marks which cache columns are its own: a row that
+// keys/values computed once per source. Rows may join (Append), leave and be
+// reordered (ReorderRows) between steps, so each row keeps its own position,
+// and the self-attention bias marks which cache columns are its own: a row that
 // joined late has -inf on the leading columns.
 struct DecoderState {
   // Columns of a new cache; it doubles when full.
@@ -53,20 +53,24 @@ struct DecoderState {
   // twice the size first.
   int64_t AddColumn();
 
-  // Keeps only the batch rows listed in `rows` (int64, on the state's
-  // device), so finished sentences stop costing compute; then drops cache
-  // columns and source positions that no remaining row uses.
-  void SelectRows(const torch::Tensor& rows);
+  // Makes row i the former row order[i], for every i < order.size() (at
+  // most batch_size(); a row may be listed twice, as beams that share a
+  // parent are), then drops cache columns and source positions that no
+  // remaining row uses. Copies only the rows that change, in place: the
+  // storages keep their size, so a step that reorders a few beams costs a
+  // few rows, not the whole cache.
+  void ReorderRows(const std::vector<int64_t>& order);
 
   // Removes the batch rows listed in `removed` (ascending, no repeats) by
-  // moving the last rows into their places, so only the moved rows are
-  // copied (SelectRows copies every row); then drops unused columns as
-  // SelectRows does. Returns, for each remaining row, the row it was before,
-  // so the caller can reorder what it keeps per row the same way.
+  // moving the last rows into their places (ReorderRows). Returns, for each
+  // remaining row, the row it was before, so the caller can reorder what it
+  // keeps per row the same way.
   std::vector<int64_t> RemoveRows(const std::vector<int64_t>& removed);
 
   // Adds the rows of `other` after this state's rows, padding source and
-  // cache lengths to the longer of the two (padding is masked out).
+  // cache lengths to the longer of the two (padding is masked out). The
+  // merged state is built aside and swapped in, so when this throws (out of
+  // memory, say) the state is left exactly as it was.
   void Append(const DecoderState& other);
 };
 
