@@ -4,17 +4,20 @@
 # Starts fanyi-server on loopback, then runs closed-loop loads at each
 # concurrency in CONCURRENCIES (REPEATS runs of DURATION seconds each, the
 # median run by throughput kept), then an open-loop run at OPEN_FRACTION of
-# the best closed-loop throughput, and prints a table (bench/serve_report.py).
-# SOURCES defaults to the dev set (a TSV; its first column is used).
+# the best closed-loop throughput, then a mixed closed loop (MIXED clients,
+# half asking for greedy decoding and half for beam 4, at once), and prints a
+# table (bench/serve_report.py). Requests ask for the server's default beam
+# (4 unless SERVER_FLAGS sets --beam_size). SOURCES defaults to the dev set
+# (a TSV; its first column is used).
 # Environment: THREADS (server --threads, 2), CONCURRENCIES ("1 8 64"),
-# DURATION (15), REPEATS (3), OPEN_FRACTION (0.5), SERVER_FLAGS (more
-# fanyi-server flags), BUILD_DIR (build-bench), JOBS (nproc), WORK_DIR
-# (/tmp/fanyi-serve-bench).
+# DURATION (15), REPEATS (3), OPEN_FRACTION (0.5), MIXED (64; 0 skips it),
+# SERVER_FLAGS (more fanyi-server flags), BUILD_DIR (build-bench), JOBS
+# (nproc), WORK_DIR (/tmp/fanyi-serve-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 1 ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -24,6 +27,7 @@ concurrencies="${CONCURRENCIES:-1 8 64}"
 duration="${DURATION:-15}"
 repeats="${REPEATS:-3}"
 open_fraction="${OPEN_FRACTION:-0.5}"
+mixed="${MIXED:-64}"
 build_dir="${BUILD_DIR:-build-bench}"
 work_dir="${WORK_DIR:-/tmp/fanyi-serve-bench}"
 
@@ -66,6 +70,17 @@ for run in $(seq "$repeats"); do
   echo "== open loop, $rate requests/s, run $run"
   loadgen "open-$run" --rate "$rate" --seed "$run"
 done
+
+if [[ "$mixed" -gt 0 ]]; then
+  for run in $(seq "$repeats"); do
+    echo "== mixed closed loop, $((mixed / 2)) greedy + $((mixed / 2)) beam 4" \
+      "clients, run $run"
+    loadgen "mixed-greedy-$run" --concurrency $((mixed / 2)) --beam_size 1 &
+    greedy_clients=$!
+    loadgen "mixed-beam-$run" --concurrency $((mixed / 2)) --beam_size 4
+    wait "$greedy_clients"
+  done
+fi
 
 echo "== summary ($(nproc) cores, $(uname -m))"
 python3 bench/serve_report.py --dir "$work_dir"

@@ -2,7 +2,8 @@
 """Summarises the fanyi-loadgen reports that bench/serve.sh writes.
 
 closed-c<C>-<run>.json: closed loop at concurrency C; open-<run>.json: open
-loop. Prints a Markdown table (the run with the median throughput of each
+loop; mixed-greedy-<run>.json and mixed-beam-<run>.json: the two halves of a
+mixed closed loop. Prints a Markdown table (the run with the median throughput of each
 setting), throughput at the highest concurrency over concurrency 1, and
 p99 / p50 of the open-loop runs. With --open_rate, prints only the offered
 rate for the open loop instead: --open_fraction of the best closed-loop
@@ -72,6 +73,11 @@ def main():
         print(row(f"open, {run['offered_rate']:.0f} requests/s (run {name})",
                   run))
         ratios.append(run["latency_ms"]["p99"] / run["latency_ms"]["p50"])
+    mixed = load(args.dir, r"mixed-(greedy|beam)-\d+\.json")
+    for kind in ("greedy", "beam"):
+        if kind in mixed:
+            run = median_run(mixed[kind])
+            print(row(f"mixed, {run['concurrency']} {kind} clients", run))
     print()
     low, high = concurrencies[0], concurrencies[-1]
     ratio = (median_run(closed[high])["sentences_per_second"] /

@@ -178,7 +178,10 @@ void TranslationServer::StartGrpc(
 
   ServiceOptions service_options;
   service_options.max_input_tokens = options.max_input_tokens;
-  service_options.max_batch_texts = options.max_batch_texts;
+  // A TranslateBatch is queued whole, so one larger than the queue could
+  // never be: it is refused as too large instead.
+  service_options.max_batch_texts =
+      std::min(options.max_batch_texts, options.max_queue);
   service_options.default_beam_size = options.beam_size;
   service_options.max_beam_size = options.max_beam_size;
   service_ = std::make_unique<TranslationService>(service_options, *translator_,

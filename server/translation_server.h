@@ -37,7 +37,8 @@ struct ServerOptions {
   int max_queue = 1024;         // Queued texts beyond this get
                                 // RESOURCE_EXHAUSTED.
   int max_input_tokens = 256;   // Longer texts get INVALID_ARGUMENT.
-  int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most.
+  int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most
+                                // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).
   int max_beam_size = 8;        // Larger requested beams are capped.
   int threads = 0;              // CPU threads for decoding, split evenly

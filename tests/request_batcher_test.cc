@@ -550,8 +550,8 @@ TEST(RequestBatcherTest, BeamTextsJoinBetweenStepsAndTakeBeamSizeRows) {
   EXPECT_EQ(outcome.target_ids, (Ids{2, 2, 2}));
   EXPECT_EQ(engine.added_at_step({2, 2, 2}), 1) << "joined after step 1";
   EXPECT_EQ(outcome.step, 3) << "beam text waited for the greedy row";
-  EXPECT_EQ(engine.added_at_step({1, 3}), 3) << "admitted beyond 5 rows";
   EXPECT_EQ(Get(short_greedy.get_future()).step, 4);
+  EXPECT_EQ(engine.added_at_step({1, 3}), 3) << "admitted beyond 5 rows";
   EXPECT_EQ(Get(long_greedy.get_future()).step, 5);
   EXPECT_EQ(engine.max_active(), 5);
 

@@ -112,13 +112,19 @@ TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {
   EXPECT_TRUE(fs::exists(fs::path(result.best_checkpoint) / "model.pt"));
 }
 
-TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
-  const std::string directory = testing_util::MakeTempDir("trainer_resume");
+// One quick epoch on dev_mini.tsv into `directory`/run.
+TrainingOptions OneEpochOnDevMini(const std::string& directory) {
   TrainingOptions options = testing_util::TinyTrainingOptions(
       testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
       (fs::path(directory) / "run").string());
   options.batch_tokens = 512;
   options.epochs = 1;
+  return options;
+}
+
+TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
+  const std::string directory = testing_util::MakeTempDir("trainer_resume");
+  TrainingOptions options = OneEpochOnDevMini(directory);
   std::ostringstream log;
   const TrainingResult first = Trainer(options).Run(log);
   ASSERT_EQ(first.epochs.size(), 1u);
@@ -140,11 +146,7 @@ TEST(TrainerTest, ResumeContinuesFromTheLastCheckpoint) {
 // touches anything: best/ (what the servers serve) stays as it was.
 TEST(TrainerTest, RerunWithoutResumeIsRefusedAndBestIsUntouched) {
   const std::string directory = testing_util::MakeTempDir("trainer_rerun");
-  TrainingOptions options = testing_util::TinyTrainingOptions(
-      testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
-      (fs::path(directory) / "run").string());
-  options.batch_tokens = 512;
-  options.epochs = 1;
+  TrainingOptions options = OneEpochOnDevMini(directory);
   std::ostringstream log;
   const TrainingResult first = Trainer(options).Run(log);
   const fs::path best_weights = fs::path(first.best_checkpoint) / "model.pt";

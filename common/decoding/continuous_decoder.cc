@@ -130,9 +130,17 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
     scores.insert(scores.end(), sentence->search->beam_scores().begin(),
                   sentence->search->beam_scores().end());
   }
-  // [group rows, vocab]
+  // [group rows, vocab]; no gather when the group holds every row in order
+  // (a batch of beam searches only, as in offline decoding).
+  bool every_row = group_rows.size() == rows.size();
+  for (size_t i = 0; i < group_rows.size() && every_row; ++i) {
+    every_row = group_rows[i] == static_cast<int64_t>(i);
+  }
   torch::Tensor log_probs = at::log_softmax(
-      logits.index_select(0, at::tensor(group_rows, at::kLong).to(device)), -1);
+      every_row ? logits
+                : logits.index_select(
+                      0, at::tensor(group_rows, at::kLong).to(device)),
+      -1);
   const int64_t vocab = log_probs.size(-1);
   torch::Tensor previous =
       at::tensor(scores, at::kDouble).to(log_probs.options());
