@@ -98,27 +98,42 @@ TEST(DecoderStateTest, RemovingTheLastRowsCopiesNothing) {
 
 // Beams reorder rows within their group: a row may be listed twice (two
 // beams extending one parent) and the batch may shrink in the same call.
-TEST(DecoderStateTest, ReorderRowsCopiesListedRowsInPlace) {
-  DecoderState state = FiveRows();
-  const DecoderState before = FiveRows();
-  const void* key_data = state.layers[0].key_storage.data_ptr();
-  const std::vector<int64_t> order = {2, 2, 0, 1};
-  state.ReorderRows(order);
-  ASSERT_EQ(state.batch_size(), 4);
-  EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
-  EXPECT_TRUE(at::equal(state.positions, at::tensor({2, 2, 0, 1}, at::kLong)));
-  // Rows 3 and 4 left; the oldest remaining row (1) joined at column 2.
-  EXPECT_EQ(state.first_column, 2);
-  for (int64_t r = 0; r < 4; ++r) {
-    EXPECT_TRUE(
-        at::equal(state.layers[0].key_storage[r].narrow(1, 2, 4),
-                  before.layers[0].key_storage[order[r]].narrow(1, 2, 4)))
-        << r;
-    EXPECT_TRUE(at::equal(state.self_bias()[r],
-                          before.self_bias_storage[order[r]].narrow(2, 2, 4)))
-        << r;
+// Few changed rows are copied in place; many are gathered anew.
+TEST(DecoderStateTest, ReorderRowsMakesEachRowItsListedRow) {
+  struct Case {
+    std::vector<int64_t> order;
+    bool in_place;
+    int64_t first_column;  // Of the oldest remaining row.
+  };
+  for (const Case& test_case :
+       {Case{{0, 1, 1, 3}, true, 2}, Case{{2, 2, 0, 1}, false, 2},
+        Case{{3, 0, 4}, false, 3}}) {
+    DecoderState state = FiveRows();
+    const DecoderState before = FiveRows();
+    const void* key_data = state.layers[0].key_storage.data_ptr();
+    const std::vector<int64_t>& order = test_case.order;
+    state.ReorderRows(order);
+    const auto rows = static_cast<int64_t>(order.size());
+    ASSERT_EQ(state.batch_size(), rows);
+    EXPECT_EQ(state.layers[0].key_storage.data_ptr() == key_data,
+              test_case.in_place);
+    EXPECT_TRUE(at::equal(state.positions, at::tensor(order, at::kLong)));
+    EXPECT_EQ(state.first_column, test_case.first_column);
+    const int64_t first = test_case.first_column;
+    const int64_t used = 6 - first;
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(at::equal(
+          state.layers[0].key_storage[r].narrow(1, first, used),
+          before.layers[0].key_storage[order[r]].narrow(1, first, used)))
+          << r;
+      EXPECT_TRUE(
+          at::equal(state.self_bias()[r],
+                    before.self_bias_storage[order[r]].narrow(2, first, used)))
+          << r;
+    }
   }
-  EXPECT_THROW(state.ReorderRows({0, 1, 2, 3, 0}), std::invalid_argument);
+  DecoderState state = FiveRows();
+  EXPECT_THROW(state.ReorderRows({0, 1, 2, 3, 0, 1}), std::invalid_argument);
 }
 
 // Append builds the merged state aside: a failure part-way through (here

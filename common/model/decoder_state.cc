@@ -122,31 +122,51 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
       from.push_back(order[i]);
     }
   }
-  const torch::Tensor to_rows =
-      at::tensor(to, at::kLong).to(positions.device());
-  const torch::Tensor from_rows =
-      at::tensor(from, at::kLong).to(positions.device());
-  // Copies rows `from` of `tensor` to rows `to` in place (index_select reads
-  // every source row before any is overwritten) and keeps the first `rows`
-  // (a view: the storage stays, so nothing else is copied).
-  auto move_rows = [&](torch::Tensor& tensor) {
-    if (!to.empty()) {
-      tensor.index_copy_(0, to_rows, tensor.index_select(0, from_rows));
+  if (2 * to.size() > order.size()) {
+    // Most rows change (beams reordering every step): one gather of every
+    // row costs less than gathering the changed rows and copying them back.
+    const torch::Tensor all_rows =
+        at::tensor(order, at::kLong).to(positions.device());
+    auto gather = [&](torch::Tensor& tensor) {
+      tensor = tensor.index_select(0, all_rows);
+    };
+    gather(source_bias);
+    gather(self_bias_storage);
+    gather(positions);
+    for (DecoderLayerCache& layer : layers) {
+      gather(layer.key_storage);
+      gather(layer.value_storage);
+      gather(layer.memory_keys);
+      gather(layer.memory_values);
     }
-    tensor = tensor.narrow(0, 0, rows);
-  };
-  move_rows(source_bias);
-  move_rows(self_bias_storage);
-  move_rows(positions);
-  for (DecoderLayerCache& layer : layers) {
-    for (torch::Tensor* storage : {&layer.key_storage, &layer.value_storage}) {
-      // Only the columns in use: spare ones are written before being read.
-      torch::Tensor used = storage->narrow(2, first_column, columns());
-      move_rows(used);
-      *storage = storage->narrow(0, 0, rows);
+  } else {
+    const torch::Tensor to_rows =
+        at::tensor(to, at::kLong).to(positions.device());
+    const torch::Tensor from_rows =
+        at::tensor(from, at::kLong).to(positions.device());
+    // Copies rows `from` of `tensor` to rows `to` in place (index_select
+    // reads every source row before any is overwritten) and keeps the first
+    // `rows` (a view: the storage stays, so nothing else is copied).
+    auto move_rows = [&](torch::Tensor& tensor) {
+      if (!to.empty()) {
+        tensor.index_copy_(0, to_rows, tensor.index_select(0, from_rows));
+      }
+      tensor = tensor.narrow(0, 0, rows);
+    };
+    move_rows(source_bias);
+    move_rows(self_bias_storage);
+    move_rows(positions);
+    for (DecoderLayerCache& layer : layers) {
+      for (torch::Tensor* storage :
+           {&layer.key_storage, &layer.value_storage}) {
+        // Only the columns in use: spare ones are written before being read.
+        torch::Tensor used = storage->narrow(2, first_column, columns());
+        move_rows(used);
+        *storage = storage->narrow(0, 0, rows);
+      }
+      move_rows(layer.memory_keys);
+      move_rows(layer.memory_values);
     }
-    move_rows(layer.memory_keys);
-    move_rows(layer.memory_values);
   }
   if (rows > 0) DropUnusedColumns(*this);
 }

@@ -56,9 +56,10 @@ struct DecoderState {
   // Makes row i the former row order[i], for every i < order.size() (at
   // most batch_size(); a row may be listed twice, as beams that share a
   // parent are), then drops cache columns and source positions that no
-  // remaining row uses. Copies only the rows that change, in place: the
-  // storages keep their size, so a step that reorders a few beams costs a
-  // few rows, not the whole cache.
+  // remaining row uses. When few rows change (rows that ended replaced by
+  // the last ones, a few beams reordered) it copies only those, in place:
+  // the storages keep their size, so the step costs a few rows, not the
+  // whole cache. When most change, it gathers every row into new storages.
   void ReorderRows(const std::vector<int64_t>& order);
 
   // Removes the batch rows listed in `removed` (ascending, no repeats) by
