@@ -154,7 +154,13 @@ TEST(DecoderStateTest, FailedAppendLeavesTheStateAsItWas) {
   };
   DecoderState state = two_layers();
   const DecoderState before = two_layers();
-  DecoderState other = two_layers();
+  // Rows that have decoded nothing yet, as Append takes them.
+  auto fresh = [&two_layers] {
+    DecoderState rows = two_layers();
+    rows.end_column = rows.first_column;
+    return rows;
+  };
+  DecoderState other = fresh();
   other.layers[1].memory_keys = other.layers[1].memory_keys.narrow(3, 0, 2);
   EXPECT_ANY_THROW(state.Append(other));
 
@@ -173,8 +179,11 @@ TEST(DecoderStateTest, FailedAppendLeavesTheStateAsItWas) {
           << "layer " << i;
     }
   }
-  // And it still merges a well-formed state.
-  state.Append(two_layers());
+  // And it still merges well-formed rows, but only rows that have decoded
+  // nothing yet.
+  state.Append(fresh());
+  EXPECT_EQ(state.batch_size(), 10);
+  EXPECT_THROW(state.Append(two_layers()), std::invalid_argument);
   EXPECT_EQ(state.batch_size(), 10);
 }
 

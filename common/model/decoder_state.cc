@@ -186,31 +186,36 @@ std::vector<int64_t> DecoderState::RemoveRows(
 }
 
 void DecoderState::Append(const DecoderState& other) {
+  if (other.columns() != 0) {
+    throw std::invalid_argument(
+        "Append takes rows that have decoded nothing yet; these have " +
+        std::to_string(other.columns()) + " cache columns");
+  }
   if (layers.empty()) {
     *this = other;
     return;
   }
   const int64_t source_length =
       std::max(source_bias.size(3), other.source_bias.size(3));
-  const int64_t used = std::max(columns(), other.columns());
+  const int64_t used = columns();
+  // The columns in use move to the front of storages with room to grow:
+  // storages that only ever doubled would otherwise keep every column that
+  // rows now gone once used, and each later copy would carry them.
   const int64_t capacity = std::max(2 * used, kInitialColumns);
-  const int64_t rows = batch_size() + other.batch_size();
-  const DecoderState* sides[] = {this, &other};
+  const int64_t kept = batch_size();
+  const int64_t rows = kept + other.batch_size();
   // Everything goes into `merged` first; only the final move touches this.
   DecoderState merged;
   merged.layers.resize(layers.size());
-  // Every row's newest column is the last one in use, so a side with fewer
-  // columns is padded at the front: zeros in the caches (finite, so that the
-  // -inf bias gives them exactly zero weight) and -inf in the bias.
+  // The new rows own none of the columns in use: -inf there, 0 on the spare
+  // ones they will write.
   merged.self_bias_storage =
       at::zeros({rows, 1, 1, capacity}, self_bias_storage.options());
-  merged.self_bias_storage.narrow(3, 0, used).fill_(kMinusInfinity);
-  int64_t row = 0;
-  for (const DecoderState* side : sides) {
-    CopyColumns(side->self_bias_storage, 3, side->first_column, side->columns(),
-                merged.self_bias_storage, row, used - side->columns());
-    row += side->batch_size();
-  }
+  CopyColumns(self_bias_storage, 3, first_column, used,
+              merged.self_bias_storage, 0, 0);
+  merged.self_bias_storage.narrow(0, kept, rows - kept)
+      .narrow(3, 0, used)
+      .fill_(kMinusInfinity);
   for (size_t i = 0; i < layers.size(); ++i) {
     const DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
@@ -220,16 +225,14 @@ void DecoderState::Append(const DecoderState& other) {
       std::vector<int64_t> shape = (mine.*storage).sizes().vec();
       shape[0] = rows;
       shape[2] = capacity;
-      layer.*storage = at::zeros(shape, (mine.*storage).options());
-      row = 0;
-      for (const DecoderState* side : sides) {
-        CopyColumns(side->layers[i].*storage, 2, side->first_column,
-                    side->columns(), layer.*storage, row,
-                    used - side->columns());
-        row += side->batch_size();
-      }
+      // Only the columns in use are written: the existing rows' copied, the
+      // new rows' zeroed (finite, so that their -inf bias gives them exactly
+      // zero weight). Spare columns are written by the steps before any
+      // step reads them.
+      layer.*storage = at::empty(shape, (mine.*storage).options());
+      CopyColumns(mine.*storage, 2, first_column, used, layer.*storage, 0, 0);
+      (layer.*storage).narrow(0, kept, rows - kept).narrow(2, 0, used).zero_();
     }
-    // Sources are padded at the end.
     layer.memory_keys =
         at::cat({PadAtEnd(mine.memory_keys, 2, source_length, 0),
                  PadAtEnd(theirs.memory_keys, 2, source_length, 0)});

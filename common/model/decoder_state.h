@@ -68,10 +68,13 @@ struct DecoderState {
   // keeps per row the same way.
   std::vector<int64_t> RemoveRows(const std::vector<int64_t>& removed);
 
-  // Adds the rows of `other` after this state's rows, padding source and
-  // cache lengths to the longer of the two (padding is masked out). The
-  // merged state is built aside and swapped in, so when this throws (out of
-  // memory, say) the state is left exactly as it was.
+  // Adds the rows of `other`, which have decoded nothing yet (a state fresh
+  // from StartDecoding), after this state's rows: they own none of the
+  // columns in use (-inf there), and sources are padded at the end to the
+  // longer of the two. The existing rows are copied whole, in one pass each.
+  // The merged state is built aside and swapped in, so when this throws (out
+  // of memory, say) the state is left exactly as it was. Throws
+  // std::invalid_argument when `other` has cache columns.
   void Append(const DecoderState& other);
 };
 
