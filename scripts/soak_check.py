@@ -14,7 +14,7 @@ exits 1 if any check fails:
              a second) and no request is in flight.
   overload   only OK and RESOURCE_EXHAUSTED; every request answered; the
              slowest rejection under 1 s; peak RSS at most 1.5 x RSS after
-             the overload server's warm-up.
+             the overload server's warm-up (64 clients, whole batches).
 """
 
 import argparse
