@@ -9,10 +9,10 @@
 namespace fanyi {
 
 // The decoders the benchmark can time; all are fanyi's library functions,
-// called directly (no Translator batching by beam, no gRPC).
+// called directly (no Translator, no gRPC).
 enum class DecodingAlgorithm {
   kGreedy,              // GreedyDecode: batched, key/value cache.
-  kBeamSearch,          // BeamSearch: batched, key/value cache.
+  kBeamSearch,          // Beam groups in the ContinuousDecoder (served).
   kGreedyWithoutCache,  // GreedyDecodeWithoutCache: the reference decoder.
 };
 
