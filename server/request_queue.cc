@@ -10,10 +10,7 @@ namespace fanyi {
 
 RequestQueue::RequestQueue(const BatcherOptions& options, int workers,
                            ServerMetrics* metrics)
-    : options_(options),
-      metrics_(metrics),
-      rows_seen_(workers, 0),
-      workers_left_(workers) {}
+    : options_(options), metrics_(metrics), rows_seen_(workers, 0) {}
 
 grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
   const auto now = std::chrono::steady_clock::now();
@@ -23,7 +20,7 @@ grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "server is shutting down");
     }
-    if (workers_left_ == 0) {
+    if (WorkersLeftLocked() == 0) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "no decode engine is working; the server is "
                           "unhealthy and should be restarted");
@@ -87,7 +84,7 @@ std::vector<PendingRequest> RequestQueue::RemoveWorker(int worker) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (rows_seen_[worker] < 0) return orphans;
     rows_seen_[worker] = -1;
-    if (--workers_left_ > 0) return orphans;
+    if (WorkersLeftLocked() > 0) return orphans;
     for (PendingRequest& request : queue_)
       orphans.push_back(std::move(request));
     queue_.clear();
@@ -108,7 +105,8 @@ std::vector<PendingRequest> RequestQueue::TakeLocked(int worker, int rows) {
       all_rows += rows_seen_[other];
     }
   }
-  const int share = (all_rows + workers_left_ - 1) / workers_left_;
+  const int workers = WorkersLeftLocked();
+  const int share = (all_rows + workers - 1) / workers;
   const int limit = std::min(options_.max_batch_size, std::max(share, 1));
   std::vector<PendingRequest> taken;
   int taken_rows = 0;
@@ -130,6 +128,11 @@ std::vector<PendingRequest> RequestQueue::TakeLocked(int worker, int rows) {
   // Requests left beyond this worker's share go to an idle one, if any.
   if (!queue_.empty()) changed_.notify_one();
   return taken;
+}
+
+int RequestQueue::WorkersLeftLocked() const {
+  return static_cast<int>(std::count_if(rows_seen_.begin(), rows_seen_.end(),
+                                        [](int rows) { return rows >= 0; }));
 }
 
 void RequestQueue::PublishDepth() {

@@ -89,6 +89,8 @@ class RequestQueue {
   // Moves out what `worker` may take with `rows` rows decoding; needs
   // mutex_ held.
   std::vector<PendingRequest> TakeLocked(int worker, int rows);
+  // Workers that have not stopped for good; needs mutex_ held.
+  int WorkersLeftLocked() const;
   // Updates the queue depth gauge; needs mutex_ held.
   void PublishDepth();
 
@@ -103,7 +105,6 @@ class RequestQueue {
   // Guarded by mutex_: each worker's rows as of its last visit, -1 once it
   // has stopped for good.
   std::vector<int> rows_seen_;
-  int workers_left_;       // Guarded by mutex_.
   bool stopping_ = false;  // Guarded by mutex_.
 };
 

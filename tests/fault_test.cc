@@ -36,11 +36,11 @@ namespace {
 namespace fs = std::filesystem;
 using testing_util::BinaryPath;
 using testing_util::CommandResult;
-using testing_util::HttpGet;
 using testing_util::MetricValue;
 using testing_util::RunCommand;
 using testing_util::ServerProcess;
 using testing_util::StatusCodeName;
+using testing_util::WaitForMetric;
 
 const std::string& TinyModelDir() {
   static const auto* directory = new std::string(testing_util::TrainTinyModel(
@@ -83,14 +83,10 @@ TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
   }
   // Accepted means queued in the server: a state, polled (for a minute at
   // most, so that a server that decodes them early fails the test here).
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  double queued = 0;
-  while ((queued = MetricValue(HttpGet(server.metrics_port(), "/metrics"),
-                               "fanyi_queue_depth")) < kAccepted &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const double queued =
+      MetricValue(WaitForMetric(server.metrics_port(), "fanyi_queue_depth",
+                                kAccepted, std::chrono::seconds(60)),
+                  "fanyi_queue_depth");
   if (queued < kAccepted) {
     ADD_FAILURE() << "only " << queued << " of " << kAccepted
                   << " requests ever queued together";

@@ -36,6 +36,7 @@ using testing_util::CommandResult;
 using testing_util::HttpGet;
 using testing_util::MetricValue;
 using testing_util::RunCommand;
+using testing_util::WaitForMetric;
 
 // Blocks callers of Wait() until `count` of them have arrived, so threads
 // start their work together (std::latch is C++20).
@@ -315,14 +316,8 @@ TEST_F(ServerTest, DeadlinePassingInTheQueueIsAnsweredAndNotDecoded) {
   // The server answers once the worker takes the text, at about 2 s.
   const std::string counted =
       "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\",method=\"Translate\"}";
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  std::string metrics;
-  do {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    metrics = HttpGet(server->metrics_port(), "/metrics");
-  } while (MetricValue(metrics, counted) < 1 &&
-           std::chrono::steady_clock::now() < give_up);
+  const std::string metrics = WaitForMetric(server->metrics_port(), counted, 1,
+                                            std::chrono::seconds(30));
   EXPECT_EQ(MetricValue(metrics, counted), 1) << metrics;
   EXPECT_LE(MetricValue(metrics, "fanyi_batch_size_count"), 0)
       << "the expired text was decoded";
@@ -413,14 +408,10 @@ TEST_F(ServerTest, ShutdownDrainsQueuedRequestsThenRefusesNewOnes) {
   }
   // Wait until all of them sit in the queue (a state, polled, not a delay;
   // a minute at most, so that a server decoding them early fails here).
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  double queued = 0;
-  while ((queued = MetricValue(HttpGet(server->metrics_port(), "/metrics"),
-                               "fanyi_queue_depth")) < kCalls &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const double queued =
+      MetricValue(WaitForMetric(server->metrics_port(), "fanyi_queue_depth",
+                                kCalls, std::chrono::seconds(60)),
+                  "fanyi_queue_depth");
   if (queued < kCalls) {
     ADD_FAILURE() << "only " << queued << " of " << kCalls
                   << " requests ever queued together";

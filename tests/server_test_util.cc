@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -144,6 +145,18 @@ double MetricValue(const std::string& metrics, const std::string& series) {
     line_start = line_end + 1;
   }
   return -1;
+}
+
+std::string WaitForMetric(int port, const std::string& series, double at_least,
+                          std::chrono::seconds patience) {
+  const auto give_up = std::chrono::steady_clock::now() + patience;
+  std::string metrics = HttpGet(port, "/metrics");
+  while (MetricValue(metrics, series) < at_least &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    metrics = HttpGet(port, "/metrics");
+  }
+  return metrics;
 }
 
 std::string StatusCodeName(grpc::StatusCode code) {

@@ -1,6 +1,7 @@
 #ifndef FANYI_TESTS_SERVER_TEST_UTIL_H_
 #define FANYI_TESTS_SERVER_TEST_UTIL_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,11 @@ std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel);
 // The value of the sample line that starts with `series` (name and labels
 // exactly as exposed) in Prometheus text format; -1 when absent.
 double MetricValue(const std::string& metrics, const std::string& series);
+
+// Scrapes /metrics on `port` until `series` reaches `at_least` or
+// `patience` passes (polled, a state, not a delay); returns the last scrape.
+std::string WaitForMetric(int port, const std::string& series, double at_least,
+                          std::chrono::seconds patience);
 
 // The canonical name of a gRPC status code ("OK", "UNAVAILABLE").
 std::string StatusCodeName(grpc::StatusCode code);
