@@ -59,6 +59,22 @@ void CopyColumns(const torch::Tensor& storage, int64_t dim, int64_t first,
       .copy_(storage.narrow(dim, first, columns));
 }
 
+// A buffer for `rows` rows of a layer cache tensor like `like`
+// [batch, heads, ·, d_k], with `size` columns or source positions:
+// [rows, heads, size, d_k]. Uninitialised: the state writes what its views
+// show.
+torch::Tensor NewBuffer(const torch::Tensor& like, int64_t rows, int64_t size) {
+  return at::empty({rows, like.size(1), size, like.size(3)}, like.options());
+}
+
+// The first `rows` rows and `size` columns (dimension 2) of the buffer whose
+// beginning `view` [batch, heads, ·, d_k] is: the view widened over spare
+// entries. as_strided checks that the buffer holds them.
+torch::Tensor Widened(const torch::Tensor& view, int64_t rows, int64_t size) {
+  return view.as_strided({rows, view.size(1), size, view.size(3)},
+                         view.strides(), view.storage_offset());
+}
+
 // Drops the cache columns before the oldest row of `state` joined and the
 // source positions past its longest source: padding for every row.
 void DropUnusedColumns(DecoderState& state) {
@@ -86,13 +102,14 @@ int64_t DecoderState::AddColumn() {
   if (end_column == capacity) {
     const int64_t used = columns();
     const int64_t grown = std::max(2 * used, kInitialColumns);
+    // The spare rows stay, so that admissions still find room.
+    const int64_t buffer_rows = row_capacity > 0 ? row_capacity : batch_size();
     for (DecoderLayerCache& layer : layers) {
       for (torch::Tensor* storage :
            {&layer.key_storage, &layer.value_storage}) {
-        std::vector<int64_t> shape = storage->sizes().vec();
-        shape[2] = grown;
         // Spare columns are written by the steps before any step reads them.
-        torch::Tensor moved = at::empty(shape, storage->options());
+        torch::Tensor moved =
+            NewBuffer(*storage, buffer_rows, grown).narrow(0, 0, batch_size());
         CopyColumns(*storage, 2, first_column, used, moved, 0, 0);
         *storage = moved;
       }
@@ -125,6 +142,8 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
   if (2 * to.size() > order.size()) {
     // Most rows change (beams reordering every step): one gather of every
     // row costs less than gathering the changed rows and copying them back.
+    // The caches go into buffers of the same capacity, only their entries
+    // in use copied, so that admissions still find room.
     const torch::Tensor all_rows =
         at::tensor(order, at::kLong).to(positions.device());
     auto gather = [&](torch::Tensor& tensor) {
@@ -133,12 +152,35 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
     gather(source_bias);
     gather(self_bias_storage);
     gather(positions);
+    const int64_t buffer_rows = std::max(row_capacity, batch_size());
+    const int64_t source_length = source_bias.size(3);
+    const int64_t buffer_source = std::max(source_capacity, source_length);
+    const int64_t used = columns();
     for (DecoderLayerCache& layer : layers) {
-      gather(layer.key_storage);
-      gather(layer.value_storage);
-      gather(layer.memory_keys);
-      gather(layer.memory_values);
+      for (torch::Tensor* storage :
+           {&layer.key_storage, &layer.value_storage}) {
+        // [rows, heads, capacity, d_k]; spare columns are written by the
+        // steps before any step reads them.
+        torch::Tensor gathered =
+            NewBuffer(*storage, buffer_rows, storage->size(2))
+                .narrow(0, 0, rows);
+        torch::Tensor columns_in_use = gathered.narrow(2, first_column, used);
+        at::index_select_out(columns_in_use,
+                             storage->narrow(2, first_column, used), 0,
+                             all_rows);
+        *storage = gathered;
+      }
+      for (torch::Tensor* memory : {&layer.memory_keys, &layer.memory_values}) {
+        // [rows, heads, src_len, d_k]
+        torch::Tensor gathered = NewBuffer(*memory, buffer_rows, buffer_source)
+                                     .narrow(0, 0, rows)
+                                     .narrow(2, 0, source_length);
+        at::index_select_out(gathered, *memory, 0, all_rows);
+        *memory = gathered;
+      }
     }
+    row_capacity = buffer_rows;
+    source_capacity = buffer_source;
   } else {
     const torch::Tensor to_rows =
         at::tensor(to, at::kLong).to(positions.device());
@@ -195,56 +237,109 @@ void DecoderState::Append(const DecoderState& other) {
     *this = other;
     return;
   }
-  const int64_t source_length =
-      std::max(source_bias.size(3), other.source_bias.size(3));
-  const int64_t used = columns();
-  // The columns in use move to the front of storages with room to grow:
-  // storages that only ever doubled would otherwise keep every column that
-  // rows now gone once used, and each later copy would carry them.
-  const int64_t capacity = std::max(2 * used, kInitialColumns);
+  if (other.layers.size() != layers.size()) {
+    throw std::invalid_argument(
+        "Append takes rows of a model with " + std::to_string(layers.size()) +
+        " decoder layers; these have " + std::to_string(other.layers.size()));
+  }
   const int64_t kept = batch_size();
-  const int64_t rows = kept + other.batch_size();
-  // Everything goes into `merged` first; only the final move touches this.
+  const int64_t added = other.batch_size();
+  const int64_t rows = kept + added;
+  const int64_t kept_source = source_bias.size(3);
+  const int64_t added_source = other.source_bias.size(3);
+  const int64_t source_length = std::max(kept_source, added_source);
+  const int64_t used = columns();
+  const bool has_room =
+      rows <= row_capacity && source_length <= source_capacity;
+  // Everything goes into `merged` first: into entries that no view of this
+  // state shows (spare rows, spare source positions) or into new buffers.
+  // Only the final move touches this.
   DecoderState merged;
   merged.layers.resize(layers.size());
+  if (has_room) {
+    merged.row_capacity = row_capacity;
+    merged.source_capacity = source_capacity;
+    merged.first_column = first_column;
+    merged.end_column = end_column;
+  } else {
+    // Room for as many rows again, and sources twice as long, so that most
+    // admissions after this one write only their own rows. The columns in
+    // use move to the front of storages with room to grow: storages that
+    // only ever doubled would otherwise keep every column that rows now gone
+    // once used, and each later copy would carry them.
+    merged.row_capacity = 2 * rows;
+    merged.source_capacity = 2 * source_length;
+    merged.first_column = 0;
+    merged.end_column = used;
+  }
+  const int64_t capacity = has_room ? self_bias_storage.size(3)
+                                    : std::max(2 * used, kInitialColumns);
   // The new rows own none of the columns in use: -inf there, 0 on the spare
-  // ones they will write.
-  merged.self_bias_storage =
-      at::zeros({rows, 1, 1, capacity}, self_bias_storage.options());
-  CopyColumns(self_bias_storage, 3, first_column, used,
-              merged.self_bias_storage, 0, 0);
-  merged.self_bias_storage.narrow(0, kept, rows - kept)
-      .narrow(3, 0, used)
-      .fill_(kMinusInfinity);
+  // ones they will write. Small: built whole.
+  torch::Tensor added_bias =
+      at::zeros({added, 1, 1, capacity}, self_bias_storage.options());
+  added_bias.narrow(3, merged.first_column, used).fill_(kMinusInfinity);
+  if (has_room) {
+    merged.self_bias_storage = at::cat({self_bias_storage, added_bias});
+  } else {
+    torch::Tensor kept_bias =
+        at::zeros({kept, 1, 1, capacity}, self_bias_storage.options());
+    CopyColumns(self_bias_storage, 3, first_column, used, kept_bias, 0, 0);
+    merged.self_bias_storage = at::cat({kept_bias, added_bias});
+  }
   for (size_t i = 0; i < layers.size(); ++i) {
     const DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
     DecoderLayerCache& layer = merged.layers[i];
     for (auto storage :
          {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage}) {
-      std::vector<int64_t> shape = (mine.*storage).sizes().vec();
-      shape[0] = rows;
-      shape[2] = capacity;
-      // Only the columns in use are written: the existing rows' copied, the
-      // new rows' zeroed (finite, so that their -inf bias gives them exactly
-      // zero weight). Spare columns are written by the steps before any
-      // step reads them.
-      layer.*storage = at::empty(shape, (mine.*storage).options());
-      CopyColumns(mine.*storage, 2, first_column, used, layer.*storage, 0, 0);
-      (layer.*storage).narrow(0, kept, rows - kept).narrow(2, 0, used).zero_();
+      // [rows, heads, capacity, d_k]
+      torch::Tensor& merged_storage = layer.*storage;
+      if (has_room) {
+        merged_storage = Widened(mine.*storage, rows, capacity);
+      } else {
+        merged_storage = NewBuffer(mine.*storage, merged.row_capacity, capacity)
+                             .narrow(0, 0, rows);
+        CopyColumns(mine.*storage, 2, first_column, used, merged_storage, 0, 0);
+      }
+      // The new rows' columns in use are zeroed (finite, so that their -inf
+      // bias gives them exactly zero weight). Spare columns are written by
+      // the steps before any step reads them.
+      merged_storage.narrow(0, kept, added)
+          .narrow(2, merged.first_column, used)
+          .zero_();
     }
-    layer.memory_keys =
-        at::cat({PadAtEnd(mine.memory_keys, 2, source_length, 0),
-                 PadAtEnd(theirs.memory_keys, 2, source_length, 0)});
-    layer.memory_values =
-        at::cat({PadAtEnd(mine.memory_values, 2, source_length, 0),
-                 PadAtEnd(theirs.memory_values, 2, source_length, 0)});
+    for (auto memory :
+         {&DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
+      // [rows, heads, src_len, d_k]
+      torch::Tensor& merged_memory = layer.*memory;
+      if (has_room) {
+        merged_memory = Widened(mine.*memory, rows, source_length);
+      } else {
+        merged_memory =
+            NewBuffer(mine.*memory, merged.row_capacity, merged.source_capacity)
+                .narrow(0, 0, rows)
+                .narrow(2, 0, source_length);
+        merged_memory.narrow(0, 0, kept)
+            .narrow(2, 0, kept_source)
+            .copy_(mine.*memory);
+      }
+      merged_memory.narrow(0, kept, added)
+          .narrow(2, 0, added_source)
+          .copy_(theirs.*memory);
+      // Padding: finite (its bias is -inf), so that no NaN from a spare
+      // entry reaches the attention's sums.
+      merged_memory.narrow(0, 0, kept)
+          .narrow(2, kept_source, source_length - kept_source)
+          .zero_();
+      merged_memory.narrow(0, kept, added)
+          .narrow(2, added_source, source_length - added_source)
+          .zero_();
+    }
   }
   merged.source_bias =
       at::cat({PadAtEnd(source_bias, 3, source_length, kMinusInfinity),
                PadAtEnd(other.source_bias, 3, source_length, kMinusInfinity)});
-  merged.first_column = 0;
-  merged.end_column = used;
   merged.positions = at::cat({positions, other.positions}, 0);
   *this = std::move(merged);
 }

@@ -39,6 +39,16 @@ struct DecoderState {
   int64_t first_column = 0;  // Cache columns in use: [first_column,
   int64_t end_column = 0;    //   end_column) of every storage.
   torch::Tensor positions;   // [batch] int64: target tokens each row has fed.
+  // Room in the layers' caches, so that admitting rows (Append) writes only
+  // the new rows instead of copying the whole cache: while row_capacity is
+  // above 0, every tensor of every DecoderLayerCache is the first
+  // batch_size() rows of a buffer of row_capacity rows, and memory_keys and
+  // memory_values the first source_bias.size(3) positions of buffers of
+  // source_capacity positions. Entries outside the views are spare and may
+  // hold anything. 0 while the caches are exactly the batch (a state fresh
+  // from StartDecoding).
+  int64_t row_capacity = 0;
+  int64_t source_capacity = 0;
 
   int64_t batch_size() const;
 
@@ -59,7 +69,8 @@ struct DecoderState {
   // remaining row uses. When few rows change (rows that ended replaced by
   // the last ones, a few beams reordered) it copies only those, in place:
   // the storages keep their size, so the step costs a few rows, not the
-  // whole cache. When most change, it gathers every row into new storages.
+  // whole cache. When most change, it gathers every row's columns in use
+  // into new buffers of the same capacity.
   void ReorderRows(const std::vector<int64_t>& order);
 
   // Removes the batch rows listed in `removed` (ascending, no repeats) by
@@ -71,10 +82,13 @@ struct DecoderState {
   // Adds the rows of `other`, which have decoded nothing yet (a state fresh
   // from StartDecoding), after this state's rows: they own none of the
   // columns in use (-inf there), and sources are padded at the end to the
-  // longer of the two. The existing rows are copied whole, in one pass each.
-  // The merged state is built aside and swapped in, so when this throws (out
-  // of memory, say) the state is left exactly as it was. Throws
-  // std::invalid_argument when `other` has cache columns.
+  // longer of the two. When the caches have room (row_capacity and
+  // source_capacity), only the new rows are written, into spare rows;
+  // otherwise every row moves to buffers with room for as many again. The
+  // merged state is built aside (in entries no view shows) and swapped in,
+  // so when this throws (out of memory, say) the state is left exactly as it
+  // was. Throws std::invalid_argument when `other` has cache columns or
+  // another number of layers.
   void Append(const DecoderState& other);
 };
 
