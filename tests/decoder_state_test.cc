@@ -11,21 +11,25 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/model/single_query_attention.h"
+
 namespace fanyi {
 namespace {
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
-// Five rows; row r's caches hold the value r, and the rows joined at
-// columns {3, 2, 4, 4, 4} (-inf before) with sources of lengths
-// {2, 3, 3, 4, 1} (-inf after). Columns 2..5 of 16 are in use.
-DecoderState FiveRows() {
+// Five rows, each reading its own cache row; row r's caches hold the value r,
+// and the rows joined at columns {3, 2, 4, 4, 4} (-inf before) with sources
+// of lengths {2, 3, 3, 4, 1} (-inf after). Columns 2..5 of 16 are in use.
+DecoderState FiveRows(size_t layers = 1) {
   const std::vector<int64_t> joined = {3, 2, 4, 4, 4};
   const std::vector<int64_t> source_lengths = {2, 3, 3, 4, 1};
   DecoderState state;
   state.first_column = 2;
   state.end_column = 6;
   state.positions = at::arange(5, at::kLong);
+  state.self_rows = at::arange(5, at::kLong).unsqueeze(1).repeat({1, 16});
+  state.memory_rows = at::arange(5, at::kLong);
   state.self_bias_storage = at::zeros({5, 1, 1, 16});
   state.source_bias = at::zeros({5, 1, 1, 4});
   DecoderLayerCache layer;
@@ -43,98 +47,16 @@ DecoderState FiveRows() {
       (*t)[r].fill_(static_cast<float>(r));
     }
   }
-  state.layers.push_back(layer);
-  return state;
-}
-
-TEST(DecoderStateTest, RemoveRowsMovesTheLastRowsIntoTheGaps) {
-  DecoderState state = FiveRows();
-  const DecoderState before = FiveRows();
-  const void* key_data = state.layers[0].key_storage.data_ptr();
-
-  const std::vector<int64_t> order = state.RemoveRows({1, 3});
-
-  // Row 4 moved into row 1's place; rows 0 and 2 stayed.
-  EXPECT_EQ(order, (std::vector<int64_t>{0, 4, 2}));
-  ASSERT_EQ(state.batch_size(), 3);
-  EXPECT_TRUE(at::equal(state.positions, at::tensor({0, 4, 2}, at::kLong)));
-  // In place: the cache kept its storage.
-  EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
-  // Row 1 (joined at column 2) left, so the oldest row joined at column 3;
-  // row 3 (the only source of length 4) left, so sources end at 3.
-  EXPECT_EQ(state.first_column, 3);
-  EXPECT_EQ(state.end_column, 6);
-  EXPECT_EQ(state.source_bias.size(3), 3);
-  const DecoderLayerCache& layer = state.layers[0];
-  for (int64_t r = 0; r < 3; ++r) {
-    const int64_t was = order[r];
-    EXPECT_TRUE(at::equal(state.self_bias()[r],
-                          before.self_bias_storage[was].narrow(2, 3, 3)))
-        << r;
-    EXPECT_TRUE(at::equal(state.source_bias[r],
-                          before.source_bias[was].narrow(2, 0, 3)))
-        << r;
-    EXPECT_TRUE(at::equal(layer.key_storage[r].narrow(1, 3, 3),
-                          before.layers[0].key_storage[was].narrow(1, 3, 3)))
-        << r;
-    EXPECT_TRUE(at::equal(layer.value_storage[r].narrow(1, 3, 3),
-                          before.layers[0].value_storage[was].narrow(1, 3, 3)))
-        << r;
-    EXPECT_TRUE(at::equal(layer.memory_keys[r],
-                          before.layers[0].memory_keys[was].narrow(1, 0, 3)))
-        << r;
-    EXPECT_TRUE(at::equal(layer.memory_values[r],
-                          before.layers[0].memory_values[was].narrow(1, 0, 3)))
-        << r;
-  }
-}
-
-TEST(DecoderStateTest, RemovingTheLastRowsCopiesNothing) {
-  DecoderState state = FiveRows();
-  EXPECT_EQ(state.RemoveRows({3, 4}), (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_EQ(state.batch_size(), 3);
-  EXPECT_EQ(state.first_column, 2);  // Row 1 is still there.
-  EXPECT_TRUE(at::equal(state.positions, at::arange(3, at::kLong)));
-}
-
-// Beams reorder rows within their group: a row may be listed twice (two
-// beams extending one parent) and the batch may shrink in the same call.
-// Few changed rows are copied in place; many are gathered anew.
-TEST(DecoderStateTest, ReorderRowsMakesEachRowItsListedRow) {
-  struct Case {
-    std::vector<int64_t> order;
-    bool in_place;
-    int64_t first_column;  // Of the oldest remaining row.
-  };
-  for (const Case& test_case :
-       {Case{{0, 1, 1, 3}, true, 2}, Case{{2, 2, 0, 1}, false, 2},
-        Case{{3, 0, 4}, false, 3}}) {
-    DecoderState state = FiveRows();
-    const DecoderState before = FiveRows();
-    const void* key_data = state.layers[0].key_storage.data_ptr();
-    const std::vector<int64_t>& order = test_case.order;
-    state.ReorderRows(order);
-    const auto rows = static_cast<int64_t>(order.size());
-    ASSERT_EQ(state.batch_size(), rows);
-    EXPECT_EQ(state.layers[0].key_storage.data_ptr() == key_data,
-              test_case.in_place);
-    EXPECT_TRUE(at::equal(state.positions, at::tensor(order, at::kLong)));
-    EXPECT_EQ(state.first_column, test_case.first_column);
-    const int64_t first = test_case.first_column;
-    const int64_t used = 6 - first;
-    for (int64_t r = 0; r < rows; ++r) {
-      EXPECT_TRUE(at::equal(
-          state.layers[0].key_storage[r].narrow(1, first, used),
-          before.layers[0].key_storage[order[r]].narrow(1, first, used)))
-          << r;
-      EXPECT_TRUE(
-          at::equal(state.self_bias()[r],
-                    before.self_bias_storage[order[r]].narrow(2, first, used)))
-          << r;
+  for (size_t i = 0; i < layers; ++i) {
+    DecoderLayerCache copy;
+    for (auto member :
+         {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage,
+          &DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
+      copy.*member = (layer.*member).clone();
     }
+    state.layers.push_back(copy);
   }
-  DecoderState state = FiveRows();
-  EXPECT_THROW(state.ReorderRows({0, 1, 2, 3, 0, 1}), std::invalid_argument);
+  return state;
 }
 
 // `rows` rows that have decoded nothing yet, as Append takes them, with
@@ -145,6 +67,9 @@ DecoderState FreshRows(int64_t rows, int64_t source_length, float value,
                        size_t layers = 1) {
   DecoderState state;
   state.positions = at::zeros({rows}, at::kLong);
+  state.self_rows = at::zeros({rows, 16}, at::kLong);
+  state.memory_rows = at::arange(rows, at::kLong);
+  state.source_capacity = source_length;
   state.self_bias_storage = at::zeros({rows, 1, 1, 16});
   state.source_bias = at::zeros({rows, 1, 1, source_length});
   for (size_t i = 0; i < layers; ++i) {
@@ -158,59 +83,172 @@ DecoderState FreshRows(int64_t rows, int64_t source_length, float value,
   return state;
 }
 
-// What the rows of `state` hold in the entries in use, copied.
-DecoderState InUse(const DecoderState& state) {
-  DecoderState copy;
-  copy.first_column = state.first_column;
-  copy.end_column = state.end_column;
-  copy.positions = state.positions.clone();
-  copy.source_bias = state.source_bias.clone();
-  copy.self_bias_storage = state.self_bias().clone();
+// What each row of a state reads over the columns in use, copied out of the
+// caches through the tables.
+struct Seen {
+  torch::Tensor positions;    // [batch]
+  torch::Tensor source_bias;  // [batch, 1, 1, src_len]
+  torch::Tensor self_bias;    // [batch, 1, 1, columns]
+  // Per layer: keys, values, memory keys, memory values, each
+  // [batch, heads, ·, d_k].
+  std::vector<std::vector<torch::Tensor>> layers;
+};
+
+Seen SeenBy(const DecoderState& state) {
+  Seen seen{state.positions.clone(),
+            state.source_bias.clone(),
+            state.self_bias().clone(),
+            {}};
   for (const DecoderLayerCache& layer : state.layers) {
-    DecoderLayerCache columns;
-    columns.key_storage =
-        layer.key_storage.narrow(2, state.first_column, state.columns())
-            .clone();
-    columns.value_storage =
-        layer.value_storage.narrow(2, state.first_column, state.columns())
-            .clone();
-    columns.memory_keys = layer.memory_keys.clone();
-    columns.memory_values = layer.memory_values.clone();
-    copy.layers.push_back(columns);
+    seen.layers.push_back(
+        {GatherCacheRows(
+             layer.key_storage.narrow(2, state.first_column, state.columns()),
+             state.self_rows_in_use()),
+         GatherCacheRows(
+             layer.value_storage.narrow(2, state.first_column, state.columns()),
+             state.self_rows_in_use()),
+         layer.memory_keys.index_select(0, state.memory_rows),
+         layer.memory_values.index_select(0, state.memory_rows)});
   }
-  return copy;
+  return seen;
 }
 
-void ExpectEqual(const DecoderState& actual, const DecoderState& expected) {
-  ASSERT_EQ(actual.batch_size(), expected.batch_size());
-  EXPECT_EQ(actual.first_column, expected.first_column);
-  EXPECT_EQ(actual.end_column, expected.end_column);
+void ExpectSame(const Seen& actual, const Seen& expected) {
   EXPECT_TRUE(at::equal(actual.positions, expected.positions));
   EXPECT_TRUE(at::equal(actual.source_bias, expected.source_bias));
-  EXPECT_TRUE(at::equal(actual.self_bias_storage, expected.self_bias_storage));
+  EXPECT_TRUE(at::equal(actual.self_bias, expected.self_bias));
   ASSERT_EQ(actual.layers.size(), expected.layers.size());
   for (size_t i = 0; i < actual.layers.size(); ++i) {
-    for (auto member :
-         {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage,
-          &DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
-      EXPECT_TRUE(
-          at::equal(actual.layers[i].*member, expected.layers[i].*member))
-          << "layer " << i;
+    for (size_t t = 0; t < 4; ++t) {
+      EXPECT_TRUE(at::equal(actual.layers[i][t], expected.layers[i][t]))
+          << "layer " << i << " tensor " << t;
     }
   }
 }
 
-// The first Append moves every row to buffers with room; later ones write
-// only their own rows there, the caches staying where they are, even when
-// the new rows' sources are longer than any before.
-TEST(DecoderStateTest, AppendWithRoomWritesOnlyTheNewRows) {
+TEST(DecoderStateTest, RemoveRowsMovesTheLastRowsIntoTheGaps) {
+  DecoderState state = FiveRows();
+  const Seen before = SeenBy(state);
+  const void* key_data = state.layers[0].key_storage.data_ptr();
+
+  const std::vector<int64_t> order = state.RemoveRows({1, 3});
+
+  // Row 4 moved into row 1's place; rows 0 and 2 stayed.
+  EXPECT_EQ(order, (std::vector<int64_t>{0, 4, 2}));
+  ASSERT_EQ(state.batch_size(), 3);
+  EXPECT_TRUE(at::equal(state.positions, at::tensor({0, 4, 2}, at::kLong)));
+  // Only the tables moved: the cache kept its storage and its rows.
+  EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
+  EXPECT_EQ(state.cache_rows(), 5);
+  // Row 1 (joined at column 2) left, so the oldest row joined at column 3;
+  // row 3 (the only source of length 4) left, so sources end at 3.
+  EXPECT_EQ(state.first_column, 3);
+  EXPECT_EQ(state.end_column, 6);
+  EXPECT_EQ(state.source_bias.size(3), 3);
+  const Seen after = SeenBy(state);
+  for (int64_t r = 0; r < 3; ++r) {
+    const int64_t was = order[r];
+    EXPECT_TRUE(
+        at::equal(after.self_bias[r], before.self_bias[was].narrow(2, 1, 3)))
+        << r;
+    EXPECT_TRUE(at::equal(after.source_bias[r],
+                          before.source_bias[was].narrow(2, 0, 3)))
+        << r;
+    for (size_t t = 0; t < 2; ++t) {
+      EXPECT_TRUE(at::equal(after.layers[0][t][r],
+                            before.layers[0][t][was].narrow(1, 1, 3)))
+          << r;
+    }
+    for (size_t t = 2; t < 4; ++t) {
+      EXPECT_TRUE(at::equal(after.layers[0][t][r],
+                            before.layers[0][t][was].narrow(1, 0, 3)))
+          << r;
+    }
+  }
+}
+
+TEST(DecoderStateTest, RemovingTheLastRowsCopiesNothing) {
+  DecoderState state = FiveRows();
+  EXPECT_EQ(state.RemoveRows({3, 4}), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(state.batch_size(), 3);
+  EXPECT_EQ(state.first_column, 2);  // Row 1 is still there.
+  EXPECT_TRUE(at::equal(state.positions, at::arange(3, at::kLong)));
+}
+
+// Beams reorder rows within their group: a row may be listed twice (two
+// beams extending one parent) and the batch may shrink in the same call.
+// Each row then reads the columns of the row it became, where they are.
+TEST(DecoderStateTest, ReorderRowsMakesEachRowItsListedRow) {
+  struct Case {
+    std::vector<int64_t> order;
+    int64_t first_column;  // Of the oldest remaining row.
+  };
+  for (const Case& test_case :
+       {Case{{0, 1, 1, 3}, 2}, Case{{2, 2, 0, 1}, 2}, Case{{3, 0, 4}, 3}}) {
+    DecoderState state = FiveRows();
+    const Seen before = SeenBy(state);
+    const void* key_data = state.layers[0].key_storage.data_ptr();
+    const std::vector<int64_t>& order = test_case.order;
+    state.ReorderRows(order);
+    const auto rows = static_cast<int64_t>(order.size());
+    ASSERT_EQ(state.batch_size(), rows);
+    EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
+    EXPECT_TRUE(at::equal(state.positions, at::tensor(order, at::kLong)));
+    EXPECT_EQ(state.first_column, test_case.first_column);
+    const int64_t skipped = test_case.first_column - 2;
+    const int64_t used = 6 - test_case.first_column;
+    const Seen after = SeenBy(state);
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(
+          at::equal(after.layers[0][0][r],
+                    before.layers[0][0][order[r]].narrow(1, skipped, used)))
+          << r;
+      EXPECT_TRUE(
+          at::equal(after.self_bias[r],
+                    before.self_bias[order[r]].narrow(2, skipped, used)))
+          << r;
+    }
+  }
+  DecoderState state = FiveRows();
+  EXPECT_THROW(state.ReorderRows({0, 1, 2, 3, 0, 1}), std::invalid_argument);
+}
+
+// Two beams that extend one parent read its columns from where the parent
+// wrote them, and each writes its next column into its own cache row.
+TEST(DecoderStateTest, BeamsReadTheirParentsColumnsAndWriteTheirOwn) {
+  DecoderState state = FiveRows();
+  state.ReorderRows({1, 1, 2});
+  const int64_t column = state.AddColumn();
+  EXPECT_EQ(column, 6);
+  DecoderLayerCache& layer = state.layers[0];
+  for (int64_t r = 0; r < 3; ++r) {
+    layer.key_storage[r].narrow(1, column, 1).fill_(100.0f + r);
+  }
+  const Seen seen = SeenBy(state);
+  const std::vector<float> parents = {1, 1, 2};
+  for (int64_t r = 0; r < 3; ++r) {
+    const torch::Tensor keys = seen.layers[0][0][r];  // [heads, 5, d_k]
+    EXPECT_TRUE(
+        at::equal(keys.narrow(1, 0, 4), at::full({2, 4, 3}, parents[r])))
+        << r;
+    EXPECT_TRUE(
+        at::equal(keys.narrow(1, 4, 1), at::full({2, 1, 3}, 100.0f + r)))
+        << r;
+  }
+}
+
+// The first Append moves every row to caches with room; later ones write
+// only the new rows' sources, into cache rows no row reads, the caches
+// staying where they are, even when the new sources are longer than any
+// before.
+TEST(DecoderStateTest, AppendWithRoomWritesOnlyTheNewSources) {
   DecoderState state = FiveRows();
   state.Append(FreshRows(1, 4, 10.0f));
-  ASSERT_GE(state.row_capacity, 8);
-  ASSERT_GE(state.source_capacity, 6);
+  ASSERT_EQ(state.cache_rows(), 12);
+  ASSERT_EQ(state.source_capacity, 8);
   EXPECT_EQ(state.first_column, 0);  // The columns in use moved first.
   EXPECT_EQ(state.end_column, 4);
-  const DecoderState before = InUse(state);
+  const Seen before = SeenBy(state);
   const void* key_data = state.layers[0].key_storage.data_ptr();
   const void* memory_data = state.layers[0].memory_keys.data_ptr();
 
@@ -222,31 +260,29 @@ TEST(DecoderStateTest, AppendWithRoomWritesOnlyTheNewRows) {
   EXPECT_EQ(state.first_column, 0);
   EXPECT_EQ(state.end_column, 4);
   ASSERT_EQ(state.source_bias.size(3), 6);
-  const DecoderState after = InUse(state);
-  const DecoderLayerCache& layer = after.layers[0];
-  const DecoderLayerCache& was = before.layers[0];
+  const Seen after = SeenBy(state);
   for (int64_t r = 0; r < 6; ++r) {
-    EXPECT_TRUE(at::equal(layer.key_storage[r], was.key_storage[r])) << r;
-    EXPECT_TRUE(
-        at::equal(after.self_bias_storage[r], before.self_bias_storage[r]))
-        << r;
-    EXPECT_TRUE(
-        at::equal(layer.memory_keys[r].narrow(1, 0, 4), was.memory_keys[r]))
+    for (size_t t = 0; t < 2; ++t) {
+      EXPECT_TRUE(at::equal(after.layers[0][t][r], before.layers[0][t][r]))
+          << r;
+    }
+    EXPECT_TRUE(at::equal(after.self_bias[r], before.self_bias[r])) << r;
+    EXPECT_TRUE(at::equal(after.layers[0][2][r].narrow(1, 0, 4),
+                          before.layers[0][2][r]))
         << r;
     // Past their sources: zero keys, -inf bias.
     EXPECT_TRUE(
-        at::equal(layer.memory_keys[r].narrow(1, 4, 2), at::zeros({2, 2, 3})))
+        at::equal(after.layers[0][2][r].narrow(1, 4, 2), at::zeros({2, 2, 3})))
         << r;
     EXPECT_TRUE(at::equal(after.source_bias[r].narrow(2, 4, 2),
                           at::full({1, 1, 2}, kMinusInfinity)))
         << r;
   }
   for (int64_t r = 6; r < 8; ++r) {
-    EXPECT_TRUE(at::equal(layer.key_storage[r], at::zeros({2, 4, 3}))) << r;
-    EXPECT_TRUE(at::equal(after.self_bias_storage[r],
-                          at::full({1, 1, 4}, kMinusInfinity)))
+    EXPECT_TRUE(
+        at::equal(after.self_bias[r], at::full({1, 1, 4}, kMinusInfinity)))
         << r;
-    EXPECT_TRUE(at::equal(layer.memory_values[r], at::full({2, 6, 3}, 20.0f)))
+    EXPECT_TRUE(at::equal(after.layers[0][3][r], at::full({2, 6, 3}, 20.0f)))
         << r;
     EXPECT_TRUE(at::equal(after.source_bias[r], at::zeros({1, 1, 6}))) << r;
   }
@@ -254,60 +290,76 @@ TEST(DecoderStateTest, AppendWithRoomWritesOnlyTheNewRows) {
                         at::tensor({0, 1, 2, 3, 4, 0, 0, 0}, at::kLong)));
 }
 
-// Rows that leave, beams that reorder and columns that grow keep the room:
-// the next Append still writes in place.
-TEST(DecoderStateTest, ReorderAndGrowthKeepTheRoom) {
+// Rows that leave, beams that reorder and columns that grow keep what each
+// row reads and the room: the next Append still writes in place, into
+// cache rows that no remaining row reads.
+TEST(DecoderStateTest, ReorderAndGrowthKeepWhatRowsReadAndTheRoom) {
   DecoderState state = FiveRows();
   state.Append(FreshRows(1, 4, 10.0f));
-  const int64_t row_capacity = state.row_capacity;
-  state.ReorderRows({5, 4, 3, 2, 1});  // Most rows change: gathered anew.
-  state.RemoveRows({0});               // In place.
+  state.ReorderRows({5, 4, 4, 2, 1});
+  state.RemoveRows({0});
+  const Seen before = SeenBy(state);
   while (state.end_column < state.self_bias_storage.size(3)) {
     state.AddColumn();
   }
+  const int64_t used = state.columns();
   state.AddColumn();  // Full: the columns move to wider storages.
-  EXPECT_EQ(state.row_capacity, row_capacity);
+  EXPECT_EQ(state.cache_rows(), 12);
+  EXPECT_EQ(state.first_column, 0);
+  const Seen grown = SeenBy(state);
+  for (size_t t = 0; t < 2; ++t) {
+    EXPECT_TRUE(
+        at::equal(grown.layers[0][t].narrow(2, 0, before.self_bias.size(3)),
+                  before.layers[0][t]))
+        << t;
+  }
+  EXPECT_EQ(used + 1, state.columns());
+
   const void* key_data = state.layers[0].key_storage.data_ptr();
   state.Append(FreshRows(2, 4, 20.0f));
   EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
-  EXPECT_EQ(state.batch_size(), 6);
+  ASSERT_EQ(state.batch_size(), 6);
+  const Seen appended = SeenBy(state);
+  // The remaining sources were at most 3 long; the new ones are 4.
+  const int64_t kept_source = grown.source_bias.size(3);
+  ASSERT_EQ(kept_source, 3);
+  for (size_t t = 2; t < 4; ++t) {
+    EXPECT_TRUE(at::equal(
+        appended.layers[0][t].narrow(0, 0, 4).narrow(2, 0, kept_source),
+        grown.layers[0][t]))
+        << t;
+    EXPECT_TRUE(at::equal(appended.layers[0][t].narrow(0, 4, 2),
+                          at::full({2, 2, 4, 3}, 20.0f)))
+        << t;
+  }
 }
 
 // Append builds the merged state aside: a failure part-way through (here
 // the second layer's cross-attention keys have the wrong width, so the
-// merge throws after the first layer is done) leaves the state as it was,
-// every layer with the same rows, whether the caches had room for the new
-// rows (written into spare rows) or not (moved to new buffers).
+// merge throws after the first layer is done) leaves what every row reads
+// as it was, whether the caches had room for the new rows (their sources
+// written into cache rows no row reads) or not (every row moved to new
+// caches).
 TEST(DecoderStateTest, FailedAppendLeavesTheStateAsItWas) {
   for (const bool with_room : {false, true}) {
     SCOPED_TRACE(with_room ? "with room" : "without room");
-    auto two_layers = [] {
-      DecoderState state = FiveRows();
-      DecoderLayerCache second;
-      for (auto member :
-           {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage,
-            &DecoderLayerCache::memory_keys,
-            &DecoderLayerCache::memory_values}) {
-        second.*member = (state.layers[0].*member).clone();
-      }
-      state.layers.push_back(second);
-      return state;
-    };
-    DecoderState state = two_layers();
+    DecoderState state = FiveRows(2);
     if (with_room) state.Append(FreshRows(1, 4, 10.0f, 2));
-    ASSERT_EQ(state.row_capacity > 0, with_room);
-    const DecoderState before = InUse(state);
+    ASSERT_EQ(state.cache_rows() > state.batch_size(), with_room);
+    const Seen before = SeenBy(state);
+    const int64_t first_column = state.first_column;
     DecoderState other = FreshRows(2, 3, 20.0f, 2);
     other.layers[1].memory_keys = other.layers[1].memory_keys.narrow(3, 0, 2);
     EXPECT_ANY_THROW(state.Append(other));
-    ExpectEqual(InUse(state), before);
+    EXPECT_EQ(state.first_column, first_column);
+    ExpectSame(SeenBy(state), before);
 
     // And it still merges well-formed rows, but only rows that have decoded
     // nothing yet, of as many layers.
     const int64_t rows = state.batch_size();
     state.Append(FreshRows(2, 3, 20.0f, 2));
     EXPECT_EQ(state.batch_size(), rows + 2);
-    EXPECT_THROW(state.Append(two_layers()), std::invalid_argument);
+    EXPECT_THROW(state.Append(FiveRows(2)), std::invalid_argument);
     EXPECT_THROW(state.Append(FreshRows(2, 3, 20.0f, 1)),
                  std::invalid_argument);
     EXPECT_EQ(state.batch_size(), rows + 2);

@@ -4,7 +4,9 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/index_select.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 #include <gtest/gtest.h>
 
@@ -63,6 +65,49 @@ TEST(SingleQueryAttentionTest, MaskedColumnsChangeNothingAtAll) {
       SingleQueryAttention(query, at::cat({garbage, keys}, 2),
                            at::cat({garbage, values}, 2), padded_bias);
   EXPECT_TRUE(at::equal(padded, alone));
+}
+
+// Rows reading a shared cache through a table (beams reading their
+// parents' columns, rows reading their source's cache row) get what the
+// general attention gives over the gathered keys and values, and masked
+// columns are never read, whatever cache row their entries name.
+TEST(SingleQueryAttentionTest, ReadsTheCacheThroughATable) {
+  torch::manual_seed(9);
+  const int64_t batch = 3, heads = 2, columns = 5, d_k = 8;
+  torch::Tensor query = at::randn({batch, heads, 1, d_k});
+  // Four cache rows for three batch rows: one spare.
+  torch::Tensor keys = at::randn({4, heads, columns, d_k});
+  torch::Tensor values = at::randn({4, heads, columns, d_k});
+  torch::Tensor rows =
+      at::tensor({3, 3, 0, 1, 1, 3, 3, 3, 2, 2, 0, 0, 0, 0, 0}, at::kLong)
+          .view({batch, columns});
+  torch::Tensor bias = at::zeros({batch, 1, 1, columns});
+  bias[2].narrow(2, 0, 3).fill_(kMinusInfinity);  // Row 2 joined late.
+  ASSERT_TRUE(SingleQueryAttentionApplies(query, keys, values, bias, rows));
+  const torch::Tensor expected =
+      compat::Attention(query, GatherCacheRows(keys, rows),
+                        GatherCacheRows(values, rows), bias, 0.0);
+  EXPECT_TRUE(
+      at::allclose(SingleQueryAttention(query, keys, values, bias, rows),
+                   expected, 1e-5, 1e-6));
+  // Row 2's masked columns name cache row 0; NaN there changes nothing.
+  torch::Tensor poisoned = keys.clone();
+  poisoned[0].narrow(1, 0, 3).fill_(std::numeric_limits<float>::quiet_NaN());
+  rows[0].fill_(1);  // Row 0 now reads cache row 1 only.
+  const torch::Tensor again = GatherCacheRows(values, rows);
+  EXPECT_TRUE(at::allclose(
+      SingleQueryAttention(query, poisoned, values, bias, rows),
+      compat::Attention(query, GatherCacheRows(keys, rows), again, bias, 0.0),
+      1e-5, 1e-6));
+  // One cache row for every column: a stride-0 table, as for sources.
+  torch::Tensor source_rows =
+      at::tensor({2, 0, 2}, at::kLong).unsqueeze(1).expand({batch, columns});
+  EXPECT_TRUE(at::allclose(
+      SingleQueryAttention(query, keys, values, bias, source_rows),
+      compat::Attention(query, keys.index_select(0, source_rows.select(1, 0)),
+                        values.index_select(0, source_rows.select(1, 0)), bias,
+                        0.0),
+      1e-5, 1e-6));
 }
 
 TEST(SingleQueryAttentionTest, AppliesOnlyToOneFloatQueryPerRow) {

@@ -1,6 +1,7 @@
 #include "common/model/decoder_state.h"
 
 #include <ATen/ops/any.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
@@ -13,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "common/model/single_query_attention.h"
 
 namespace fanyi {
 namespace {
@@ -48,31 +51,51 @@ torch::Tensor UsedColumns(const torch::Tensor& bias) {
   return at::any(bias.eq(0).flatten(1), 0);
 }
 
-// A copy of storage columns [first, first + columns) of `storage`
-// [batch, ..., capacity, ...] (columns along `dim`) at columns
-// [offset, offset + columns) of `target`, rows [row, row + batch).
-void CopyColumns(const torch::Tensor& storage, int64_t dim, int64_t first,
-                 int64_t columns, const torch::Tensor& target, int64_t row,
-                 int64_t offset) {
-  target.narrow(0, row, storage.size(0))
-      .narrow(dim, offset, columns)
-      .copy_(storage.narrow(dim, first, columns));
+// A copy of columns [first, first + columns) of `bias` [batch, 1, 1, ·] at
+// columns [0, columns) of a new one with `capacity` columns, zero elsewhere.
+torch::Tensor MovedBias(const torch::Tensor& bias, int64_t first,
+                        int64_t columns, int64_t capacity) {
+  torch::Tensor moved =
+      at::zeros({bias.size(0), 1, 1, capacity}, bias.options());
+  moved.narrow(3, 0, columns).copy_(bias.narrow(3, first, columns));
+  return moved;
 }
 
-// A buffer for `rows` rows of a layer cache tensor like `like`
-// [batch, heads, ·, d_k], with `size` columns or source positions:
-// [rows, heads, size, d_k]. Uninitialised: the state writes what its views
-// show.
+// A table in which every row reads its own cache row: [rows, capacity].
+torch::Tensor OwnRows(int64_t rows, int64_t capacity,
+                      const torch::TensorOptions& options) {
+  return at::arange(rows, options).unsqueeze(1).repeat({1, capacity});
+}
+
+// A buffer of `rows` cache rows shaped like `like` [·, heads, ·, d_k], with
+// `size` columns or source positions: [rows, heads, size, d_k].
+// Uninitialised: the state writes what its rows read.
 torch::Tensor NewBuffer(const torch::Tensor& like, int64_t rows, int64_t size) {
   return at::empty({rows, like.size(1), size, like.size(3)}, like.options());
 }
 
-// The first `rows` rows and `size` columns (dimension 2) of the buffer whose
-// beginning `view` [batch, heads, ·, d_k] is: the view widened over spare
-// entries. as_strided checks that the buffer holds them.
-torch::Tensor Widened(const torch::Tensor& view, int64_t rows, int64_t size) {
-  return view.as_strided({rows, view.size(1), size, view.size(3)},
+// The first `size` source positions (dimension 2) of the buffer whose
+// beginning `view` [rows, heads, ·, d_k] is: the view widened over spare
+// positions. as_strided checks that the buffer holds them.
+torch::Tensor Widened(const torch::Tensor& view, int64_t size) {
+  return view.as_strided({view.size(0), view.size(1), size, view.size(3)},
                          view.strides(), view.storage_offset());
+}
+
+// The first `count` cache rows that no entry of `rows` [batch] names.
+torch::Tensor FreeRows(const torch::Tensor& rows, int64_t cache_rows,
+                       int64_t count) {
+  const torch::Tensor taken = rows.to(at::kCPU);
+  std::vector<char> used(cache_rows, 0);
+  for (int64_t i = 0; i < taken.numel(); ++i) {
+    used[taken.data_ptr<int64_t>()[i]] = 1;
+  }
+  std::vector<int64_t> free;
+  for (int64_t row = 0; row < cache_rows && free.size() < size_t(count);
+       ++row) {
+    if (!used[row]) free.push_back(row);
+  }
+  return at::tensor(free, at::kLong).to(rows.device());
 }
 
 // Drops the cache columns before the oldest row of `state` joined and the
@@ -93,34 +116,43 @@ void DropUnusedColumns(DecoderState& state) {
 
 int64_t DecoderState::batch_size() const { return positions.size(0); }
 
+int64_t DecoderState::cache_rows() const {
+  return layers.empty() ? 0 : layers.front().key_storage.size(0);
+}
+
 torch::Tensor DecoderState::self_bias() const {
   return self_bias_storage.narrow(3, first_column, columns());
 }
 
+torch::Tensor DecoderState::self_rows_in_use() const {
+  return self_rows.narrow(1, first_column, columns());
+}
+
 int64_t DecoderState::AddColumn() {
   const int64_t capacity = self_bias_storage.size(3);
+  const int64_t batch = batch_size();
   if (end_column == capacity) {
     const int64_t used = columns();
     const int64_t grown = std::max(2 * used, kInitialColumns);
-    // The spare rows stay, so that admissions still find room.
-    const int64_t buffer_rows = row_capacity > 0 ? row_capacity : batch_size();
+    const torch::Tensor rows_in_use = self_rows_in_use();
     for (DecoderLayerCache& layer : layers) {
       for (torch::Tensor* storage :
            {&layer.key_storage, &layer.value_storage}) {
         // Spare columns are written by the steps before any step reads them.
-        torch::Tensor moved =
-            NewBuffer(*storage, buffer_rows, grown).narrow(0, 0, batch_size());
-        CopyColumns(*storage, 2, first_column, used, moved, 0, 0);
+        torch::Tensor moved = NewBuffer(*storage, storage->size(0), grown);
+        moved.narrow(0, 0, batch)
+            .narrow(2, 0, used)
+            .copy_(GatherCacheRows(storage->narrow(2, first_column, used),
+                                   rows_in_use));
         *storage = moved;
       }
     }
-    torch::Tensor bias =
-        at::zeros({batch_size(), 1, 1, grown}, self_bias_storage.options());
-    CopyColumns(self_bias_storage, 3, first_column, used, bias, 0, 0);
-    self_bias_storage = bias;
+    self_rows = OwnRows(batch, grown, self_rows.options());
+    self_bias_storage = MovedBias(self_bias_storage, first_column, used, grown);
     first_column = 0;
     end_column = used;
   }
+  self_rows.select(1, end_column).copy_(at::arange(batch, self_rows.options()));
   return end_column++;
 }
 
@@ -131,84 +163,11 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
                                 " rows asked of a batch of " +
                                 std::to_string(batch_size()));
   }
-  std::vector<int64_t> to;
-  std::vector<int64_t> from;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (order[i] != i) {
-      to.push_back(i);
-      from.push_back(order[i]);
-    }
-  }
-  if (2 * to.size() > order.size()) {
-    // Most rows change (beams reordering every step): one gather of every
-    // row costs less than gathering the changed rows and copying them back.
-    // The caches go into buffers of the same capacity, only their entries
-    // in use copied, so that admissions still find room.
-    const torch::Tensor all_rows =
-        at::tensor(order, at::kLong).to(positions.device());
-    auto gather = [&](torch::Tensor& tensor) {
-      tensor = tensor.index_select(0, all_rows);
-    };
-    gather(source_bias);
-    gather(self_bias_storage);
-    gather(positions);
-    const int64_t buffer_rows = std::max(row_capacity, batch_size());
-    const int64_t source_length = source_bias.size(3);
-    const int64_t buffer_source = std::max(source_capacity, source_length);
-    const int64_t used = columns();
-    for (DecoderLayerCache& layer : layers) {
-      for (torch::Tensor* storage :
-           {&layer.key_storage, &layer.value_storage}) {
-        // [rows, heads, capacity, d_k]; spare columns are written by the
-        // steps before any step reads them.
-        torch::Tensor gathered =
-            NewBuffer(*storage, buffer_rows, storage->size(2))
-                .narrow(0, 0, rows);
-        torch::Tensor columns_in_use = gathered.narrow(2, first_column, used);
-        at::index_select_out(columns_in_use,
-                             storage->narrow(2, first_column, used), 0,
-                             all_rows);
-        *storage = gathered;
-      }
-      for (torch::Tensor* memory : {&layer.memory_keys, &layer.memory_values}) {
-        // [rows, heads, src_len, d_k]
-        torch::Tensor gathered = NewBuffer(*memory, buffer_rows, buffer_source)
-                                     .narrow(0, 0, rows)
-                                     .narrow(2, 0, source_length);
-        at::index_select_out(gathered, *memory, 0, all_rows);
-        *memory = gathered;
-      }
-    }
-    row_capacity = buffer_rows;
-    source_capacity = buffer_source;
-  } else {
-    const torch::Tensor to_rows =
-        at::tensor(to, at::kLong).to(positions.device());
-    const torch::Tensor from_rows =
-        at::tensor(from, at::kLong).to(positions.device());
-    // Copies rows `from` of `tensor` to rows `to` in place (index_select
-    // reads every source row before any is overwritten) and keeps the first
-    // `rows` (a view: the storage stays, so nothing else is copied).
-    auto move_rows = [&](torch::Tensor& tensor) {
-      if (!to.empty()) {
-        tensor.index_copy_(0, to_rows, tensor.index_select(0, from_rows));
-      }
-      tensor = tensor.narrow(0, 0, rows);
-    };
-    move_rows(source_bias);
-    move_rows(self_bias_storage);
-    move_rows(positions);
-    for (DecoderLayerCache& layer : layers) {
-      for (torch::Tensor* storage :
-           {&layer.key_storage, &layer.value_storage}) {
-        // Only the columns in use: spare ones are written before being read.
-        torch::Tensor used = storage->narrow(2, first_column, columns());
-        move_rows(used);
-        *storage = storage->narrow(0, 0, rows);
-      }
-      move_rows(layer.memory_keys);
-      move_rows(layer.memory_values);
-    }
+  const torch::Tensor index =
+      at::tensor(order, at::kLong).to(positions.device());
+  for (torch::Tensor* per_row : {&source_bias, &self_bias_storage, &positions,
+                                 &self_rows, &memory_rows}) {
+    *per_row = per_row->index_select(0, index);
   }
   if (rows > 0) DropUnusedColumns(*this);
 }
@@ -250,91 +209,92 @@ void DecoderState::Append(const DecoderState& other) {
   const int64_t source_length = std::max(kept_source, added_source);
   const int64_t used = columns();
   const bool has_room =
-      rows <= row_capacity && source_length <= source_capacity;
-  // Everything goes into `merged` first: into entries that no view of this
-  // state shows (spare rows, spare source positions) or into new buffers.
-  // Only the final move touches this.
+      rows <= cache_rows() && source_length <= source_capacity;
+  // Everything goes into `merged` first, and into cache entries that no row
+  // reads; only the final move touches this.
   DecoderState merged;
   merged.layers.resize(layers.size());
+  torch::Tensor added_memory_rows;  // Where the new rows' sources go.
   if (has_room) {
-    merged.row_capacity = row_capacity;
     merged.source_capacity = source_capacity;
     merged.first_column = first_column;
     merged.end_column = end_column;
+    added_memory_rows = FreeRows(memory_rows, cache_rows(), added);
+    // The new rows own none of the columns in use; their entries there
+    // name row 0's cache rows (written ones, so that a gathered copy stays
+    // finite). Their own columns are set by the steps that write them.
+    merged.self_rows =
+        at::cat({self_rows,
+                 self_rows.narrow(0, 0, 1).expand({added, self_rows.size(1)})});
+    merged.memory_rows = at::cat({memory_rows, added_memory_rows});
   } else {
     // Room for as many rows again, and sources twice as long, so that most
     // admissions after this one write only their own rows. The columns in
     // use move to the front of storages with room to grow: storages that
     // only ever doubled would otherwise keep every column that rows now gone
     // once used, and each later copy would carry them.
-    merged.row_capacity = 2 * rows;
     merged.source_capacity = 2 * source_length;
     merged.first_column = 0;
     merged.end_column = used;
+    const int64_t capacity = std::max(2 * used, kInitialColumns);
+    merged.self_rows = OwnRows(rows, capacity, self_rows.options());
+    merged.memory_rows = at::arange(rows, memory_rows.options());
+    added_memory_rows = merged.memory_rows.narrow(0, kept, added);
   }
-  const int64_t capacity = has_room ? self_bias_storage.size(3)
-                                    : std::max(2 * used, kInitialColumns);
+  const int64_t capacity = merged.self_rows.size(1);
   // The new rows own none of the columns in use: -inf there, 0 on the spare
-  // ones they will write. Small: built whole.
+  // ones they will write.
   torch::Tensor added_bias =
       at::zeros({added, 1, 1, capacity}, self_bias_storage.options());
   added_bias.narrow(3, merged.first_column, used).fill_(kMinusInfinity);
-  if (has_room) {
-    merged.self_bias_storage = at::cat({self_bias_storage, added_bias});
-  } else {
-    torch::Tensor kept_bias =
-        at::zeros({kept, 1, 1, capacity}, self_bias_storage.options());
-    CopyColumns(self_bias_storage, 3, first_column, used, kept_bias, 0, 0);
-    merged.self_bias_storage = at::cat({kept_bias, added_bias});
-  }
+  merged.self_bias_storage = at::cat(
+      {has_room ? self_bias_storage
+                : MovedBias(self_bias_storage, first_column, used, capacity),
+       added_bias});
+  const int64_t merged_cache_rows = has_room ? cache_rows() : 2 * rows;
   for (size_t i = 0; i < layers.size(); ++i) {
     const DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
     DecoderLayerCache& layer = merged.layers[i];
     for (auto storage :
          {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage}) {
-      // [rows, heads, capacity, d_k]
-      torch::Tensor& merged_storage = layer.*storage;
       if (has_room) {
-        merged_storage = Widened(mine.*storage, rows, capacity);
-      } else {
-        merged_storage = NewBuffer(mine.*storage, merged.row_capacity, capacity)
-                             .narrow(0, 0, rows);
-        CopyColumns(mine.*storage, 2, first_column, used, merged_storage, 0, 0);
+        // The new rows write their columns into cache rows [kept, rows),
+        // whose columns so far may still be read by other rows and stay.
+        layer.*storage = mine.*storage;
+        continue;
       }
-      // The new rows' columns in use are zeroed (finite, so that their -inf
-      // bias gives them exactly zero weight). Spare columns are written by
-      // the steps before any step reads them.
-      merged_storage.narrow(0, kept, added)
-          .narrow(2, merged.first_column, used)
-          .zero_();
+      // [cache_rows, heads, capacity, d_k]: each kept row's columns in use
+      // in its own cache row; the new rows' zeroed (finite, so that their
+      // -inf bias gives them exactly zero weight). Spare columns are written
+      // by the steps before any step reads them.
+      layer.*storage = NewBuffer(mine.*storage, merged_cache_rows, capacity);
+      (layer.*storage)
+          .narrow(0, 0, kept)
+          .narrow(2, 0, used)
+          .copy_(GatherCacheRows((mine.*storage).narrow(2, first_column, used),
+                                 self_rows_in_use()));
+      (layer.*storage).narrow(0, kept, added).narrow(2, 0, used).zero_();
     }
     for (auto memory :
          {&DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
-      // [rows, heads, src_len, d_k]
+      // [cache_rows, heads, src_len, d_k]
       torch::Tensor& merged_memory = layer.*memory;
       if (has_room) {
-        merged_memory = Widened(mine.*memory, rows, source_length);
+        merged_memory = Widened(mine.*memory, source_length);
       } else {
         merged_memory =
-            NewBuffer(mine.*memory, merged.row_capacity, merged.source_capacity)
-                .narrow(0, 0, rows)
+            NewBuffer(mine.*memory, merged_cache_rows, merged.source_capacity)
                 .narrow(2, 0, source_length);
         merged_memory.narrow(0, 0, kept)
             .narrow(2, 0, kept_source)
-            .copy_(mine.*memory);
+            .copy_((mine.*memory).index_select(0, memory_rows));
       }
-      merged_memory.narrow(0, kept, added)
-          .narrow(2, 0, added_source)
-          .copy_(theirs.*memory);
-      // Padding: finite (its bias is -inf), so that no NaN from a spare
-      // entry reaches the attention's sums.
-      merged_memory.narrow(0, 0, kept)
-          .narrow(2, kept_source, source_length - kept_source)
-          .zero_();
-      merged_memory.narrow(0, kept, added)
-          .narrow(2, added_source, source_length - added_source)
-          .zero_();
+      // Positions the kept sources did not have: padding, finite (its bias
+      // is -inf) so that no NaN from a spare entry reaches a gathered copy.
+      merged_memory.narrow(2, kept_source, source_length - kept_source).zero_();
+      merged_memory.index_copy_(0, added_memory_rows,
+                                PadAtEnd(theirs.*memory, 2, source_length, 0));
     }
   }
   merged.source_bias =

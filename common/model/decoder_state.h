@@ -8,24 +8,31 @@
 
 namespace fanyi {
 
-// What one decoder layer remembers between decoding steps.
+// What one decoder layer remembers between decoding steps. Rows read their
+// entries through the tables of DecoderState (self_rows, memory_rows), so
+// that reordering rows (beams extending other beams, rows that end) copies
+// table entries instead of caches. Both caches have the same number of
+// cache rows, at least the batch: the spare ones are room for rows to join.
 struct DecoderLayerCache {
-  // Self-attention keys and values of the steps so far, with spare columns so
-  // that a step writes its column in place instead of copying the whole
-  // cache: [batch, heads, capacity, d_k]. DecoderState says which columns
-  // are in use.
+  // Self-attention keys and values of the steps so far, with spare columns
+  // so that a step writes its column in place instead of copying the whole
+  // cache: [cache_rows, heads, capacity, d_k]. A step writes row r's column
+  // into cache row r; DecoderState says which columns are in use.
   torch::Tensor key_storage;
   torch::Tensor value_storage;
-  torch::Tensor memory_keys;    // [batch, heads, src_len, d_k]; fixed.
-  torch::Tensor memory_values;  // [batch, heads, src_len, d_k]
+  // Cross-attention keys and values of the sources, computed once per
+  // source: [cache_rows, heads, src_len, d_k], the first source positions of
+  // buffers of DecoderState::source_capacity.
+  torch::Tensor memory_keys;
+  torch::Tensor memory_values;
 };
 
 // The incremental decoding state of a batch, owned by the caller: the
 // self-attention key/value cache of every layer plus the cross-attention
 // keys/values computed once per source. Rows may join (Append), leave and be
 // reordered (ReorderRows) between steps, so each row keeps its own position,
-// and the self-attention bias marks which cache columns are its own: a row that
-// joined late has -inf on the leading columns.
+// and the self-attention bias marks which cache columns are its own: a row
+// that joined late has -inf on the leading columns.
 struct DecoderState {
   // Columns of a new cache; it doubles when full.
   static constexpr int64_t kInitialColumns = 16;
@@ -36,41 +43,43 @@ struct DecoderState {
   // [batch, 1, 1, capacity]: 0 on a row's own columns (and on spare ones),
   // -inf on columns from before the row joined.
   torch::Tensor self_bias_storage;
+  // [batch, capacity] int64: the cache row holding column c of row r (a beam
+  // reads the columns of the beams it extends where they were written).
+  // Entries of columns a row does not own point to some written row.
+  torch::Tensor self_rows;
+  // [batch] int64: the cache row holding row r's source.
+  torch::Tensor memory_rows;
   int64_t first_column = 0;  // Cache columns in use: [first_column,
   int64_t end_column = 0;    //   end_column) of every storage.
   torch::Tensor positions;   // [batch] int64: target tokens each row has fed.
-  // Room in the layers' caches, so that admitting rows (Append) writes only
-  // the new rows instead of copying the whole cache: while row_capacity is
-  // above 0, every tensor of every DecoderLayerCache is the first
-  // batch_size() rows of a buffer of row_capacity rows, and memory_keys and
-  // memory_values the first source_bias.size(3) positions of buffers of
-  // source_capacity positions. Entries outside the views are spare and may
-  // hold anything. 0 while the caches are exactly the batch (a state fresh
-  // from StartDecoding).
-  int64_t row_capacity = 0;
+  // Source positions the memory buffers hold (their views show
+  // source_bias.size(3)), so that a longer source joins without a copy.
   int64_t source_capacity = 0;
 
   int64_t batch_size() const;
+  // Rows the caches hold: the batch and the spare rows.
+  int64_t cache_rows() const;
 
   // Columns in use.
   int64_t columns() const { return end_column - first_column; }
 
   // The self-attention bias over the columns in use: [batch, 1, 1, columns].
   torch::Tensor self_bias() const;
+  // The cache rows each row reads over the columns in use: [batch, columns].
+  torch::Tensor self_rows_in_use() const;
 
   // Opens the next cache column for a step and returns its index in the
-  // storages; when they are full, moves the columns in use to storages of
-  // twice the size first.
+  // storages (row r writes it in cache row r); when they are full, moves
+  // each row's columns in use to its own cache row of storages twice as
+  // wide first.
   int64_t AddColumn();
 
   // Makes row i the former row order[i], for every i < order.size() (at
   // most batch_size(); a row may be listed twice, as beams that share a
   // parent are), then drops cache columns and source positions that no
-  // remaining row uses. When few rows change (rows that ended replaced by
-  // the last ones, a few beams reordered) it copies only those, in place:
-  // the storages keep their size, so the step costs a few rows, not the
-  // whole cache. When most change, it gathers every row's columns in use
-  // into new buffers of the same capacity.
+  // remaining row uses. Only the tables and the per-row biases move: the
+  // caches stay as they are, so a step's reordering costs a few small
+  // copies, whatever the cache holds.
   void ReorderRows(const std::vector<int64_t>& order);
 
   // Removes the batch rows listed in `removed` (ascending, no repeats) by
@@ -82,13 +91,14 @@ struct DecoderState {
   // Adds the rows of `other`, which have decoded nothing yet (a state fresh
   // from StartDecoding), after this state's rows: they own none of the
   // columns in use (-inf there), and sources are padded at the end to the
-  // longer of the two. When the caches have room (row_capacity and
-  // source_capacity), only the new rows are written, into spare rows;
-  // otherwise every row moves to buffers with room for as many again. The
-  // merged state is built aside (in entries no view shows) and swapped in,
-  // so when this throws (out of memory, say) the state is left exactly as it
-  // was. Throws std::invalid_argument when `other` has cache columns or
-  // another number of layers.
+  // longer of the two. When the caches have room (cache rows and
+  // source_capacity), only the new rows' sources are written, into cache
+  // rows that no row reads; otherwise every row moves to caches with room
+  // for as many rows again and sources twice as long. The merged state is
+  // built aside (in entries no row reads) and swapped in, so when this
+  // throws (out of memory, say) the state is left exactly as it was. Throws
+  // std::invalid_argument when `other` has cache columns or another number
+  // of layers.
   void Append(const DecoderState& other);
 };
 

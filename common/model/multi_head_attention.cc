@@ -111,17 +111,24 @@ MultiHeadAttentionImpl::ProjectKeysValues(const torch::Tensor& memory) {
 torch::Tensor MultiHeadAttentionImpl::Attend(const torch::Tensor& query,
                                              const torch::Tensor& keys,
                                              const torch::Tensor& values,
-                                             const torch::Tensor& bias) {
+                                             const torch::Tensor& bias,
+                                             const torch::Tensor& rows) {
   const int64_t batch = query.size(0);
   const int64_t query_length = query.size(2);
   const double dropout_p =
       is_training() ? attention_dropout_->options.p() : 0.0;
   // [batch, heads, q_len, d_k]
-  torch::Tensor output =
-      dropout_p == 0 && !at::GradMode::is_enabled() &&
-              SingleQueryAttentionApplies(query, keys, values, bias)
-          ? SingleQueryAttention(query, keys, values, bias)
-          : compat::Attention(query, keys, values, bias, dropout_p);
+  torch::Tensor output;
+  if (dropout_p == 0 && !at::GradMode::is_enabled() &&
+      SingleQueryAttentionApplies(query, keys, values, bias, rows)) {
+    output = SingleQueryAttention(query, keys, values, bias, rows);
+  } else if (rows.defined()) {
+    // Elsewhere (the GPU) each row's keys and values are gathered first.
+    output = compat::Attention(query, GatherCacheRows(keys, rows),
+                               GatherCacheRows(values, rows), bias, dropout_p);
+  } else {
+    output = compat::Attention(query, keys, values, bias, dropout_p);
+  }
   // [batch, q_len, heads * d_k]
   torch::Tensor merged =
       output.transpose(1, 2).reshape({batch, query_length, heads_ * d_k_});

@@ -74,9 +74,12 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
       const torch::Tensor& memory);
 
   // Attention of a projected, scaled query [batch, heads, q_len, d_k] over
-  // projected keys and values; returns [batch, q_len, d_model].
+  // projected keys and values; returns [batch, q_len, d_model]. With `rows`
+  // (a decoding step), `keys` and `values` are a cache that each row reads
+  // through that table (GatherCacheRows).
   torch::Tensor Attend(const torch::Tensor& query, const torch::Tensor& keys,
-                       const torch::Tensor& values, const torch::Tensor& bias);
+                       const torch::Tensor& values, const torch::Tensor& bias,
+                       const torch::Tensor& rows = {});
 
  private:
   // The projections stacked as one [3 * d_model, d_model] matrix (query rows

@@ -1,6 +1,8 @@
 #include "common/model/single_query_attention.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/TensorIndexing.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
@@ -36,28 +38,48 @@ float Dot(const float* a, const float* b, int64_t size) {
 
 }  // namespace
 
+torch::Tensor GatherCacheRows(const torch::Tensor& cache,
+                              const torch::Tensor& rows) {
+  using at::indexing::TensorIndex;
+  const torch::Tensor columns =
+      at::arange(rows.size(1), rows.options());  // [kv_len]
+  // [cache_rows, kv_len, heads, d_k] indexed by [batch, kv_len] twice
+  //   -> [batch, kv_len, heads, d_k] -> [batch, heads, kv_len, d_k]
+  return cache.permute({0, 2, 1, 3})
+      .index({TensorIndex(rows), TensorIndex(columns)})
+      .permute({0, 2, 1, 3});
+}
+
 bool SingleQueryAttentionApplies(const torch::Tensor& query,
                                  const torch::Tensor& keys,
                                  const torch::Tensor& values,
-                                 const torch::Tensor& bias) {
+                                 const torch::Tensor& bias,
+                                 const torch::Tensor& rows) {
   for (const torch::Tensor* t : {&query, &keys, &values, &bias}) {
     if (!t->defined() || !t->device().is_cpu() ||
         t->scalar_type() != at::kFloat || t->dim() != 4) {
       return false;
     }
   }
+  if (rows.defined()
+          ? !rows.device().is_cpu() || rows.scalar_type() != at::kLong ||
+                rows.dim() != 2 || rows.size(0) != query.size(0) ||
+                rows.size(1) != keys.size(2)
+          : query.size(0) != keys.size(0)) {
+    return false;
+  }
   return query.size(2) == 1 && LastDimContiguous(query) &&
          LastDimContiguous(keys) && LastDimContiguous(values) &&
-         keys.sizes() == values.sizes() && query.size(0) == keys.size(0) &&
-         query.size(1) == keys.size(1) && query.size(3) == keys.size(3) &&
-         bias.size(2) == 1;
+         keys.sizes() == values.sizes() && query.size(1) == keys.size(1) &&
+         query.size(3) == keys.size(3) && bias.size(2) == 1;
 }
 
 torch::Tensor SingleQueryAttention(const torch::Tensor& query,
                                    const torch::Tensor& keys,
                                    const torch::Tensor& values,
-                                   const torch::Tensor& bias) {
-  const int64_t batch = keys.size(0), heads = keys.size(1);
+                                   const torch::Tensor& bias,
+                                   const torch::Tensor& rows) {
+  const int64_t batch = query.size(0), heads = keys.size(1);
   const int64_t columns = keys.size(2), d_k = keys.size(3);
   // Broadcast dimensions get stride 0.
   const torch::Tensor expanded_bias = bias.expand({batch, heads, 1, columns});
@@ -66,6 +88,10 @@ torch::Tensor SingleQueryAttention(const torch::Tensor& query,
   const float* k = keys.data_ptr<float>();
   const float* v = values.data_ptr<float>();
   const float* b = expanded_bias.data_ptr<float>();
+  // Without a table, row r reads cache row r for every column.
+  const int64_t* table = rows.defined() ? rows.data_ptr<int64_t>() : nullptr;
+  const int64_t row_stride = rows.defined() ? rows.stride(0) : 0;
+  const int64_t column_stride = rows.defined() ? rows.stride(1) : 0;
   float* out = output.data_ptr<float>();
   const auto qs = query.strides(), ks = keys.strides(), vs = values.strides(),
              bs = expanded_bias.strides();
@@ -78,6 +104,9 @@ torch::Tensor SingleQueryAttention(const torch::Tensor& query,
       const int64_t row = index / heads, head = index % heads;
       const float* query_row = q + row * qs[0] + head * qs[1];
       const float* bias_row = b + row * bs[0] + head * bs[1];
+      auto cache_row = [&](int64_t c) {
+        return table ? table[row * row_stride + c * column_stride] : row;
+      };
       float largest = kMinusInfinity;
       for (int64_t c = 0; c < columns; ++c) {
         // A masked column's key is never read (it may be a stale cache slot).
@@ -86,7 +115,7 @@ torch::Tensor SingleQueryAttention(const torch::Tensor& query,
           weights[c] = kMinusInfinity;
           continue;
         }
-        const float* key = k + row * ks[0] + head * ks[1] + c * ks[2];
+        const float* key = k + cache_row(c) * ks[0] + head * ks[1] + c * ks[2];
         weights[c] = Dot(query_row, key, d_k) + column_bias;
         largest = std::max(largest, weights[c]);
       }
@@ -102,7 +131,8 @@ torch::Tensor SingleQueryAttention(const torch::Tensor& query,
       for (int64_t c = 0; c < columns; ++c) {
         if (weights[c] == 0) continue;  // Masked: adds exactly nothing.
         const float weight = weights[c] / total;
-        const float* value = v + row * vs[0] + head * vs[1] + c * vs[2];
+        const float* value =
+            v + cache_row(c) * vs[0] + head * vs[1] + c * vs[2];
         for (int64_t d = 0; d < d_k; ++d) result[d] += weight * value[d];
       }
     }

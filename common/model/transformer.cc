@@ -132,23 +132,32 @@ void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory,
 torch::Tensor DecoderLayerImpl::Step(const torch::Tensor& x,
                                      const torch::Tensor& source_bias,
                                      const torch::Tensor& self_bias,
+                                     const torch::Tensor& self_rows,
+                                     const torch::Tensor& memory_rows,
                                      int64_t first_column, int64_t column,
                                      DecoderLayerCache* cache) {
+  const int64_t batch = x.size(0);
   torch::Tensor normed = self_attention_norm_(x);  // [batch, 1, d_model]
-  // [batch, heads, 1, d_k] each
+  // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
   QueryKeysValues projected = self_attention_->ProjectSelf(normed);
-  cache->key_storage.narrow(2, column, 1).copy_(projected.keys);
-  cache->value_storage.narrow(2, column, 1).copy_(projected.values);
+  cache->key_storage.narrow(0, 0, batch)
+      .narrow(2, column, 1)
+      .copy_(projected.keys);
+  cache->value_storage.narrow(0, 0, batch)
+      .narrow(2, column, 1)
+      .copy_(projected.values);
   const int64_t columns = column + 1 - first_column;
-  // [batch, heads, columns, d_k]
+  // [cache_rows, heads, columns, d_k], read through self_rows
   torch::Tensor keys = cache->key_storage.narrow(2, first_column, columns);
   torch::Tensor values = cache->value_storage.narrow(2, first_column, columns);
-  torch::Tensor h = x + dropout_(self_attention_->Attend(projected.query, keys,
-                                                         values, self_bias));
+  torch::Tensor h =
+      x + dropout_(self_attention_->Attend(projected.query, keys, values,
+                                           self_bias, self_rows));
   torch::Tensor query =
       cross_attention_->ProjectQuery(cross_attention_norm_(h));
   h = h + dropout_(cross_attention_->Attend(query, cache->memory_keys,
-                                            cache->memory_values, source_bias));
+                                            cache->memory_values, source_bias,
+                                            memory_rows));
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));  // [batch, 1, d]
 }
 
@@ -247,6 +256,10 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
   state.self_bias_storage =
       at::zeros({batch, 1, 1, DecoderState::kInitialColumns}, memory.options());
   state.positions = at::zeros({batch}, memory.options().dtype(at::kLong));
+  state.self_rows = at::zeros({batch, DecoderState::kInitialColumns},
+                              state.positions.options());
+  state.memory_rows = at::arange(batch, state.positions.options());
+  state.source_capacity = memory.size(1);
   state.layers.resize(decoder_layers_->size());
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
@@ -260,6 +273,10 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
   const int64_t column = state->AddColumn();
   // Each row sees its own columns, this step's included.
   torch::Tensor self_bias = state->self_bias();  // [batch, 1, 1, columns]
+  // The cache rows each row reads: [batch, columns] and [batch, src_len].
+  const torch::Tensor self_rows = state->self_rows_in_use();
+  const torch::Tensor memory_rows = state->memory_rows.unsqueeze(1).expand(
+      {state->batch_size(), state->source_bias.size(3)});
   // Rows may be at different positions (they joined at different steps):
   // [batch] -> [batch, 1, d_model]. An index past the table throws.
   torch::Tensor x = embedding_dropout_(
@@ -268,8 +285,8 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
           .unsqueeze(1));
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     x = decoder_layers_[i]->as<DecoderLayer>()->Step(
-        x, state->source_bias, self_bias, state->first_column, column,
-        &state->layers[i]);
+        x, state->source_bias, self_bias, self_rows, memory_rows,
+        state->first_column, column, &state->layers[i]);
   }
   state->positions = state->positions + 1;
   return Generate(decoder_norm_(x)).squeeze(1);  // [batch, target_vocab]

@@ -74,9 +74,12 @@ class DecoderLayerImpl : public torch::nn::Module {
   // One step: x [batch, 1, d_model] is the newest position only; its keys
   // and values are written to cache column `column`, and it attends to
   // columns [first_column, column]. `self_bias` [batch, 1, 1, columns]
-  // covers those columns.
+  // covers those columns; row r reads column c in cache row self_rows[r][c]
+  // and its source in cache row memory_rows[r][·] ([batch, src_len]).
   torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_bias,
-                     const torch::Tensor& self_bias, int64_t first_column,
+                     const torch::Tensor& self_bias,
+                     const torch::Tensor& self_rows,
+                     const torch::Tensor& memory_rows, int64_t first_column,
                      int64_t column, DecoderLayerCache* cache);
 
  private:
