@@ -1,6 +1,7 @@
 #include "common/model/decoder_state.h"
 
 #include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/tensor.h>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -332,6 +334,56 @@ TEST(DecoderStateTest, ReorderAndGrowthKeepWhatRowsReadAndTheRoom) {
                           at::full({2, 2, 4, 3}, 20.0f)))
         << t;
   }
+}
+
+// The rows of a beam search read one copy of their source, in the state
+// that StartDecoding makes and after every Append, with room or without.
+TEST(DecoderStateTest, BeamRowsShareOneCopyOfTheirSource) {
+  // Two sources of three rows each, their keys 30 and 40.
+  DecoderState beams = FreshRows(2, 4, 30.0f);
+  for (auto member :
+       {&DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
+    beams.layers[0].*member =
+        at::cat({at::full({1, 2, 4, 3}, 30.0f), at::full({1, 2, 4, 3}, 40.0f)});
+  }
+  beams.memory_rows = at::tensor({0, 0, 0, 1, 1, 1}, at::kLong);
+  beams.positions = at::zeros({6}, at::kLong);
+  beams.self_rows = at::zeros({6, 16}, at::kLong);
+  beams.self_bias_storage = at::zeros({6, 1, 1, 16});
+  beams.source_bias = at::zeros({6, 1, 1, 4});
+  for (auto member :
+       {&DecoderLayerCache::key_storage, &DecoderLayerCache::value_storage}) {
+    beams.layers[0].*member = at::zeros({6, 2, 16, 3});
+  }
+  auto expect_sources = [](const DecoderState& state,
+                           const std::vector<float>& values) {
+    const Seen seen = SeenBy(state);
+    ASSERT_EQ(state.batch_size(), static_cast<int64_t>(values.size()));
+    for (size_t r = 0; r < values.size(); ++r) {
+      EXPECT_TRUE(at::equal(seen.layers[0][2][r].narrow(1, 0, 4),
+                            at::full({2, 4, 3}, values[r])))
+          << r;
+    }
+  };
+  DecoderState state = FiveRows();
+  state.Append(beams);  // No room: every source moves, each once.
+  EXPECT_EQ(state.layers[0].memory_keys.size(0), 2 * 11);
+  expect_sources(state, {0, 1, 2, 3, 4, 30, 30, 30, 40, 40, 40});
+  const void* memory_data = state.layers[0].memory_keys.data_ptr();
+  // The last rows move into the gaps: 30, 30, 40, 40, 40, 30.
+  state.RemoveRows({0, 1, 2, 3, 4});
+  state.Append(beams);  // Room: two cache rows written, read by six rows.
+  EXPECT_EQ(state.layers[0].memory_keys.data_ptr(), memory_data);
+  expect_sources(state, {30, 30, 40, 40, 40, 30, 30, 30, 30, 40, 40, 40});
+  state.Append(FreshRows(12, 4, 50.0f));  // No room: shared sources stay so.
+  std::vector<float> expected = {30, 30, 40, 40, 40, 30,
+                                 30, 30, 30, 40, 40, 40};
+  expected.insert(expected.end(), 12, 50.0f);
+  expect_sources(state, expected);
+  const torch::Tensor rows = state.memory_rows.contiguous();
+  const std::set<int64_t> distinct(rows.data_ptr<int64_t>(),
+                                   rows.data_ptr<int64_t>() + rows.numel());
+  EXPECT_EQ(distinct.size(), 4u + 12u);
 }
 
 // Append builds the merged state aside: a failure part-way through (here

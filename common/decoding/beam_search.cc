@@ -143,8 +143,7 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
   torch::Tensor expand =
       at::arange(batch, at::TensorOptions(at::kLong).device(device))
           .repeat_interleave(beam);
-  DecoderState state = model.StartDecoding(memory.index_select(0, expand),
-                                           source_mask.index_select(0, expand));
+  DecoderState state = model.StartDecoding(memory, source_mask, expand);
 
   // Sentence s of `active` has rows [s * beam, (s + 1) * beam).
   std::vector<std::pair<int64_t, SentenceSearch>> active;  // Input row, search.

@@ -237,13 +237,9 @@ std::vector<int64_t> ContinuousDecoder::Add(
   torch::Tensor source_tensor = MakeSourceTensor(source_ids, impl_->device);
   torch::Tensor source_mask = PaddingMask(source_tensor);
   torch::Tensor memory = impl_->model.Encode(source_tensor, source_mask);
-  if (expand.size() != sources.size()) {
-    // A beam group's rows share their source: [new rows, ...].
-    const torch::Tensor index = at::tensor(expand, at::kLong).to(impl_->device);
-    memory = memory.index_select(0, index);
-    source_mask = source_mask.index_select(0, index);
-  }
-  DecoderState added = impl_->model.StartDecoding(memory, source_mask);
+  // A beam group's rows share their source.
+  DecoderState added = impl_->model.StartDecoding(
+      memory, source_mask, at::tensor(expand, at::kLong).to(impl_->device));
 
   // Everything that can fail happens before the batch changes, or is undone.
   const int64_t first_row = static_cast<int64_t>(impl_->rows.size());

@@ -13,6 +13,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "common/model/single_query_attention.h"
@@ -82,20 +83,41 @@ torch::Tensor Widened(const torch::Tensor& view, int64_t size) {
                          view.strides(), view.storage_offset());
 }
 
-// The first `count` cache rows that no entry of `rows` [batch] names.
-torch::Tensor FreeRows(const torch::Tensor& rows, int64_t cache_rows,
-                       int64_t count) {
-  const torch::Tensor taken = rows.to(at::kCPU);
-  std::vector<char> used(cache_rows, 0);
-  for (int64_t i = 0; i < taken.numel(); ++i) {
-    used[taken.data_ptr<int64_t>()[i]] = 1;
-  }
+// The entries of a 1-D int64 tensor, on the host.
+std::vector<int64_t> HostValues(const torch::Tensor& tensor) {
+  const torch::Tensor host = tensor.to(at::kCPU).contiguous();
+  const int64_t* data = host.data_ptr<int64_t>();
+  return std::vector<int64_t>(data, data + host.numel());
+}
+
+// Up to `count` cache rows, of `cache_rows`, that no entry of `rows` names.
+std::vector<int64_t> FreeRows(const torch::Tensor& rows, int64_t cache_rows,
+                              int64_t count) {
+  std::vector<char> taken(cache_rows, 0);
+  for (int64_t row : HostValues(rows)) taken[row] = 1;
   std::vector<int64_t> free;
   for (int64_t row = 0; row < cache_rows && free.size() < size_t(count);
        ++row) {
-    if (!used[row]) free.push_back(row);
+    if (!taken[row]) free.push_back(row);
   }
-  return at::tensor(free, at::kLong).to(rows.device());
+  return free;
+}
+
+// The cache rows that `rows` names, each once, in order of first mention
+// (`distinct`), and `rows` renumbered to index into them (`renumbered`).
+struct DistinctRows {
+  std::vector<int64_t> distinct;
+  std::vector<int64_t> renumbered;
+};
+DistinctRows Distinct(const torch::Tensor& rows) {
+  DistinctRows result;
+  std::unordered_map<int64_t, int64_t> index;
+  for (int64_t row : HostValues(rows)) {
+    auto [it, added] = index.emplace(row, result.distinct.size());
+    if (added) result.distinct.push_back(row);
+    result.renumbered.push_back(it->second);
+  }
+  return result;
 }
 
 // Drops the cache columns before the oldest row of `state` joined and the
@@ -204,42 +226,57 @@ void DecoderState::Append(const DecoderState& other) {
   const int64_t kept = batch_size();
   const int64_t added = other.batch_size();
   const int64_t rows = kept + added;
+  const int64_t added_sources = other.layers.front().memory_keys.size(0);
   const int64_t kept_source = source_bias.size(3);
   const int64_t added_source = other.source_bias.size(3);
   const int64_t source_length = std::max(kept_source, added_source);
   const int64_t used = columns();
-  const bool has_room =
-      rows <= cache_rows() && source_length <= source_capacity;
+  const torch::TensorOptions ids = memory_rows.options();
+  const int64_t memory_cache_rows = layers.front().memory_keys.size(0);
+  const std::vector<int64_t> free =
+      FreeRows(memory_rows, memory_cache_rows, added_sources);
+  const bool has_room = rows <= cache_rows() &&
+                        static_cast<int64_t>(free.size()) == added_sources &&
+                        source_length <= source_capacity;
   // Everything goes into `merged` first, and into cache entries that no row
   // reads; only the final move touches this.
   DecoderState merged;
   merged.layers.resize(layers.size());
-  torch::Tensor added_memory_rows;  // Where the new rows' sources go.
+  torch::Tensor kept_memory;  // The cache rows of the kept sources to copy.
+  torch::Tensor added_memory_rows;  // Where the new sources go.
   if (has_room) {
     merged.source_capacity = source_capacity;
     merged.first_column = first_column;
     merged.end_column = end_column;
-    added_memory_rows = FreeRows(memory_rows, cache_rows(), added);
+    added_memory_rows = at::tensor(free, at::kLong).to(ids.device());
     // The new rows own none of the columns in use; their entries there
     // name row 0's cache rows (written ones, so that a gathered copy stays
     // finite). Their own columns are set by the steps that write them.
     merged.self_rows =
         at::cat({self_rows,
                  self_rows.narrow(0, 0, 1).expand({added, self_rows.size(1)})});
-    merged.memory_rows = at::cat({memory_rows, added_memory_rows});
+    merged.memory_rows = at::cat(
+        {memory_rows, added_memory_rows.index_select(0, other.memory_rows)});
   } else {
     // Room for as many rows again, and sources twice as long, so that most
     // admissions after this one write only their own rows. The columns in
     // use move to the front of storages with room to grow: storages that
     // only ever doubled would otherwise keep every column that rows now gone
-    // once used, and each later copy would carry them.
+    // once used, and each later copy would carry them. Each kept source is
+    // copied once, however many rows read it.
     merged.source_capacity = 2 * source_length;
     merged.first_column = 0;
     merged.end_column = used;
     const int64_t capacity = std::max(2 * used, kInitialColumns);
-    merged.self_rows = OwnRows(rows, capacity, self_rows.options());
-    merged.memory_rows = at::arange(rows, memory_rows.options());
-    added_memory_rows = merged.memory_rows.narrow(0, kept, added);
+    merged.self_rows = OwnRows(rows, capacity, ids);
+    const DistinctRows sources = Distinct(memory_rows);
+    const auto kept_sources = static_cast<int64_t>(sources.distinct.size());
+    kept_memory = at::tensor(sources.distinct, at::kLong).to(ids.device());
+    added_memory_rows =
+        at::arange(kept_sources, kept_sources + added_sources, ids);
+    merged.memory_rows =
+        at::cat({at::tensor(sources.renumbered, at::kLong).to(ids.device()),
+                 other.memory_rows + kept_sources});
   }
   const int64_t capacity = merged.self_rows.size(1);
   // The new rows own none of the columns in use: -inf there, 0 on the spare
@@ -251,7 +288,6 @@ void DecoderState::Append(const DecoderState& other) {
       {has_room ? self_bias_storage
                 : MovedBias(self_bias_storage, first_column, used, capacity),
        added_bias});
-  const int64_t merged_cache_rows = has_room ? cache_rows() : 2 * rows;
   for (size_t i = 0; i < layers.size(); ++i) {
     const DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
@@ -264,11 +300,11 @@ void DecoderState::Append(const DecoderState& other) {
         layer.*storage = mine.*storage;
         continue;
       }
-      // [cache_rows, heads, capacity, d_k]: each kept row's columns in use
-      // in its own cache row; the new rows' zeroed (finite, so that their
-      // -inf bias gives them exactly zero weight). Spare columns are written
-      // by the steps before any step reads them.
-      layer.*storage = NewBuffer(mine.*storage, merged_cache_rows, capacity);
+      // [2 * rows, heads, capacity, d_k]: each kept row's columns in use in
+      // its own cache row; the new rows' zeroed (finite, so that their -inf
+      // bias gives them exactly zero weight). Spare columns are written by
+      // the steps before any step reads them.
+      layer.*storage = NewBuffer(mine.*storage, 2 * rows, capacity);
       (layer.*storage)
           .narrow(0, 0, kept)
           .narrow(2, 0, used)
@@ -278,17 +314,17 @@ void DecoderState::Append(const DecoderState& other) {
     }
     for (auto memory :
          {&DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {
-      // [cache_rows, heads, src_len, d_k]
+      // [memory cache rows, heads, src_len, d_k]
       torch::Tensor& merged_memory = layer.*memory;
       if (has_room) {
         merged_memory = Widened(mine.*memory, source_length);
       } else {
         merged_memory =
-            NewBuffer(mine.*memory, merged_cache_rows, merged.source_capacity)
+            NewBuffer(mine.*memory, 2 * rows, merged.source_capacity)
                 .narrow(2, 0, source_length);
-        merged_memory.narrow(0, 0, kept)
+        merged_memory.narrow(0, 0, kept_memory.size(0))
             .narrow(2, 0, kept_source)
-            .copy_((mine.*memory).index_select(0, memory_rows));
+            .copy_((mine.*memory).index_select(0, kept_memory));
       }
       // Positions the kept sources did not have: padding, finite (its bias
       // is -inf) so that no NaN from a spare entry reaches a gathered copy.

@@ -11,8 +11,8 @@ namespace fanyi {
 // What one decoder layer remembers between decoding steps. Rows read their
 // entries through the tables of DecoderState (self_rows, memory_rows), so
 // that reordering rows (beams extending other beams, rows that end) copies
-// table entries instead of caches. Both caches have the same number of
-// cache rows, at least the batch: the spare ones are room for rows to join.
+// table entries instead of caches, and the rows of a beam search share one
+// source. Cache rows that no row reads are room for rows to join.
 struct DecoderLayerCache {
   // Self-attention keys and values of the steps so far, with spare columns
   // so that a step writes its column in place instead of copying the whole
@@ -20,9 +20,9 @@ struct DecoderLayerCache {
   // into cache row r; DecoderState says which columns are in use.
   torch::Tensor key_storage;
   torch::Tensor value_storage;
-  // Cross-attention keys and values of the sources, computed once per
-  // source: [cache_rows, heads, src_len, d_k], the first source positions of
-  // buffers of DecoderState::source_capacity.
+  // Cross-attention keys and values of the sources, computed and kept once
+  // per source: [memory cache rows, heads, src_len, d_k], the first source
+  // positions of buffers of DecoderState::source_capacity.
   torch::Tensor memory_keys;
   torch::Tensor memory_values;
 };
@@ -57,7 +57,7 @@ struct DecoderState {
   int64_t source_capacity = 0;
 
   int64_t batch_size() const;
-  // Rows the caches hold: the batch and the spare rows.
+  // Rows the self-attention caches hold: the batch and the spare rows.
   int64_t cache_rows() const;
 
   // Columns in use.
@@ -92,9 +92,9 @@ struct DecoderState {
   // from StartDecoding), after this state's rows: they own none of the
   // columns in use (-inf there), and sources are padded at the end to the
   // longer of the two. When the caches have room (cache rows and
-  // source_capacity), only the new rows' sources are written, into cache
-  // rows that no row reads; otherwise every row moves to caches with room
-  // for as many rows again and sources twice as long. The merged state is
+  // source_capacity), only the new sources are written, into cache rows
+  // that no row reads; otherwise every row moves to caches with room for as
+  // many rows again and sources twice as long. The merged state is
   // built aside (in entries no row reads) and swapped in, so when this
   // throws (out of memory, say) the state is left exactly as it was. Throws
   // std::invalid_argument when `other` has cache columns or another number

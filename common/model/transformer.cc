@@ -116,14 +116,15 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));
 }
 
-void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory,
+void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory, int64_t rows,
                                      int64_t capacity,
                                      DecoderLayerCache* cache) {
-  // [batch, heads, src_len, d_k] each
+  // [sources, heads, src_len, d_k] each
   std::tie(cache->memory_keys, cache->memory_values) =
       cross_attention_->ProjectKeysValues(memory);
   std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
-  shape[2] = capacity;  // [batch, heads, capacity, d_k]
+  shape[0] = rows;
+  shape[2] = capacity;  // [rows, heads, capacity, d_k]
   // Each column is written by its step before any step reads it.
   cache->key_storage = at::empty(shape, cache->memory_keys.options());
   cache->value_storage = at::empty(shape, cache->memory_keys.options());
@@ -249,21 +250,26 @@ torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
 }
 
 DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
-                                            const torch::Tensor& source_mask) {
+                                            const torch::Tensor& source_mask,
+                                            const torch::Tensor& sources) {
   DecoderState state;
-  const int64_t batch = memory.size(0);
-  state.source_bias = AttentionBias(source_mask, memory.scalar_type());
+  const torch::TensorOptions ids = memory.options().dtype(at::kLong);
+  // [batch]: the source of each row.
+  state.memory_rows =
+      sources.defined() ? sources : at::arange(memory.size(0), ids);
+  const int64_t batch = state.memory_rows.size(0);
+  // [batch, 1, 1, src_len]
+  state.source_bias = AttentionBias(source_mask, memory.scalar_type())
+                          .index_select(0, state.memory_rows);
   state.self_bias_storage =
       at::zeros({batch, 1, 1, DecoderState::kInitialColumns}, memory.options());
-  state.positions = at::zeros({batch}, memory.options().dtype(at::kLong));
-  state.self_rows = at::zeros({batch, DecoderState::kInitialColumns},
-                              state.positions.options());
-  state.memory_rows = at::arange(batch, state.positions.options());
+  state.positions = at::zeros({batch}, ids);
+  state.self_rows = at::zeros({batch, DecoderState::kInitialColumns}, ids);
   state.source_capacity = memory.size(1);
   state.layers.resize(decoder_layers_->size());
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
-        memory, DecoderState::kInitialColumns, &state.layers[i]);
+        memory, batch, DecoderState::kInitialColumns, &state.layers[i]);
   }
   return state;
 }

@@ -67,9 +67,10 @@ class DecoderLayerImpl : public torch::nn::Module {
                         const torch::Tensor& target_bias);
 
   // Projects the encoder output for cross-attention once per source, and
-  // allocates the self-attention cache of `capacity` columns.
-  void StartDecoding(const torch::Tensor& memory, int64_t capacity,
-                     DecoderLayerCache* cache);
+  // allocates the self-attention cache of `rows` rows and `capacity`
+  // columns.
+  void StartDecoding(const torch::Tensor& memory, int64_t rows,
+                     int64_t capacity, DecoderLayerCache* cache);
 
   // One step: x [batch, 1, d_model] is the newest position only; its keys
   // and values are written to cache column `column`, and it attends to
@@ -113,9 +114,13 @@ class TransformerImpl : public torch::nn::Module {
                            const torch::Tensor& memory,
                            const torch::Tensor& source_mask);
 
-  // Starts incremental decoding of `memory`.
+  // Starts incremental decoding of `memory` [sources, src_len, d_model]:
+  // one row per source, or with `sources` [rows] int64, a row for each entry
+  // decoding that source (a beam search group's rows share one; its
+  // cross-attention keys and values are computed and kept once).
   DecoderState StartDecoding(const torch::Tensor& memory,
-                             const torch::Tensor& source_mask);
+                             const torch::Tensor& source_mask,
+                             const torch::Tensor& sources = {});
 
   // Feeds only the newest token of each row, [batch], and returns the logits
   // of the next one, [batch, target_vocab]. Advances `state`.
