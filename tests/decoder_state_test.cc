@@ -336,6 +336,23 @@ TEST(DecoderStateTest, ReorderAndGrowthKeepWhatRowsReadAndTheRoom) {
   }
 }
 
+// Rows may join a state that every row has left, into the room it kept.
+TEST(DecoderStateTest, RowsJoinAStateEveryRowLeft) {
+  DecoderState state = FiveRows();
+  state.Append(FreshRows(1, 4, 10.0f));
+  state.ReorderRows({});
+  ASSERT_EQ(state.batch_size(), 0);
+  const void* key_data = state.layers[0].key_storage.data_ptr();
+  state.Append(FreshRows(2, 3, 20.0f));
+  EXPECT_EQ(state.layers[0].key_storage.data_ptr(), key_data);
+  ASSERT_EQ(state.batch_size(), 2);
+  const Seen seen = SeenBy(state);
+  EXPECT_TRUE(at::equal(seen.layers[0][2].narrow(2, 0, 3),
+                        at::full({2, 2, 3, 3}, 20.0f)));
+  EXPECT_TRUE(at::equal(seen.self_bias,
+                        at::full({2, 1, 1, state.columns()}, kMinusInfinity)));
+}
+
 // The rows of a beam search read one copy of their source, in the state
 // that StartDecoding makes and after every Append, with room or without.
 TEST(DecoderStateTest, BeamRowsShareOneCopyOfTheirSource) {

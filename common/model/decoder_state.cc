@@ -94,7 +94,7 @@ std::vector<int64_t> HostValues(const torch::Tensor& tensor) {
 std::vector<int64_t> FreeRows(const torch::Tensor& rows, int64_t cache_rows,
                               int64_t count) {
   std::vector<char> taken(cache_rows, 0);
-  for (int64_t row : HostValues(rows)) taken[row] = 1;
+  for (int64_t row : HostValues(rows)) taken.at(row) = 1;
   std::vector<int64_t> free;
   for (int64_t row = 0; row < cache_rows && free.size() < size_t(count);
        ++row) {
@@ -251,10 +251,13 @@ void DecoderState::Append(const DecoderState& other) {
     added_memory_rows = at::tensor(free, at::kLong).to(ids.device());
     // The new rows own none of the columns in use; their entries there
     // name row 0's cache rows (written ones, so that a gathered copy stays
-    // finite). Their own columns are set by the steps that write them.
+    // finite; cache row 0 itself when no row is left, which every step
+    // wrote). Their own columns are set by the steps that write them.
+    const torch::Tensor first_row =
+        kept > 0 ? self_rows.narrow(0, 0, 1)
+                 : at::zeros({1, self_rows.size(1)}, ids);
     merged.self_rows =
-        at::cat({self_rows,
-                 self_rows.narrow(0, 0, 1).expand({added, self_rows.size(1)})});
+        at::cat({self_rows, first_row.expand({added, self_rows.size(1)})});
     merged.memory_rows = at::cat(
         {memory_rows, added_memory_rows.index_select(0, other.memory_rows)});
   } else {
