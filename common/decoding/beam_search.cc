@@ -4,7 +4,6 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/log_softmax.h>
 #include <ATen/ops/tensor.h>
-#include <ATen/ops/topk.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/decoding/beam_candidates.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -159,36 +159,26 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
 
   while (!active.empty()) {
     // [rows, vocab]
-    torch::Tensor log_probs =
-        at::log_softmax(model.DecodeStep(last_tokens, &state), -1);
-    const int64_t vocab = log_probs.size(-1);
+    const torch::Tensor logits = model.DecodeStep(last_tokens, &state);
+    const int64_t vocab = logits.size(-1);
     std::vector<double> beam_scores;
     for (const auto& [row, search] : active) {
       beam_scores.insert(beam_scores.end(), search.beam_scores().begin(),
                          search.beam_scores().end());
     }
-    torch::Tensor previous =
-        at::tensor(beam_scores, at::kDouble).to(log_probs.options());
     const auto sentences = static_cast<int64_t>(active.size());
-    // [sentences, beam * vocab]: every continuation of every beam. The best
-    // 2·beam candidates always hold `beam` that do not end, since at most
-    // `beam` of them are </s>.
-    torch::Tensor totals =
-        (log_probs + previous.unsqueeze(1)).view({sentences, beam * vocab});
-    auto [top_scores, top_indices] =
-        at::topk(totals, std::min(2 * beam, beam * vocab), -1);
-    top_scores = top_scores.to(at::kCPU, at::kDouble).contiguous();
-    top_indices = top_indices.to(at::kCPU).contiguous();
-    const int64_t candidates = top_scores.size(1);
+    // The best 2·beam continuations of each sentence always hold `beam`
+    // that do not end, since at most `beam` of them are </s>.
+    const BeamCandidates top = TopBeamCandidates(logits, {}, beam_scores, beam);
 
     std::vector<int64_t> parent_rows;
     std::vector<int64_t> next_tokens;
     std::vector<std::pair<int64_t, SentenceSearch>> still_active;
     for (int64_t s = 0; s < sentences; ++s) {
       auto& [input_row, search] = active[s];
-      const auto extensions = search.Advance(
-          top_scores.data_ptr<double>() + s * candidates,
-          top_indices.data_ptr<int64_t>() + s * candidates, candidates, vocab);
+      const auto extensions =
+          search.Advance(top.totals.data() + s * top.count,
+                         top.indices.data() + s * top.count, top.count, vocab);
       if (search.done()) {
         results[input_row] = search.Best(options.n_best);  // Its rows leave.
         continue;

@@ -1,9 +1,7 @@
 #include "common/decoding/continuous_decoder.h"
 
 #include <ATen/ops/argmax.h>
-#include <ATen/ops/log_softmax.h>
 #include <ATen/ops/tensor.h>
-#include <ATen/ops/topk.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/decoding/beam_candidates.h"
 #include "common/decoding/beam_search.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/decoder_state.h"
@@ -130,35 +129,22 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
     scores.insert(scores.end(), sentence->search->beam_scores().begin(),
                   sentence->search->beam_scores().end());
   }
-  // [group rows, vocab]; no gather when the group holds every row in order
-  // (a batch of beam searches only, as in offline decoding).
+  // The group's rows of `logits`; none picked out when the group holds
+  // every row in order (a batch of beam searches only, as offline).
   bool every_row = group_rows.size() == rows.size();
   for (size_t i = 0; i < group_rows.size() && every_row; ++i) {
     every_row = group_rows[i] == static_cast<int64_t>(i);
   }
-  torch::Tensor log_probs = at::log_softmax(
-      every_row ? logits
-                : logits.index_select(
-                      0, at::tensor(group_rows, at::kLong).to(device)),
-      -1);
-  const int64_t vocab = log_probs.size(-1);
-  torch::Tensor previous =
-      at::tensor(scores, at::kDouble).to(log_probs.options());
+  if (every_row) group_rows.clear();
+  const BeamCandidates top =
+      TopBeamCandidates(logits, group_rows, scores, beam);
+  const int64_t vocab = logits.size(-1);
   const auto sentences_in_group = static_cast<int64_t>(group.size());
-  // [sentences, beam * vocab]: every continuation of every beam; the best
-  // 2·beam always hold `beam` that do not end.
-  torch::Tensor totals = (log_probs + previous.unsqueeze(1))
-                             .view({sentences_in_group, beam * vocab});
-  auto [top_scores, top_indices] =
-      at::topk(totals, std::min(2 * beam, beam * vocab), -1);
-  top_scores = top_scores.to(at::kCPU, at::kDouble).contiguous();
-  top_indices = top_indices.to(at::kCPU).contiguous();
-  const int64_t candidates = top_scores.size(1);
   for (int64_t s = 0; s < sentences_in_group; ++s) {
     Sentence& sentence = *group[s];
     const auto extensions = sentence.search->Advance(
-        top_scores.data_ptr<double>() + s * candidates,
-        top_indices.data_ptr<int64_t>() + s * candidates, candidates, vocab);
+        top.totals.data() + s * top.count, top.indices.data() + s * top.count,
+        top.count, vocab);
     if (sentence.search->done()) {
       finished.push_back(
           {sentence.handle, sentence.search->Best(1).front().ids});
@@ -292,7 +278,7 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
 
   StepPlan plan(rows.size());
   std::vector<int64_t> greedy_rows;
-  // Beam groups by beam size, each size searched with one topk.
+  // Beam groups by beam size, each size searched in one pass.
   std::map<int64_t, std::vector<Sentence*>> groups;
   if (impl_->beam_sentences == 0) {
     greedy_rows = plan.order;  // Every row.
