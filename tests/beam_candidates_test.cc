@@ -34,7 +34,8 @@ TEST(BeamCandidatesTest, PlainLoopsPickWhatTopkPicks) {
     ASSERT_EQ(aten.count, 6);
     EXPECT_EQ(loops.indices, aten.indices);
     for (size_t i = 0; i < loops.totals.size(); ++i) {
-      EXPECT_NEAR(loops.totals[i], aten.totals[i], 1e-9) << i;
+      // The log-sum-exp of float logits, in float.
+      EXPECT_NEAR(loops.totals[i], aten.totals[i], 1e-5) << i;
     }
     for (int64_t s = 0; s < 2; ++s) {
       for (int64_t k = 1; k < loops.count; ++k) {

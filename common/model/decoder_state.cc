@@ -174,7 +174,14 @@ int64_t DecoderState::AddColumn() {
     first_column = 0;
     end_column = used;
   }
-  self_rows.select(1, end_column).copy_(at::arange(batch, self_rows.options()));
+  // Row r writes the new column into cache row r.
+  if (self_rows.device().is_cpu()) {
+    int64_t* entry = self_rows.data_ptr<int64_t>() + end_column;
+    for (int64_t r = 0; r < batch; ++r) entry[r * self_rows.stride(0)] = r;
+  } else {
+    self_rows.select(1, end_column)
+        .copy_(at::arange(batch, self_rows.options()));
+  }
   return end_column++;
 }
 
