@@ -5,8 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-# Paths relative to the checkout in ccache keys: fresh clones reuse the cache.
+# Paths relative to the checkout in ccache keys, and the build folder's path
+# left out of them (ccache hashes it for -g builds): fresh clones anywhere
+# reuse the cache.
 export CCACHE_BASEDIR="$PWD"
+export CCACHE_NOHASHDIR=true
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -20,8 +20,11 @@ case "$sanitizer" in
 esac
 
 bash scripts/install-deps.sh
-# Paths relative to the checkout in ccache keys: fresh clones reuse the cache.
+# Paths relative to the checkout in ccache keys, and the build folder's path
+# left out of them (ccache hashes it for -g builds): fresh clones anywhere
+# reuse the cache.
 export CCACHE_BASEDIR="$PWD"
+export CCACHE_NOHASHDIR=true
 build_dir="${BUILD_DIR:-build-$label}"
 jobs="${JOBS:-$(nproc)}"
 # -O1: sanitizer reports keep usable stack traces and the tests stay fast.
