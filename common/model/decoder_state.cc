@@ -176,7 +176,8 @@ int64_t DecoderState::AddColumn() {
   }
   // Row r writes the new column into cache row r.
   if (self_rows.device().is_cpu()) {
-    int64_t* entry = self_rows.data_ptr<int64_t>() + end_column;
+    int64_t* entry =
+        self_rows.data_ptr<int64_t>() + end_column * self_rows.stride(1);
     for (int64_t r = 0; r < batch; ++r) entry[r * self_rows.stride(0)] = r;
   } else {
     self_rows.select(1, end_column)
