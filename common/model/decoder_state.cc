@@ -264,6 +264,7 @@ void DecoderState::Append(const DecoderState& other) {
     const torch::Tensor first_row =
         kept > 0 ? self_rows.narrow(0, 0, 1)
                  : at::zeros({1, self_rows.size(1)}, ids);
+    // [rows, capacity] and [rows]
     merged.self_rows =
         at::cat({self_rows, first_row.expand({added, self_rows.size(1)})});
     merged.memory_rows = at::cat(
@@ -279,19 +280,19 @@ void DecoderState::Append(const DecoderState& other) {
     merged.first_column = 0;
     merged.end_column = used;
     const int64_t capacity = std::max(2 * used, kInitialColumns);
-    merged.self_rows = OwnRows(rows, capacity, ids);
+    merged.self_rows = OwnRows(rows, capacity, ids);  // [rows, capacity]
     const DistinctRows sources = Distinct(memory_rows);
     const auto kept_sources = static_cast<int64_t>(sources.distinct.size());
     kept_memory = at::tensor(sources.distinct, at::kLong).to(ids.device());
     added_memory_rows =
         at::arange(kept_sources, kept_sources + added_sources, ids);
-    merged.memory_rows =
+    merged.memory_rows =  // [rows]
         at::cat({at::tensor(sources.renumbered, at::kLong).to(ids.device()),
                  other.memory_rows + kept_sources});
   }
   const int64_t capacity = merged.self_rows.size(1);
   // The new rows own none of the columns in use: -inf there, 0 on the spare
-  // ones they will write.
+  // ones they will write: [added, 1, 1, capacity], then [rows, 1, 1, capacity].
   torch::Tensor added_bias =
       at::zeros({added, 1, 1, capacity}, self_bias_storage.options());
   added_bias.narrow(3, merged.first_column, used).fill_(kMinusInfinity);
