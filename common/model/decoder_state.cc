@@ -75,6 +75,22 @@ torch::Tensor NewBuffer(const torch::Tensor& like, int64_t rows, int64_t size) {
   return at::empty({rows, like.size(1), size, like.size(3)}, like.options());
 }
 
+// A new buffer of `cache_rows` rows and `capacity` columns holding each row
+// of `state`'s columns in use of `storage` [·, heads, ·, d_k] (read through
+// its table) at the front of the row's own cache row: [cache_rows, heads,
+// capacity, d_k]. The rest is uninitialised.
+torch::Tensor ColumnsInOwnRows(const DecoderState& state,
+                               const torch::Tensor& storage, int64_t cache_rows,
+                               int64_t capacity) {
+  torch::Tensor moved = NewBuffer(storage, cache_rows, capacity);
+  moved.narrow(0, 0, state.batch_size())
+      .narrow(2, 0, state.columns())
+      .copy_(GatherCacheRows(
+          storage.narrow(2, state.first_column, state.columns()),
+          state.self_rows_in_use()));
+  return moved;
+}
+
 // The first `size` source positions (dimension 2) of the buffer whose
 // beginning `view` [rows, heads, ·, d_k] is: the view widened over spare
 // positions. as_strided checks that the buffer holds them.
@@ -156,17 +172,11 @@ int64_t DecoderState::AddColumn() {
   if (end_column == capacity) {
     const int64_t used = columns();
     const int64_t grown = std::max(2 * used, kInitialColumns);
-    const torch::Tensor rows_in_use = self_rows_in_use();
     for (DecoderLayerCache& layer : layers) {
       for (torch::Tensor* storage :
            {&layer.key_storage, &layer.value_storage}) {
         // Spare columns are written by the steps before any step reads them.
-        torch::Tensor moved = NewBuffer(*storage, storage->size(0), grown);
-        moved.narrow(0, 0, batch)
-            .narrow(2, 0, used)
-            .copy_(GatherCacheRows(storage->narrow(2, first_column, used),
-                                   rows_in_use));
-        *storage = moved;
+        *storage = ColumnsInOwnRows(*this, *storage, storage->size(0), grown);
       }
     }
     self_rows = OwnRows(batch, grown, self_rows.options());
@@ -241,11 +251,14 @@ void DecoderState::Append(const DecoderState& other) {
   const int64_t used = columns();
   const torch::TensorOptions ids = memory_rows.options();
   const int64_t memory_cache_rows = layers.front().memory_keys.size(0);
+  // Free cache rows for the new sources are looked for (on the host) only
+  // when the rest fits.
+  const bool fits = rows <= cache_rows() && source_length <= source_capacity;
   const std::vector<int64_t> free =
-      FreeRows(memory_rows, memory_cache_rows, added_sources);
-  const bool has_room = rows <= cache_rows() &&
-                        static_cast<int64_t>(free.size()) == added_sources &&
-                        source_length <= source_capacity;
+      fits ? FreeRows(memory_rows, memory_cache_rows, added_sources)
+           : std::vector<int64_t>();
+  const bool has_room =
+      fits && static_cast<int64_t>(free.size()) == added_sources;
   // Everything goes into `merged` first, and into cache entries that no row
   // reads; only the final move touches this.
   DecoderState merged;
@@ -316,12 +329,8 @@ void DecoderState::Append(const DecoderState& other) {
       // its own cache row; the new rows' zeroed (finite, so that their -inf
       // bias gives them exactly zero weight). Spare columns are written by
       // the steps before any step reads them.
-      layer.*storage = NewBuffer(mine.*storage, 2 * rows, capacity);
-      (layer.*storage)
-          .narrow(0, 0, kept)
-          .narrow(2, 0, used)
-          .copy_(GatherCacheRows((mine.*storage).narrow(2, first_column, used),
-                                 self_rows_in_use()));
+      layer.*storage =
+          ColumnsInOwnRows(*this, mine.*storage, 2 * rows, capacity);
       (layer.*storage).narrow(0, kept, added).narrow(2, 0, used).zero_();
     }
     for (auto memory :
