@@ -9,6 +9,9 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
+  # Sentence breaks (ICU) and Simplified/Traditional Chinese (OpenCC, with
+  # its dictionaries).
+  libicu-dev libopencc-dev libopencc-data
   curl unzip
   # TLS: certificate checks in the server (libssl-dev) and the throwaway
   # certificates tests/tls_test.cc makes (openssl).

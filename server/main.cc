@@ -32,8 +32,18 @@ ABSL_FLAG(int, max_batch_delay_ms, 0,
           "decode, texts join them at the next step.");
 ABSL_FLAG(int, max_queue, 1024,
           "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
-ABSL_FLAG(int, max_input_tokens, 256,
-          "Texts with more source tokens are rejected.");
+ABSL_FLAG(int, max_input_chars, 20000,
+          "Texts with more characters are rejected (checked before the text "
+          "is read further).");
+ABSL_FLAG(int, max_request_sentences, 512,
+          "Sentences (and clauses of long sentences) per request, over all "
+          "its texts; more are rejected.");
+ABSL_FLAG(int, max_sentence_tokens, 0,
+          "Sentences with more source tokens are translated clause by clause "
+          "(0: the model's longest training sentence, within its length "
+          "caps).");
+ABSL_FLAG(int, max_glossary_entries, 256,
+          "Glossary and do-not-translate terms per request, at most.");
 ABSL_FLAG(int, beam_size, 4,
           "Beam size for requests that ask for none (1 = greedy).");
 ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
@@ -85,7 +95,10 @@ int main(int argc, char** argv) {
   options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
   options.max_batch_delay_ms = absl::GetFlag(FLAGS_max_batch_delay_ms);
   options.max_queue = absl::GetFlag(FLAGS_max_queue);
-  options.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
+  options.max_input_chars = absl::GetFlag(FLAGS_max_input_chars);
+  options.max_request_sentences = absl::GetFlag(FLAGS_max_request_sentences);
+  options.max_glossary_entries = absl::GetFlag(FLAGS_max_glossary_entries);
+  options.max_sentence_tokens = absl::GetFlag(FLAGS_max_sentence_tokens);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);

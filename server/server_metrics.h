@@ -44,6 +44,12 @@ class ServerMetrics {
   // its last token (other rows share the steps, so this is a latency, not a
   // cost), and its tokens in fanyi_generated_tokens_total.
   void ObserveDecode(double decode_seconds, int generated_tokens);
+  // One text translated: its sentences (fanyi_sentences_total), source
+  // words the vocabulary lacks (fanyi_unknown_words_total), verbatim spans
+  // the model did not place (fanyi_unplaced_spans_total) and sentences or
+  // clauses cut by the length cap (fanyi_capped_translations_total).
+  void ObserveText(int sentences, int unknown_words, int unplaced_spans,
+                   int capped);
   // Requests waiting in the batcher's queue right now.
   void SetQueueDepth(int depth);
   // Sets fanyi_model_info{version,device} = 1.
@@ -56,6 +62,10 @@ class ServerMetrics {
   prometheus::Histogram& decode_duration_;
   prometheus::Histogram& batch_size_;
   prometheus::Counter& generated_tokens_;
+  prometheus::Counter& sentences_;
+  prometheus::Counter& unknown_words_;
+  prometheus::Counter& unplaced_spans_;
+  prometheus::Counter& capped_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& requests_in_flight_;
   prometheus::Family<prometheus::Gauge>& model_info_;

@@ -54,8 +54,14 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.max_batch_delay_ms < 0) {
     throw std::invalid_argument("max_batch_delay_ms must not be negative");
   }
-  if (options.max_input_tokens < 1) {
-    throw std::invalid_argument("max_input_tokens must be at least 1");
+  if (options.max_input_chars < 1) {
+    throw std::invalid_argument("max_input_chars must be at least 1");
+  }
+  if (options.max_request_sentences < 1) {
+    throw std::invalid_argument("max_request_sentences must be at least 1");
+  }
+  if (options.max_glossary_entries < 0) {
+    throw std::invalid_argument("max_glossary_entries must not be negative");
   }
   if (options.beam_size < 1 || options.max_beam_size < options.beam_size) {
     throw std::invalid_argument(
@@ -141,6 +147,7 @@ void TranslationServer::LoadModel(const ServerOptions& options) {
   workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
   threads_per_worker_ = std::max(1, threads / workers_);
   translator_options.threads = threads_per_worker_;
+  translator_options.max_sentence_tokens = options.max_sentence_tokens;
   try {
     translator_ = Translator::Load(options.model_dir, translator_options);
   } catch (const std::exception& e) {
@@ -177,11 +184,14 @@ void TranslationServer::StartGrpc(
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   ServiceOptions service_options;
-  service_options.max_input_tokens = options.max_input_tokens;
-  // A TranslateBatch is queued whole, so one larger than the queue could
-  // never be: it is refused as too large instead.
+  service_options.max_input_chars = options.max_input_chars;
+  service_options.max_glossary_entries = options.max_glossary_entries;
+  // A request's sentences are queued whole, so more than the queue holds
+  // could never be: they are refused as too many instead.
+  service_options.max_request_sentences =
+      std::min(options.max_request_sentences, options.max_queue);
   service_options.max_batch_texts =
-      std::min(options.max_batch_texts, options.max_queue);
+      std::min(options.max_batch_texts, service_options.max_request_sentences);
   service_options.default_beam_size = options.beam_size;
   service_options.max_beam_size = options.max_beam_size;
   service_ = std::make_unique<TranslationService>(service_options, *translator_,

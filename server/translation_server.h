@@ -36,7 +36,12 @@ struct ServerOptions {
                                 // it; decoding rows admit texts at once.
   int max_queue = 1024;         // Queued texts beyond this get
                                 // RESOURCE_EXHAUSTED.
-  int max_input_tokens = 256;   // Longer texts get INVALID_ARGUMENT.
+  int max_input_chars = 20000;  // Longer texts get INVALID_ARGUMENT.
+  int max_request_sentences = 512;  // Sentences and clauses per request, at
+                                    // most (and at most max_queue).
+  int max_glossary_entries = 256;   // Glossary terms per request, at most.
+  int max_sentence_tokens = 0;  // Longer sentences are translated in clauses;
+                                // 0 = what the model does well.
   int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most
                                 // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).

@@ -14,10 +14,30 @@ namespace {
 constexpr char kTranslateMethod[] = "Translate";
 constexpr char kTranslateBatchMethod[] = "TranslateBatch";
 
+// True when the client's deadline has already passed.
+bool DeadlinePassed(const grpc::CallbackServerContext& context) {
+  return context.deadline() <= std::chrono::system_clock::now();
+}
+
+// Lets the batcher drop the rows of an RPC the client has cancelled. The
+// context outlives the request's rows: the RPC is finished only after the
+// batcher has answered each of them.
+RequestBatcher::CancelledPredicate CancellationOf(
+    grpc::CallbackServerContext* context) {
+  return [context] { return context->IsCancelled(); };
+}
+
+grpc::Status DeadlineStatus() {
+  return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                      "deadline passed before the request was queued");
+}
+
+}  // namespace
+
 // Completes one RPC exactly once: records its metrics, then finishes the
 // reactor. Metrics are recorded first so that a client that has its answer
 // also sees it counted.
-class RpcCompletion {
+class TranslationService::RpcCompletion {
  public:
   RpcCompletion(const char* method, grpc::ServerUnaryReactor* reactor,
                 ServerMetrics& metrics)
@@ -44,39 +64,35 @@ class RpcCompletion {
   const std::chrono::steady_clock::time_point start_;
 };
 
-// True when the client's deadline has already passed.
-bool DeadlinePassed(const grpc::CallbackServerContext& context) {
-  return context.deadline() <= std::chrono::system_clock::now();
-}
-
-// Lets the batcher drop the rows of an RPC the client has cancelled. The
-// context outlives the request's rows: the RPC is finished only after the
-// batcher has answered each of them.
-RequestBatcher::CancelledPredicate CancellationOf(
-    grpc::CallbackServerContext* context) {
-  return [context] { return context->IsCancelled(); };
-}
-
-grpc::Status DeadlineStatus() {
-  return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                      "deadline passed before the request was queued");
-}
-
-// Shared by the per-text completions of one TranslateBatch RPC.
-struct BatchCallState {
-  BatchCallState(RpcCompletion rpc_completion, int texts)
-      : completion(rpc_completion), remaining(texts) {}
+// One RPC's texts while their parts (sentences, clauses) decode: shared by
+// the parts' completions; the last one assembles the translations and
+// finishes the RPC.
+struct TranslationService::CallState {
+  CallState(RpcCompletion rpc_completion, std::vector<PreparedText> prepared,
+            std::vector<v1::Translation*> outputs, bool batch)
+      : completion(rpc_completion),
+        texts(std::move(prepared)),
+        translations(std::move(outputs)),
+        batch_call(batch) {
+    for (const PreparedText& text : texts) {
+      targets.emplace_back(text.parts.size());
+      remaining += static_cast<int>(text.parts.size());
+    }
+  }
 
   const RpcCompletion completion;
-  // Set by the first text that fails; its siblings then count as cancelled
-  // and leave the decoder at the next step.
+  const std::vector<PreparedText> texts;
+  const std::vector<v1::Translation*> translations;  // One per text.
+  const bool batch_call;  // Errors name texts[i] in a TranslateBatch.
+  // Set by the first part that fails; the other parts then count as
+  // cancelled and leave the decoder at the next step.
   std::atomic<bool> failed{false};
   std::mutex mutex;
-  int remaining;             // Guarded by mutex: texts not yet completed.
+  // Guarded by mutex: each part's target ids, [text][part].
+  std::vector<std::vector<std::vector<int64_t>>> targets;
+  int remaining = 0;         // Guarded by mutex: parts not yet completed.
   grpc::Status first_error;  // Guarded by mutex: the failure that came first.
 };
-
-}  // namespace
 
 TranslationService::TranslationService(const ServiceOptions& options,
                                        const Translator& translator,
@@ -96,27 +112,19 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
     completion.Finish(DeadlineStatus());
     return reactor;
   }
-  EncodedSource source;
-  if (grpc::Status status = validator_.Validate(*request, &source);
+  std::vector<PreparedText> texts;
+  if (grpc::Status status = validator_.Validate(*request, &texts);
       !status.ok()) {
     completion.Finish(status);
     return reactor;
   }
-  const int beam_size = source.beam_size;
-  const int source_token_count = static_cast<int>(source.ids.size());
-  batcher_.Submit(
-      std::move(source), context->deadline(), CancellationOf(context),
-      [this, completion, response, source_token_count, beam_size](
-          const grpc::Status& decode_status, std::vector<int64_t> target_ids) {
-        if (!decode_status.ok()) {
-          completion.Finish(decode_status);
-          return;
-        }
-        response->set_model_version(translator_.model_version());
-        response->set_beam_size(beam_size);
-        completion.Finish(FillTranslation(target_ids, source_token_count,
-                                          response->mutable_translation()));
-      });
+  response->set_model_version(translator_.model_version());
+  response->set_beam_size(texts.front().parts.front().beam_size);
+  if (texts.front().script) {
+    response->set_script(ScriptToProto(*texts.front().script));
+  }
+  Submit(context, completion, std::move(texts),
+         {response->mutable_translation()}, /*batch_call=*/false);
   return reactor;
 }
 
@@ -137,70 +145,115 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
     return reactor;
   }
   // Validate everything first so a bad text costs no decoding.
-  std::vector<EncodedSource> sources;
-  if (grpc::Status status = validator_.Validate(*request, &sources);
+  std::vector<PreparedText> texts;
+  if (grpc::Status status = validator_.Validate(*request, &texts);
       !status.ok()) {
     completion.Finish(status);
     return reactor;
   }
-
-  const int text_count = static_cast<int>(sources.size());
-  const int beam_size = sources.front().beam_size;
   response->set_model_version(translator_.model_version());
-  response->set_beam_size(beam_size);
-  // Pre-sized so each completion writes only its own element.
-  for (int i = 0; i < text_count; ++i) response->add_translations();
-  auto state = std::make_shared<BatchCallState>(completion, text_count);
-  std::vector<PendingRequest> requests(text_count);
-  for (int i = 0; i < text_count; ++i) {
-    const int source_token_count = static_cast<int>(sources[i].ids.size());
-    requests[i].source = std::move(sources[i]);
-    requests[i].deadline = context->deadline();
-    requests[i].cancelled = [context, state] {
-      return state->failed.load() || context->IsCancelled();
-    };
-    requests[i].done = [this, state, response, i, source_token_count](
-                           const grpc::Status& decode_status,
-                           std::vector<int64_t> target_ids) {
-      grpc::Status status = decode_status;
-      if (status.ok()) {
-        status = FillTranslation(target_ids, source_token_count,
-                                 response->mutable_translations(i));
-      }
-      std::unique_lock<std::mutex> lock(state->mutex);
-      // The first failure is the cause; the CANCELLED of the siblings it
-      // stopped is not.
-      if (!status.ok() && !state->failed.exchange(true)) {
-        state->first_error = grpc::Status(
-            status.error_code(),
-            "texts[" + std::to_string(i) + "]: " + status.error_message());
-      }
-      if (--state->remaining > 0) return;
-      const grpc::Status final_status = state->first_error;
-      lock.unlock();
-      state->completion.Finish(final_status);
-    };
+  response->set_beam_size(texts.front().parts.front().beam_size);
+  if (texts.front().script) {
+    response->set_script(ScriptToProto(*texts.front().script));
   }
-  // All texts are queued or none is: a full queue refuses the whole batch
+  // Pre-sized so each text's assembly writes only its own element.
+  std::vector<v1::Translation*> outputs;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    outputs.push_back(response->add_translations());
+  }
+  Submit(context, completion, std::move(texts), std::move(outputs),
+         /*batch_call=*/true);
+  return reactor;
+}
+
+void TranslationService::Submit(grpc::CallbackServerContext* context,
+                                const RpcCompletion& completion,
+                                std::vector<PreparedText> texts,
+                                std::vector<v1::Translation*> outputs,
+                                bool batch_call) {
+  auto state = std::make_shared<CallState>(completion, std::move(texts),
+                                           std::move(outputs), batch_call);
+  std::vector<PendingRequest> requests;
+  for (std::size_t t = 0; t < state->texts.size(); ++t) {
+    for (std::size_t part = 0; part < state->texts[t].parts.size(); ++part) {
+      PendingRequest request;
+      request.source = state->texts[t].parts[part];
+      request.deadline = context->deadline();
+      request.cancelled = [context, state] {
+        return state->failed.load() || context->IsCancelled();
+      };
+      request.done = [this, state, t, part](const grpc::Status& decode_status,
+                                            std::vector<int64_t> target_ids) {
+        PartDone(*state, t, part, decode_status, std::move(target_ids));
+      };
+      requests.push_back(std::move(request));
+    }
+  }
+  // Every part is queued or none: a full queue refuses the whole call
   // before anything decodes.
   if (grpc::Status status = batcher_.SubmitAll(requests); !status.ok()) {
     completion.Finish(status);
   }
-  return reactor;
+}
+
+void TranslationService::PartDone(CallState& state, std::size_t text,
+                                  std::size_t part,
+                                  const grpc::Status& decode_status,
+                                  std::vector<int64_t> target_ids) const {
+  std::unique_lock<std::mutex> lock(state.mutex);
+  // The first failure is the cause; the CANCELLED of the siblings it
+  // stopped is not.
+  if (!decode_status.ok() && !state.failed.exchange(true)) {
+    state.first_error =
+        state.batch_call
+            ? grpc::Status(decode_status.error_code(),
+                           "texts[" + std::to_string(text) +
+                               "]: " + decode_status.error_message())
+            : decode_status;
+  }
+  state.targets[text][part] = std::move(target_ids);
+  if (--state.remaining > 0) return;
+  lock.unlock();
+  // The last part: every other completion has run, so the state is ours.
+  grpc::Status status = state.first_error;
+  for (std::size_t t = 0; t < state.texts.size() && status.ok(); ++t) {
+    status = FillTranslation(state.texts[t], state.targets[t],
+                             state.translations[t]);
+    if (!status.ok() && state.batch_call) {
+      status =
+          grpc::Status(status.error_code(), "texts[" + std::to_string(t) +
+                                                "]: " + status.error_message());
+    }
+  }
+  state.completion.Finish(status);
 }
 
 grpc::Status TranslationService::FillTranslation(
-    const std::vector<int64_t>& target_ids, int source_token_count,
+    const PreparedText& text,
+    const std::vector<std::vector<int64_t>>& part_targets,
     v1::Translation* translation) const {
+  TextTranslation assembled;
   try {
-    translation->set_text(translator_.DecodeTarget(target_ids));
+    assembled = translator_.Assemble(text, part_targets);
   } catch (const std::exception& e) {
     return grpc::Status(
         grpc::StatusCode::INTERNAL,
-        std::string("detokenizing the translation failed: ") + e.what());
+        std::string("assembling the translation failed: ") + e.what());
   }
-  translation->set_source_token_count(source_token_count);
-  translation->set_generated_token_count(static_cast<int>(target_ids.size()));
+  translation->set_text(std::move(assembled.text));
+  translation->set_source_token_count(assembled.source_token_count);
+  translation->set_generated_token_count(assembled.generated_token_count);
+  translation->set_sentence_count(assembled.sentence_count);
+  translation->set_split_sentence_count(assembled.split_sentence_count);
+  translation->set_capped_count(assembled.capped_part_count);
+  for (const std::string& word : assembled.unknown_words) {
+    translation->add_unknown_words(word);
+  }
+  translation->set_unplaced_span_count(assembled.unplaced_span_count);
+  metrics_.ObserveText(assembled.sentence_count,
+                       static_cast<int>(assembled.unknown_words.size()),
+                       assembled.unplaced_span_count,
+                       assembled.capped_part_count);
   return grpc::Status::OK;
 }
 

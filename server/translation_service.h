@@ -1,7 +1,10 @@
 #ifndef FANYI_SERVER_TRANSLATION_SERVICE_H_
 #define FANYI_SERVER_TRANSLATION_SERVICE_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/decoding/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
@@ -35,16 +38,35 @@ class TranslationService final : public v1::Translator::CallbackService {
   // validates every text before queueing any, and queues all of them or
   // none. The first text that fails cancels the others, and the RPC fails
   // with its error.
+  //
+  // Both methods cut each text into sentences (Translator::Prepare), decode
+  // every sentence as its own row and join the results in the text's
+  // layout.
   grpc::ServerUnaryReactor* TranslateBatch(
       grpc::CallbackServerContext* context,
       const v1::TranslateBatchRequest* request,
       v1::TranslateBatchResponse* response) override;
 
  private:
-  // Fills `translation` from decoded target ids; INTERNAL if that fails.
-  grpc::Status FillTranslation(const std::vector<int64_t>& target_ids,
-                               int source_token_count,
-                               v1::Translation* translation) const;
+  class RpcCompletion;  // Finishes one RPC exactly once, metrics first.
+  struct CallState;     // One RPC's texts while their parts decode.
+
+  // Queues every part of `texts` (all or none); their translations go to
+  // `outputs`, one per text, and the last part to finish completes the RPC.
+  void Submit(grpc::CallbackServerContext* context,
+              const RpcCompletion& completion, std::vector<PreparedText> texts,
+              std::vector<v1::Translation*> outputs, bool batch_call);
+  // Records one part's result; the last part of the call assembles every
+  // text and finishes the RPC.
+  void PartDone(CallState& state, std::size_t text, std::size_t part,
+                const grpc::Status& decode_status,
+                std::vector<int64_t> target_ids) const;
+  // Fills `translation` from the decoded parts of `text`; INTERNAL if that
+  // fails.
+  grpc::Status FillTranslation(
+      const PreparedText& text,
+      const std::vector<std::vector<int64_t>>& part_targets,
+      v1::Translation* translation) const;
 
   const RequestValidator validator_;
   const Translator& translator_;

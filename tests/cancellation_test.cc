@@ -98,7 +98,8 @@ class CancellationTest : public ::testing::TestWithParam<int> {
     options.beam_size = kDefaultBeam;
     options.max_beam_size = kDefaultBeam;
     options.max_batch_delay_ms = 0;
-    options.max_input_tokens = 128;
+    // The whole text is one row, translated to the length cap.
+    options.max_sentence_tokens = 128;
     options.threads = 1;
     options.device = "cpu";
     server_ = TranslationServer::Start(options).release();

@@ -12,6 +12,7 @@
 
 #include "common/eval/bleu.h"
 #include "common/text/parallel_corpus.h"
+#include "common/text/script_converter.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -113,9 +114,13 @@ TEST_P(EvalBeamTest, ScoresItsOwnTranslationsOfMemorisedPairs) {
                output_path, "--beam_size", std::to_string(beam_size)});
   ASSERT_EQ(result.exit_code, 0) << result.output;
 
-  Strings references;
+  // The first score is against the references in the translations'
+  // (Simplified) script; the raw references get their own line.
+  const ScriptConverter to_simplified(ChineseScript::kSimplified);
+  Strings references, raw_references;
   for (const SentencePair& pair : ReadParallelTsv(pairs_path).pairs) {
-    references.push_back(pair.target);
+    references.push_back(to_simplified.Convert(pair.target));
+    raw_references.push_back(pair.target);
   }
   ASSERT_EQ(references.size(), 30u);
   const Strings hypotheses = ReadLines(output_path);
@@ -127,8 +132,17 @@ TEST_P(EvalBeamTest, ScoresItsOwnTranslationsOfMemorisedPairs) {
   EXPECT_EQ(PrintedNumber(result.output, "chrF2 = "),
             TwoDecimals(CorpusChrf(hypotheses, references)))
       << result.output;
-  // The tiny model memorises its training pairs.
+  const BleuScore raw_bleu =
+      CorpusBleu(hypotheses, raw_references, BleuTokenizer::kZh);
+  EXPECT_EQ(PrintedNumber(result.output, "raw references: BLEU = "),
+            TwoDecimals(raw_bleu.score))
+      << result.output;
+  EXPECT_NE(result.output.find("translations mix Simplified and Traditional"),
+            std::string::npos)
+      << result.output;
+  // The tiny model memorises its training pairs, written in one script.
   EXPECT_GT(bleu.score, 80.0) << result.output;
+  EXPECT_LT(raw_bleu.score, bleu.score) << result.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(GreedyAndBeam, EvalBeamTest, ::testing::Values(1, 4),

@@ -33,7 +33,8 @@ using testing_util::HttpGet;
 using testing_util::StatusCodeName;
 
 constexpr int kMaxMessageBytes = 2 << 20;
-constexpr int kMaxInputTokens = 64;
+constexpr int kMaxInputChars = 4096;
+constexpr int kMaxRequestSentences = 64;
 
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no
 // surrogates, nothing above U+10FFFF). Written here independently of
@@ -83,7 +84,8 @@ class HostileInputTest : public ::testing::Test {
     options.model_dir = *model_dir_;
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
-    options.max_input_tokens = kMaxInputTokens;
+    options.max_input_chars = kMaxInputChars;
+    options.max_request_sentences = kMaxRequestSentences;
     options.max_message_bytes = kMaxMessageBytes;
     options.threads = 1;
     options.device = "cpu";
@@ -167,23 +169,34 @@ TEST_F(HostileInputTest, OddTextsGetAClearStatusAndTheServerStaysHealthy) {
       {"surrogate", "\xED\xA0\x80", invalid, "UTF-8"},
       {"above U+10FFFF", "\xF4\x90\x80\x80", invalid, "UTF-8"},
       {"truncated sequence", "tea \xE4\xB8", invalid, "UTF-8"},
-      // One word, so one (unknown) token.
-      {"1 MB of 'a'", std::string(1 << 20, 'a'), ok, ""},
-      {"1 MB of '!'", std::string(1 << 20, '!'), invalid, "tokens"},
-      {"1 MB of 'a '",
-       [] {
-         std::string text;
-         while (text.size() < (1u << 20)) text += "a ";
-         return text;
-       }(),
-       invalid, "tokens"},
+      // Over the character limit: refused before anything reads the text.
+      {"1 MB of 'a'", std::string(1 << 20, 'a'), invalid, "characters"},
       {"1 MB of U+4E2D",
        [] {
          std::string text;
          while (text.size() < (1u << 20)) text += "\u4E2D";
          return text;
        }(),
-       invalid, "tokens"},
+       invalid, "characters"},
+      {"4097 characters of U+00E9",
+       [] {
+         std::string text;
+         for (int i = 0; i <= kMaxInputChars; ++i) text += "\u00E9";
+         return text;
+       }(),
+       invalid, "characters"},
+      // Within it: one long word is one (unknown) token; a run-on sentence
+      // is translated in clauses; more clauses than a request may hold are
+      // refused.
+      {"4000 'a'", std::string(4000, 'a'), ok, ""},
+      {"400 'a '",
+       [] {
+         std::string text;
+         while (text.size() < 400) text += "a ";
+         return text;
+       }(),
+       ok, ""},
+      {"4000 '!'", std::string(4000, '!'), invalid, "sentences"},
       {"over max_message_bytes", std::string(kMaxMessageBytes + 1024, 'a'),
        StatusCode::RESOURCE_EXHAUSTED, ""},
   };

@@ -29,7 +29,7 @@
 namespace fanyi {
 namespace {
 
-constexpr int kMaxInputTokens = 32;
+constexpr int kMaxInputChars = 400;
 
 using testing_util::BinaryPath;
 using testing_util::CommandResult;
@@ -78,7 +78,7 @@ class ServerTest : public ::testing::Test {
     options.metrics_listen = "127.0.0.1:0";
     // Long enough that concurrent callers reliably share a batch.
     options.max_batch_delay_ms = 50;
-    options.max_input_tokens = kMaxInputTokens;
+    options.max_input_chars = kMaxInputChars;
     options.max_batch_texts = 8;
     options.max_beam_size = 4;
     options.threads = 1;
@@ -247,9 +247,9 @@ TEST_F(ServerTest, BeamSizeIsChosenPerRequestAndCapped) {
   EXPECT_NE(status.error_message().find("beam_size"), std::string::npos);
 }
 
-std::string TooManyTokens() {
+std::string TooManyCharacters() {
   std::string text;
-  for (int i = 0; i < kMaxInputTokens + 8; ++i) text += "tea ";
+  while (text.size() <= kMaxInputChars) text += "tea ";
   return text;
 }
 
@@ -262,7 +262,7 @@ TEST_F(ServerTest, InvalidTextsAreRejectedWithReasons) {
   const std::vector<Case> cases = {
       {"empty", "", "empty"},
       {"invalid UTF-8", std::string("caf\xC3\x28 \xFF", 7), "UTF-8"},
-      {"too many tokens", TooManyTokens(), "limit"},
+      {"too many characters", TooManyCharacters(), "characters"},
   };
   auto stub = NewStub(server_->grpc_port());
   for (const Case& test_case : cases) {

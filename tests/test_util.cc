@@ -38,6 +38,8 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
   options.model.d_ff = 16;
   options.model.heads = 2;
   options.model.max_positions = 64;
+  // Tiny corpora: every token counts, or most would be <unk>.
+  options.vocab_min_count = 1;
   options.threads = 1;
   options.device = "cpu";
   options.show_progress = false;

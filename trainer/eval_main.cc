@@ -1,5 +1,7 @@
 // fanyi-eval: translates a test set with a checkpoint and scores it with
-// sacreBLEU's BLEU and chrF2 definitions.
+// sacreBLEU's BLEU and chrF2 definitions; for Chinese, against references
+// converted to the translations' script and as written, and counts
+// translations that mix scripts.
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -11,8 +13,10 @@
 #include "absl/flags/usage.h"
 #include "common/decoding/translator.h"
 #include "common/eval/corpus_evaluation.h"
+#include "common/eval/script_purity.h"
 #include "common/model/cpu_threading.h"
 #include "common/text/parallel_corpus.h"
+#include "common/text/script_converter.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, model_dir, "",
@@ -114,8 +118,33 @@ int Run() {
             << translation.generated_tokens / translation.seconds
             << " target tokens/s\n";
   if (!references.empty()) {
+    // Chinese translations come in Simplified script: the references are
+    // scored converted to it, and as they are.
+    std::vector<std::string> converted = references;
+    if (translator->writes_chinese()) {
+      const fanyi::ScriptConverter to_simplified(
+          fanyi::ChineseScript::kSimplified);
+      for (std::string& reference : converted) {
+        reference = to_simplified.Convert(reference);
+      }
+    }
     std::cout << fanyi::DescribeScore(fanyi::ScoreCorpus(
-        translation.hypotheses, references, translator->target_language()));
+        translation.hypotheses, converted, translator->target_language()));
+    if (translator->writes_chinese()) {
+      const fanyi::CorpusScore raw = fanyi::ScoreCorpus(
+          translation.hypotheses, references, translator->target_language());
+      std::cout << "raw references: BLEU = "
+                << fanyi::FormatScore(raw.bleu.score)
+                << ", chrF2 = " << fanyi::FormatScore(raw.chrf) << "\n";
+      const fanyi::ScriptPurity purity;
+      int mixed = 0;
+      for (const std::string& hypothesis : translation.hypotheses) {
+        mixed += purity.Mixes(hypothesis);
+      }
+      std::cout << "script: " << mixed << " of "
+                << translation.hypotheses.size()
+                << " translations mix Simplified and Traditional forms\n";
+    }
   }
   return translation.failed > 0 ? 2 : 0;
 }

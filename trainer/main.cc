@@ -31,7 +31,12 @@ ABSL_FLAG(int64_t, warmup, 800, "Learning-rate warm-up steps.");
 ABSL_FLAG(double, lr_factor, 2.0,
           "Factor on the paper's learning-rate schedule.");
 ABSL_FLAG(double, label_smoothing, 0.1, "Label smoothing.");
-ABSL_FLAG(int64_t, vocab_min_count, 1, "Minimum count for a vocabulary entry.");
+ABSL_FLAG(int64_t, vocab_min_count, 2,
+          "Minimum count for a vocabulary entry (rarer tokens train <unk>).");
+ABSL_FLAG(std::string, target_script, "simplified",
+          "Chinese targets: simplified (normalize with OpenCC) or keep.");
+ABSL_FLAG(bool, placeholders, true,
+          "Carry numbers, codes and URLs both sides share as placeholders.");
 ABSL_FLAG(int64_t, vocab_max_size, 0,
           "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
@@ -74,6 +79,8 @@ int main(int argc, char** argv) {
   options.lr_factor = absl::GetFlag(FLAGS_lr_factor);
   options.label_smoothing = absl::GetFlag(FLAGS_label_smoothing);
   options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
+  options.target_script = absl::GetFlag(FLAGS_target_script);
+  options.placeholders = absl::GetFlag(FLAGS_placeholders);
   options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
   options.average_last = absl::GetFlag(FLAGS_average_last);

@@ -15,6 +15,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +28,8 @@
 #include "common/model/checkpoint_averaging.h"
 #include "common/model/device.h"
 #include "common/text/parallel_corpus.h"
+#include "common/text/placeholders.h"
+#include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
 #include "trainer/token_batches.h"
@@ -178,6 +181,8 @@ void TrainingOptions::Validate() const {
   require(label_smoothing >= 0 && label_smoothing < 1,
           "--label_smoothing must be in [0, 1)");
   require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
+  require(target_script == "simplified" || target_script == "keep",
+          "--target_script must be simplified or keep");
   require(validate_every_epochs >= 1,
           "--validate_every_epochs must be at least 1");
   require(average_last >= 0, "--average_last must not be negative");
@@ -193,6 +198,7 @@ struct Trainer::State {
   Checkpoint checkpoint;  // Model, vocabularies and provenance.
   EncodedCorpus train;
   EncodedCorpus dev;
+  std::vector<SentencePair> raw_dev_pairs;  // Normalized script only.
   std::unique_ptr<torch::optim::Adam> optimizer;
   std::ofstream json_log;
   int64_t step = 0;
@@ -212,6 +218,11 @@ struct Trainer::State {
   }
 
   void ReadData();
+  // Writes the Chinese side in one script and puts placeholders in place of
+  // the spans both sides share (options.target_script, .placeholders);
+  // keeps the dev pairs, before placeholders, in raw_dev_pairs.
+  void NormalizePairs(std::vector<SentencePair>* train_pairs,
+                      std::vector<SentencePair>* dev_pairs);
   void BuildModel();
   void Resume();
   // Trains one epoch or until the budget ends; returns mean train loss.
@@ -235,6 +246,35 @@ struct Trainer::State {
                     int64_t batch_index, int64_t batches, bool write_json);
 };
 
+void Trainer::State::NormalizePairs(std::vector<SentencePair>* train_pairs,
+                                    std::vector<SentencePair>* dev_pairs) {
+  const bool chinese = options.target_language == "zh" ||
+                       options.target_language == "cmn" ||
+                       options.target_language == "yue";
+  checkpoint.target_script =
+      chinese && options.target_script == "simplified" ? "simplified" : "";
+  std::optional<ScriptConverter> to_simplified;
+  if (!checkpoint.target_script.empty()) {
+    to_simplified.emplace(ChineseScript::kSimplified);
+  }
+  // Up to 8 spans per sentence; rarer counts would not be learned.
+  const PlaceholderMasker masker({}, 8);
+  int64_t masked_pairs = 0;
+  for (std::vector<SentencePair>* pairs : {train_pairs, dev_pairs}) {
+    for (SentencePair& pair : *pairs) {
+      if (to_simplified) pair.target = to_simplified->Convert(pair.target);
+      if (pairs == dev_pairs) raw_dev_pairs.push_back(pair);
+      if (!options.placeholders) continue;
+      auto [source, target] = masker.MaskPair(pair.source, pair.target);
+      if (pairs == train_pairs && source != pair.source) ++masked_pairs;
+      pair.source = std::move(source);
+      pair.target = std::move(target);
+    }
+  }
+  log << "data: target script " << (chinese ? options.target_script : "n/a")
+      << "; " << masked_pairs << " training pairs with placeholders\n";
+}
+
 void Trainer::State::ReadData() {
   Tokenizer source_tokenizer(options.source_language);
   Tokenizer target_tokenizer(options.target_language);
@@ -256,6 +296,7 @@ void Trainer::State::ReadData() {
   std::vector<SentencePair> train_pairs, dev_pairs;
   result.skipped_train_lines = read(options.train_path, &train_pairs);
   read(options.dev_path, &dev_pairs);
+  NormalizePairs(&train_pairs, &dev_pairs);
 
   std::vector<std::vector<std::string>> train_sources, train_targets;
   for (const SentencePair& pair : train_pairs) {
@@ -271,12 +312,16 @@ void Trainer::State::ReadData() {
   // Pairs that do not fit the position table cannot be trained on.
   const int64_t max_tokens = options.model.max_positions - 1;
   int64_t too_long = 0;
+  checkpoint.longest_source_tokens = 0;
   for (size_t i = 0; i < train_pairs.size(); ++i) {
     if (static_cast<int64_t>(train_sources[i].size()) > max_tokens ||
         static_cast<int64_t>(train_targets[i].size()) > max_tokens) {
       ++too_long;
       continue;
     }
+    checkpoint.longest_source_tokens =
+        std::max<int64_t>(checkpoint.longest_source_tokens,
+                          static_cast<int64_t>(train_sources[i].size()));
     train.sources.push_back(
         checkpoint.source_vocabulary.Encode(train_sources[i]));
     train.targets.push_back(
@@ -295,6 +340,10 @@ void Trainer::State::ReadData() {
     target.resize(std::min<size_t>(target.size(), max_tokens));
     dev.sources.push_back(std::move(source));
     dev.targets.push_back(std::move(target));
+  }
+  // Dev BLEU translates the raw sources as the server would, against the
+  // references in the script the model writes.
+  for (const SentencePair& pair : raw_dev_pairs) {
     dev.texts.push_back(pair.source);
     dev.references.push_back(pair.target);
   }

@@ -24,9 +24,18 @@ struct TrainingOptions {
   int64_t warmup_steps = 800;          // Linear warm-up of the learning rate.
   double lr_factor = 2.0;              // Scales the paper's schedule.
   double label_smoothing = 0.1;        // Mass spread over the other tokens.
-  int64_t vocab_min_count = 1;         // Rarer tokens become <unk>.
-  int64_t vocab_max_size = 0;          // Including specials; 0 = unlimited.
-  int64_t validate_every_epochs = 1;   // Dev loss/BLEU and saves every N.
+  // Rarer tokens become <unk>; 2 so that <unk> itself is trained (words seen
+  // once stand for the words a user sends that training never saw).
+  int64_t vocab_min_count = 2;
+  // The script the Chinese side is normalized to before training:
+  // "simplified" (OpenCC), or "keep" to train on the corpus as it is.
+  std::string target_script = "simplified";
+  // Replace numbers, codes, URLs and copied Latin words that both sides of
+  // a pair share with placeholders (text/placeholders.h), so that the model
+  // learns to carry them across.
+  bool placeholders = true;
+  int64_t vocab_max_size = 0;         // Including specials; 0 = unlimited.
+  int64_t validate_every_epochs = 1;  // Dev loss/BLEU and saves every N.
   int64_t average_last = 5;     // Keep the last N saves in epochs/ and, when
                                 // training ends, write their average to
                                 // averaged/ (best/ too if it scores higher on

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/decoding/text_translation.h"
 
 namespace fanyi {
 
@@ -19,6 +20,10 @@ struct TranslatorOptions {
   double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
   int length_offset = 10;  // ... + length_offset, never above the hard cap.
   double length_penalty = 1.0;  // GNMT α for beam search (docs/quality.md).
+  // Longer sentences are translated in clauses (SplitIntoClauses). 0 = the
+  // longest the model does well: its longest training sentence, and no
+  // longer than its length caps let a translation grow.
+  int max_sentence_tokens = 0;
 };
 
 struct Checkpoint;
@@ -38,9 +43,27 @@ class Translator {
       const Checkpoint& checkpoint, const TranslatorOptions& options);
   ~Translator();
 
-  // Tokenizes `text` and maps it to source ids. Throws std::invalid_argument
-  // for invalid UTF-8 or text with no tokens.
+  // Tokenizes `text` as one sentence, as it is, and maps it to source ids
+  // (for benchmarks of the decoder alone). Throws std::invalid_argument for
+  // invalid UTF-8, text with no tokens or more than the model takes.
   EncodedSource EncodeSource(std::string_view text) const;
+
+  // Cuts `text` into sentences (and sentences too long for the model into
+  // clauses), replaces the spans that pass through (numbers, codes, URLs,
+  // glossary terms, unknown words) by placeholders, and encodes each part
+  // with `options.beam_size`. Throws std::invalid_argument for invalid
+  // UTF-8, a text with nothing to translate, a bad glossary, a glossary for
+  // a model trained without placeholders, or a script for a target other
+  // than Chinese.
+  PreparedText Prepare(std::string_view text, const TextOptions& options) const;
+
+  // Puts the decoded parts of `text` (one target per part, as TranslateIds
+  // returns them) back together: detokenized, in the asked script, spans
+  // restored, sentences joined in the text's layout. Throws
+  // std::invalid_argument when the counts differ.
+  TextTranslation Assemble(
+      const PreparedText& text,
+      const std::vector<std::vector<int64_t>>& part_targets) const;
 
   // Decodes a batch of sources of any lengths, each with its own beam size,
   // all on one ContinuousDecoder; returns the target ids of each source
@@ -56,7 +79,12 @@ class Translator {
   // Turns target ids into natural text (detokenized).
   std::string DecodeTarget(const std::vector<int64_t>& target_ids) const;
 
-  // Translates texts end to end (encode, batch decode, detokenize).
+  // Translates whole texts end to end (Prepare, one batch of every part,
+  // Assemble).
+  std::vector<TextTranslation> TranslateTexts(
+      const std::vector<std::string>& texts, const TextOptions& options);
+
+  // The translations alone, in Simplified script for a Chinese target.
   std::vector<std::string> Translate(const std::vector<std::string>& texts,
                                      int beam_size = 1);
 
@@ -66,6 +94,13 @@ class Translator {
   std::string device_name() const;
   // Target language code of the model (picks the BLEU tokenization).
   const std::string& target_language() const;
+  // True for a Chinese target, whose script TextOptions::script picks.
+  bool writes_chinese() const;
+  // Sentences longer than this many tokens are translated in clauses.
+  int max_sentence_tokens() const;
+  // Spans per sentence that can pass through (0 for a model trained
+  // without placeholders).
+  int max_placeholders() const;
 
  private:
   struct Impl;

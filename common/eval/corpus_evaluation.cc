@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 namespace fanyi {
 
@@ -17,31 +18,50 @@ CorpusTranslation TranslateCorpus(Translator& translator,
   result.hypotheses.resize(sources.size());
   result.errors.resize(sources.size());
 
-  std::vector<EncodedSource> encoded(sources.size());
-  std::vector<size_t> order;
+  // Every sentence (or clause) of every source is one part; parts of
+  // similar length decode together.
+  TextOptions options;
+  options.beam_size = beam_size;
+  std::vector<PreparedText> prepared(sources.size());
+  std::vector<std::vector<std::vector<int64_t>>> targets(sources.size());
+  std::vector<std::pair<size_t, size_t>> order;  // (source, part)
   for (size_t i = 0; i < sources.size(); ++i) {
     try {
-      encoded[i] = translator.EncodeSource(sources[i]);
-      encoded[i].beam_size = beam_size;
-      order.push_back(i);
+      prepared[i] = translator.Prepare(sources[i], options);
     } catch (const std::invalid_argument& error) {
       result.errors[i] = error.what();
       ++result.failed;
+      continue;
+    }
+    targets[i].resize(prepared[i].parts.size());
+    for (size_t part = 0; part < prepared[i].parts.size(); ++part) {
+      order.emplace_back(i, part);
     }
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return encoded[a].ids.size() < encoded[b].ids.size();
-  });
+  const auto length = [&](const std::pair<size_t, size_t>& at) {
+    return prepared[at.first].parts[at.second].ids.size();
+  };
+  std::stable_sort(
+      order.begin(), order.end(),
+      [&](const auto& a, const auto& b) { return length(a) < length(b); });
   for (size_t begin = 0; begin < order.size(); begin += batch_size) {
     const size_t end = std::min(order.size(), begin + batch_size);
     std::vector<EncodedSource> batch;
-    for (size_t k = begin; k < end; ++k) batch.push_back(encoded[order[k]]);
-    const auto targets = translator.TranslateIds(batch);
     for (size_t k = begin; k < end; ++k) {
-      const auto& ids = targets[k - begin];
-      result.generated_tokens += static_cast<int64_t>(ids.size());
-      result.hypotheses[order[k]] = translator.DecodeTarget(ids);
+      batch.push_back(prepared[order[k].first].parts[order[k].second]);
     }
+    auto batch_targets = translator.TranslateIds(batch);
+    for (size_t k = begin; k < end; ++k) {
+      targets[order[k].first][order[k].second] =
+          std::move(batch_targets[k - begin]);
+    }
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!result.errors[i].empty()) continue;
+    const TextTranslation translation =
+        translator.Assemble(prepared[i], targets[i]);
+    result.generated_tokens += translation.generated_token_count;
+    result.hypotheses[i] = translation.text;
   }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -57,6 +77,12 @@ CorpusScore ScoreCorpus(const std::vector<std::string>& hypotheses,
   score.bleu = CorpusBleu(hypotheses, references, score.tokenizer);
   score.chrf = CorpusChrf(hypotheses, references);
   return score;
+}
+
+std::string FormatScore(double score) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f", score);
+  return text;
 }
 
 std::string DescribeScore(const CorpusScore& score) {

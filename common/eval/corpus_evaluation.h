@@ -20,10 +20,12 @@ struct CorpusTranslation {
   double seconds = 0;                   // Wall time of encoding + decoding.
 };
 
-// Translates `sources` in batches of `batch_size` sentences of similar length
-// (sorting by length keeps padding and wasted steps low). A source that
-// cannot be encoded (invalid UTF-8, too long) gets an empty hypothesis and
-// its error; the others are unaffected.
+// Translates `sources` as the server does (Translator::Prepare and
+// Assemble: sentences, clauses, placeholders, Simplified script), decoding
+// their parts in batches of `batch_size` parts of similar length (sorting by
+// length keeps padding and wasted steps low). A source that cannot be
+// prepared (invalid UTF-8, nothing to translate) gets an empty hypothesis
+// and its error; the others are unaffected.
 CorpusTranslation TranslateCorpus(Translator& translator,
                                   const std::vector<std::string>& sources,
                                   int batch_size, int beam_size);
@@ -40,6 +42,9 @@ struct CorpusScore {
 CorpusScore ScoreCorpus(const std::vector<std::string>& hypotheses,
                         const std::vector<std::string>& references,
                         const std::string& target_language);
+
+// `score` with two decimals, as the reports print it ("25.10").
+std::string FormatScore(double score);
 
 // "BLEU = 25.10 58.2/31.0/18.4/11.2 (BP = 1.000 ratio = 1.013 hyp_len = ...
 // ref_len = ...)\nchrF2 = 23.40\n" plus a line naming the tokenization.

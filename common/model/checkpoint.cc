@@ -191,6 +191,8 @@ void SaveCheckpoint(
       {"model_version", checkpoint.model_version},
       {"source_language", checkpoint.source_language},
       {"target_language", checkpoint.target_language},
+      {"target_script", checkpoint.target_script},
+      {"longest_source_tokens", checkpoint.longest_source_tokens},
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
@@ -233,6 +235,14 @@ Checkpoint LoadCheckpoint(const std::string& path,
   checkpoint.source_language = config["source_language"].get<std::string>();
   checkpoint.target_language = config["target_language"].get<std::string>();
   checkpoint.training = config.value("training", nlohmann::json::object());
+  // Both optional: checkpoints written before them load as before.
+  try {
+    checkpoint.target_script = config.value("target_script", std::string());
+    checkpoint.longest_source_tokens =
+        config.value("longest_source_tokens", int64_t{0});
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(config_path.string() + ": " + error.what());
+  }
   ModelConfig model_config;
   try {
     model_config = ModelConfigFromJson(config.at("model"));

@@ -23,6 +23,12 @@ struct Checkpoint {
   std::string model_version;    // Identifies this model in responses/metrics.
   std::string source_language;  // e.g. "en"; picks the source tokenizer.
   std::string target_language;  // e.g. "zh"; picks the target tokenizer.
+  // The script the trainer wrote the Chinese side in ("simplified"), or ""
+  // when it kept the corpus as it was (checkpoints from before the field).
+  std::string target_script;
+  // The longest training source in tokens; 0 when unknown. Longer sentences
+  // are translated in clauses.
+  int64_t longest_source_tokens = 0;
   // Start as the four specials only (a vocabulary built from no data).
   Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
   Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);

@@ -124,6 +124,16 @@ std::size_t ScanPunctuation(const std::u32string& text, std::size_t i,
   return end;
 }
 
+// The end of the placeholder token (｟12｠, see text/placeholders.h) at `i`,
+// or `i` when there is none.
+std::size_t PlaceholderEnd(const std::u32string& text, std::size_t i) {
+  if (text[i] != 0xFF5F) return i;
+  std::size_t end = i + 1;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+  if (end == i + 1 || end >= text.size() || text[end] != 0xFF60) return i;
+  return end + 1;
+}
+
 // Decodes a token for layout decisions; invalid UTF-8 (tokens do not come
 // from Tokenize) is laid out like an unknown symbol instead of failing.
 std::u32string DecodeToken(const std::string& token) {
@@ -213,6 +223,9 @@ std::vector<std::string> Tokenizer::Tokenize(std::string_view text) const {
     const char32_t c = decoded[i];
     if (IsSpace(c) || IsControl(c)) {
       ++i;
+    } else if (const std::size_t end = PlaceholderEnd(decoded, i); end > i) {
+      PushToken(decoded, i, end, &tokens);
+      i = end;
     } else if (IsLetterOrDigit(c)) {
       // Word mode splits contractions; character mode keeps latin runs whole.
       i = character_mode_ ? ScanLatinRun(decoded, i, &tokens)

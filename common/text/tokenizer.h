@@ -25,8 +25,9 @@ namespace fanyi {
 // together, and every other character (punctuation, quotes, CJK characters)
 // is its own token.
 //
-// In both modes whitespace separates tokens and is dropped, and control
-// characters (NUL, DEL, C1) are dropped.
+// In both modes whitespace separates tokens and is dropped, control
+// characters (NUL, DEL, C1) are dropped, and a placeholder (`｟1｠`, see
+// text/placeholders.h) is one token.
 class Tokenizer {
  public:
   // Creates a tokenizer for an ISO 639 language code such as "en" or "zh".

@@ -6,9 +6,10 @@
 // dropped (gRPC would reject them before the service sees them). The texts
 // are proto `bytes`, so invalid UTF-8 does reach the validator. Properties:
 //   - the status is OK or INVALID_ARGUMENT, never INTERNAL, never a crash;
-//   - on OK every text was encoded into 1..max_input_tokens ids within the
-//     source vocabulary, with a beam size in [1, max_beam_size], and a batch
-//     has one source per text;
+//   - on OK every text was prepared into parts of 1..max_sentence_tokens ids
+//     within the source vocabulary, with a beam size in [1, max_beam_size],
+//     at most max_request_sentences parts in all, and a batch has one
+//     prepared text per text;
 //   - a text that is empty or not UTF-8, or a negative beam size, is refused.
 // The translator is a random tiny model (it is never run: validation only
 // tokenizes and looks tokens up); the limits are small so they are reached.
@@ -32,7 +33,8 @@
 namespace fanyi::fuzzing {
 namespace {
 
-constexpr int kMaxInputTokens = 12;
+constexpr int kMaxInputChars = 64;
+constexpr int kMaxRequestSentences = 6;
 constexpr int kMaxBatchTexts = 4;
 constexpr int kMaxBeamSize = 3;
 
@@ -68,7 +70,8 @@ Fixture* MakeFixture() {
   checkpoint.model->eval();
 
   auto* fixture = new Fixture;
-  fixture->options.max_input_tokens = kMaxInputTokens;
+  fixture->options.max_input_chars = kMaxInputChars;
+  fixture->options.max_request_sentences = kMaxRequestSentences;
   fixture->options.max_batch_texts = kMaxBatchTexts;
   fixture->options.default_beam_size = 2;
   fixture->options.max_beam_size = kMaxBeamSize;
@@ -98,14 +101,26 @@ void CheckStatusCode(const grpc::Status& status) {
 
 void CheckSource(const Fixture& fixture, const EncodedSource& source) {
   FuzzCheck(!source.ids.empty(), "accepted a text with no tokens");
-  FuzzCheck(static_cast<int>(source.ids.size()) <= kMaxInputTokens,
-            "accepted a text over the token limit");
+  FuzzCheck(static_cast<int>(source.ids.size()) <=
+                fixture.translator->max_sentence_tokens(),
+            "a part longer than the model takes");
   for (int64_t id : source.ids) {
     FuzzCheck(id >= 0 && id < fixture.source_vocab_size,
               "source id " + std::to_string(id) + " outside the vocabulary");
   }
   FuzzCheck(source.beam_size >= 1 && source.beam_size <= kMaxBeamSize,
             "beam size " + std::to_string(source.beam_size) + " out of range");
+}
+
+// A prepared text: at least one part, each valid, and as many sentences as
+// its layout.
+void CheckText(const Fixture& fixture, const PreparedText& text) {
+  FuzzCheck(!text.parts.empty(), "accepted a text with nothing to translate");
+  FuzzCheck(text.parts.size() <= kMaxRequestSentences,
+            "accepted too many sentences");
+  FuzzCheck(text.layout.gaps.size() == text.layout.sentences.size() + 1,
+            "a layout without a gap around each sentence");
+  for (const EncodedSource& part : text.parts) CheckSource(fixture, part);
 }
 
 // True when the validator must refuse `text` whatever the limits.
@@ -116,11 +131,12 @@ bool TextIsUnusable(const std::string& text) {
 void CheckTranslate(const Fixture& fixture, const uint8_t* data, size_t size) {
   v1::TranslateRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return;
-  EncodedSource source;
-  const grpc::Status status = fixture.validator->Validate(request, &source);
+  std::vector<PreparedText> texts;
+  const grpc::Status status = fixture.validator->Validate(request, &texts);
   CheckStatusCode(status);
   if (!status.ok()) return;
-  CheckSource(fixture, source);
+  FuzzCheck(texts.size() == 1, "one prepared text expected");
+  CheckText(fixture, texts.front());
   FuzzCheck(request.beam_size() >= 0, "accepted a negative beam size");
   FuzzCheck(!TextIsUnusable(request.text()),
             "accepted an empty or non-UTF-8 text");
@@ -130,22 +146,25 @@ void CheckTranslateBatch(const Fixture& fixture, const uint8_t* data,
                          size_t size) {
   v1::TranslateBatchRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return;
-  std::vector<EncodedSource> sources;
-  const grpc::Status status = fixture.validator->Validate(request, &sources);
+  std::vector<PreparedText> texts;
+  const grpc::Status status = fixture.validator->Validate(request, &texts);
   CheckStatusCode(status);
   if (!status.ok()) return;
   FuzzCheck(request.texts_size() >= 1 && request.texts_size() <= kMaxBatchTexts,
             "accepted a batch of " + std::to_string(request.texts_size()));
-  FuzzCheck(static_cast<int>(sources.size()) == request.texts_size(),
-            "one source per text expected");
+  FuzzCheck(static_cast<int>(texts.size()) == request.texts_size(),
+            "one prepared text per text expected");
   FuzzCheck(request.beam_size() >= 0, "accepted a negative beam size");
+  std::size_t parts = 0;
   for (int i = 0; i < request.texts_size(); ++i) {
-    CheckSource(fixture, sources[i]);
-    FuzzCheck(sources[i].beam_size == sources[0].beam_size,
+    CheckText(fixture, texts[i]);
+    parts += texts[i].parts.size();
+    FuzzCheck(texts[i].parts[0].beam_size == texts[0].parts[0].beam_size,
               "texts of one request got different beam sizes");
     FuzzCheck(!TextIsUnusable(request.texts(i)),
               "accepted an empty or non-UTF-8 text");
   }
+  FuzzCheck(parts <= kMaxRequestSentences, "accepted too many sentences");
 }
 
 }  // namespace

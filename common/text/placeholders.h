@@ -1,0 +1,91 @@
+// Spans that pass through translation verbatim (numbers, prices, times,
+// codes, URLs, e-mail addresses, unknown names) or with a fixed translation
+// (glossary terms), by way of placeholder tokens.
+#ifndef FANYI_COMMON_TEXT_PLACEHOLDERS_H_
+#define FANYI_COMMON_TEXT_PLACEHOLDERS_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fanyi {
+
+// The placeholder token for the `index`-th span of a sentence (from 1):
+// "｟1｠", "｟2｠", ... (OpenNMT's placeholder brackets, U+FF5F and U+FF60,
+// which the tokenizers keep as one token).
+std::string PlaceholderToken(int index);
+
+// The index of a placeholder token, or 0 when `token` is not one.
+int PlaceholderIndex(std::string_view token);
+
+// A source term with a fixed translation; an empty target keeps the term as
+// written (do not translate).
+struct GlossaryEntry {
+  std::string source;
+  std::string target;
+};
+
+// A sentence with its spans replaced by placeholders.
+struct MaskedSentence {
+  std::string text;  // The sentence with ｟1｠, ｟2｠, ... in place of spans.
+  // restorations[k - 1] is what ｟k｠ becomes in the translation: the span as
+  // written, or a glossary term's target.
+  std::vector<std::string> restorations;
+  // Words masked because the vocabulary lacks them, as written.
+  std::vector<std::string> unknown_words;
+};
+
+// Finds the spans of a sentence that must come through translation as they
+// are: glossary terms (matched case-insensitively on word boundaries, the
+// longest first), URLs (http://, https://, www.), e-mail addresses, and
+// words holding a digit (numbers, decimals, times, dates, prices with their
+// currency sign and percent sign, flight and product codes such as BA2490
+// or X-100). Replaces each with a placeholder in order of appearance, up to
+// `max_placeholders` per sentence (later spans stay as text).
+class PlaceholderMasker {
+ public:
+  // Throws std::invalid_argument for an empty glossary source term or a
+  // negative `max_placeholders`.
+  PlaceholderMasker(std::vector<GlossaryEntry> glossary, int max_placeholders);
+
+  // Masks the spans of `sentence` (valid UTF-8). `is_unknown` (may be
+  // empty) is asked about every other word, lowercased; words it calls
+  // unknown are masked too, so that names the model never saw pass through.
+  MaskedSentence Mask(
+      std::string_view sentence,
+      const std::function<bool(const std::string&)>& is_unknown = {}) const;
+
+  // For a training pair: masks the source spans (glossary aside) that the
+  // target also has, written the same, or for numbers with the same digits
+  // ("1,000" and "1000"), and Latin words the target copies ("iPhone"),
+  // each with one placeholder on both sides, so that the model learns to
+  // carry placeholders across. Spans the target lacks stay as text.
+  std::pair<std::string, std::string> MaskPair(std::string_view source,
+                                               std::string_view target) const;
+
+ private:
+  std::vector<GlossaryEntry> glossary_;
+  std::vector<std::u32string> glossary_keys_;  // Lowercased sources.
+  int max_placeholders_;
+};
+
+// A translation with its placeholders replaced.
+struct RestoredText {
+  std::string text;
+  // Spans whose placeholder the translation lacked: appended at its end
+  // (before closing punctuation), so that nothing is lost.
+  int unplaced = 0;
+};
+
+// Replaces each ｟k｠ in `translation` by restorations[k - 1]. A placeholder
+// the translation repeats is restored once; one with no restoration is
+// dropped; a restoration whose placeholder is missing is appended before
+// the final punctuation, separated from Latin text by a space.
+RestoredText RestorePlaceholders(std::string_view translation,
+                                 const std::vector<std::string>& restorations);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_TEXT_PLACEHOLDERS_H_

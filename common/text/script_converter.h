@@ -1,0 +1,62 @@
+// Conversion between the Simplified and Traditional Chinese scripts.
+#ifndef FANYI_COMMON_TEXT_SCRIPT_CONVERTER_H_
+#define FANYI_COMMON_TEXT_SCRIPT_CONVERTER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opencc {
+class SimpleConverter;
+}
+
+namespace fanyi {
+
+// The Chinese scripts a translation can be written in.
+enum class ChineseScript {
+  kSimplified,           // Mainland standard.
+  kTraditionalTaiwan,    // Taiwan standard, with Taiwanese vocabulary.
+  kTraditionalHongKong,  // Hong Kong standard.
+};
+
+// Parses "simplified", "traditional-tw" or "traditional-hk"; throws
+// std::invalid_argument naming the accepted values otherwise.
+ChineseScript ParseChineseScript(std::string_view name);
+// The inverse of ParseChineseScript.
+std::string ChineseScriptName(ChineseScript script);
+
+// Rewrites Chinese text in one script with OpenCC's phrase and character
+// dictionaries. Text of any script (even mixed) comes out in the target
+// script: it is first converted to Simplified, then, for a Traditional
+// target, to that standard (OpenCC's s2twp or s2hk). Characters outside
+// Chinese pass through. Thread-safe: conversion only reads the dictionaries.
+class ScriptConverter {
+ public:
+  // Loads OpenCC's dictionaries for `script`; throws std::runtime_error
+  // naming the OpenCC configuration that failed to load.
+  explicit ScriptConverter(ChineseScript script);
+  ~ScriptConverter();
+  ScriptConverter(ScriptConverter&&) noexcept;
+  ScriptConverter& operator=(ScriptConverter&&) noexcept;
+
+  // A converter that applies OpenCC's configuration `config` (e.g.
+  // "s2t.json") alone, as it is; throws like the constructor.
+  static ScriptConverter FromOpenCcConfig(const std::string& config);
+
+  // `text` written in this converter's script.
+  std::string Convert(std::string_view text) const;
+
+  ChineseScript script() const { return script_; }
+
+ private:
+  ScriptConverter() = default;
+
+  ChineseScript script_ = ChineseScript::kSimplified;
+  // Applied in order: to Simplified, then (Traditional targets) onwards.
+  std::vector<std::unique_ptr<opencc::SimpleConverter>> steps_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_TEXT_SCRIPT_CONVERTER_H_

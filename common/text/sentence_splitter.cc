@@ -1,0 +1,117 @@
+#include "common/text/sentence_splitter.h"
+
+#include <unicode/brkiter.h>
+#include <unicode/locid.h>
+#include <unicode/utext.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "common/text/utf8.h"
+
+namespace fanyi {
+namespace {
+
+// Byte length of the whitespace that starts (from_end false) or ends (true)
+// `text`, which is valid UTF-8.
+std::size_t SpaceRun(std::string_view text, bool from_end) {
+  const std::u32string decoded = DecodeUtf8(text);
+  std::size_t bytes = 0;
+  std::string encoded;
+  for (std::size_t k = 0; k < decoded.size(); ++k) {
+    const char32_t c = from_end ? decoded[decoded.size() - 1 - k] : decoded[k];
+    if (!IsSpace(c)) break;
+    encoded.clear();
+    AppendUtf8(c, &encoded);
+    bytes += encoded.size();
+  }
+  return bytes;
+}
+
+bool IsLineBreak(char c) { return c == '\n' || c == '\r'; }
+
+// The line breaks of a gap, in order ("\r\n" stays a pair).
+std::string LineBreaksOf(std::string_view gap) {
+  std::string breaks;
+  for (char c : gap) {
+    if (IsLineBreak(c)) breaks.push_back(c);
+  }
+  return breaks;
+}
+
+}  // namespace
+
+SentenceSplitter::SentenceSplitter(const std::string& language) {
+  UErrorCode status = U_ZERO_ERROR;
+  // "ss=standard": suppress breaks after CLDR's abbreviations ("Mr.").
+  const icu::Locale locale((language + "@ss=standard").c_str());
+  prototype_.reset(icu::BreakIterator::createSentenceInstance(locale, status));
+  if (U_FAILURE(status) || prototype_ == nullptr) {
+    throw std::runtime_error("ICU has no sentence rules for language \"" +
+                             language + "\": " + u_errorName(status));
+  }
+}
+
+SentenceSplitter::~SentenceSplitter() = default;
+SentenceSplitter::SentenceSplitter(SentenceSplitter&&) noexcept = default;
+SentenceSplitter& SentenceSplitter::operator=(SentenceSplitter&&) noexcept =
+    default;
+
+SplitText SentenceSplitter::Split(std::string_view text) const {
+  DecodeUtf8(text);  // Validates, naming the first bad byte.
+  std::unique_ptr<icu::BreakIterator> breaks(prototype_->clone());
+  UErrorCode status = U_ZERO_ERROR;
+  // A UTF-8 UText makes the boundaries byte offsets into `text`.
+  UText* utext = utext_openUTF8(nullptr, text.data(),
+                                static_cast<int64_t>(text.size()), &status);
+  breaks->setText(utext, status);
+  if (U_FAILURE(status)) {
+    utext_close(utext);
+    throw std::runtime_error(std::string("ICU sentence breaks failed: ") +
+                             u_errorName(status));
+  }
+  SplitText split;
+  std::string gap;
+  for (int32_t begin = breaks->first(), end = breaks->next();
+       end != icu::BreakIterator::DONE; begin = end, end = breaks->next()) {
+    std::string_view segment = text.substr(begin, end - begin);
+    const std::size_t leading = SpaceRun(segment, /*from_end=*/false);
+    if (leading == segment.size()) {  // Blank: only whitespace.
+      gap.append(segment);
+      continue;
+    }
+    const std::size_t trailing = SpaceRun(segment, /*from_end=*/true);
+    gap.append(segment.substr(0, leading));
+    split.gaps.push_back(std::move(gap));
+    split.sentences.emplace_back(
+        segment.substr(leading, segment.size() - leading - trailing));
+    gap.assign(segment.substr(segment.size() - trailing));
+  }
+  utext_close(utext);
+  split.gaps.push_back(std::move(gap));
+  return split;
+}
+
+std::string JoinSentences(const SplitText& layout,
+                          const std::vector<std::string>& translations,
+                          std::string_view separator) {
+  if (translations.size() != layout.sentences.size() ||
+      layout.gaps.size() != layout.sentences.size() + 1) {
+    throw std::invalid_argument(
+        "JoinSentences: " + std::to_string(translations.size()) +
+        " translations for " + std::to_string(layout.sentences.size()) +
+        " sentences");
+  }
+  std::string text = LineBreaksOf(layout.gaps.front());
+  for (std::size_t i = 0; i < translations.size(); ++i) {
+    if (i > 0) {
+      const std::string breaks = LineBreaksOf(layout.gaps[i]);
+      text.append(breaks.empty() ? std::string(separator) : breaks);
+    }
+    text.append(translations[i]);
+  }
+  text.append(LineBreaksOf(layout.gaps.back()));
+  return text;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,132 @@
+#include "common/text/placeholders.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/text/tokenizer.h"
+
+namespace fanyi {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+struct MaskCase {
+  std::string sentence;
+  std::string masked;
+  Strings restorations;
+};
+
+class MaskTest : public testing::TestWithParam<MaskCase> {};
+
+TEST_P(MaskTest, ReplacesSpansInOrder) {
+  const MaskCase& c = GetParam();
+  const MaskedSentence masked = PlaceholderMasker({}, 8).Mask(c.sentence);
+  EXPECT_EQ(masked.text, c.masked);
+  EXPECT_EQ(masked.restorations, c.restorations);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Spans, MaskTest,
+    testing::Values(
+        MaskCase{"I bought 3 apples for $2.50 yesterday.",
+                 "I bought ｟1｠ apples for ｟2｠ yesterday.",
+                 {"3", "$2.50"}},
+        MaskCase{"Meet me at 3:30 on 2024-05-01, gate B12.",
+                 "Meet me at ｟1｠ on ｟2｠, gate ｟3｠.",
+                 {"3:30", "2024-05-01", "B12"}},
+        MaskCase{"Flight BA2490 costs 1,000 euros (15% off).",
+                 "Flight ｟1｠ costs ｟2｠ euros (｟3｠ off).",
+                 {"BA2490", "1,000", "15%"}},
+        MaskCase{"See https://example.com/a?b=1. Mail tom.smith@example.co.uk!",
+                 "See ｟1｠. Mail ｟2｠!",
+                 {"https://example.com/a?b=1", "tom.smith@example.co.uk"}},
+        MaskCase{"Go to www.fanyi.dev, then call +1 555-0100.",
+                 "Go to ｟1｠, then call ｟2｠ ｟3｠.",
+                 {"www.fanyi.dev", "+1", "555-0100"}},
+        MaskCase{"No numbers here.", "No numbers here.", {}}));
+
+TEST(PlaceholderMaskerTest, StopsAtTheLimit) {
+  const MaskedSentence masked = PlaceholderMasker({}, 2).Mask("1 2 3 4");
+  EXPECT_EQ(masked.text, "｟1｠ ｟2｠ 3 4");
+  EXPECT_EQ(masked.restorations, (Strings{"1", "2"}));
+}
+
+TEST(PlaceholderMaskerTest, GlossaryTermsMatchWholeWordsIgnoringCase) {
+  const PlaceholderMasker masker(
+      {{"machine translation", "机器翻译"}, {"fanyi", ""}, {"machine", "机器"}},
+      8);
+  const MaskedSentence masked = masker.Mask(
+      "Fanyi does Machine Translation on 2 machines and a machine.");
+  EXPECT_EQ(masked.text, "｟1｠ does ｟2｠ on ｟3｠ machines and a ｟4｠.");
+  // A do-not-translate term comes back as written; the others as given.
+  EXPECT_EQ(masked.restorations, (Strings{"Fanyi", "机器翻译", "2", "机器"}));
+}
+
+TEST(PlaceholderMaskerTest, UnknownWordsPassThroughWithoutTheirClitic) {
+  const std::set<std::string> known = {"i", "met", "at", "the", "station"};
+  const auto is_unknown = [&](const std::string& word) {
+    return known.count(word) == 0;
+  };
+  const MaskedSentence masked = PlaceholderMasker({}, 8).Mask(
+      "I met Zelensky's aide at the station.", is_unknown);
+  EXPECT_EQ(masked.text, "I met ｟1｠'s ｟2｠ at the station.");
+  EXPECT_EQ(masked.restorations, (Strings{"Zelensky", "aide"}));
+  EXPECT_EQ(masked.unknown_words, (Strings{"Zelensky", "aide"}));
+}
+
+TEST(PlaceholderMaskerTest, RefusesAnEmptyGlossaryTerm) {
+  EXPECT_THROW(PlaceholderMasker({{"  ", "x"}}, 8), std::invalid_argument);
+}
+
+TEST(PlaceholderMaskerTest, MasksTrainingPairsOnlyWhereBothSidesHaveTheSpan) {
+  const PlaceholderMasker masker({}, 8);
+  EXPECT_EQ(masker.MaskPair("I owe him 1,000 dollars and 3 euros.",
+                            "我欠他1000美元和三欧元。"),
+            std::make_pair(std::string("I owe him ｟1｠ dollars and 3 euros."),
+                           std::string("我欠他｟1｠美元和三欧元。")));
+  // The target may put spans in another order; each keeps its number.
+  EXPECT_EQ(
+      masker.MaskPair("Flight BA249 leaves at 10:30.", "10:30有BA249航班。"),
+      std::make_pair(std::string("Flight ｟1｠ leaves at ｟2｠."),
+                     std::string("｟2｠有｟1｠航班。")));
+  EXPECT_EQ(masker.MaskPair("I love my iPhone.", "我爱我的iPhone。"),
+            std::make_pair(std::string("I love my ｟1｠."),
+                           std::string("我爱我的｟1｠。")));
+}
+
+TEST(PlaceholderIndexTest, ReadsOnlyPlaceholders) {
+  EXPECT_EQ(PlaceholderIndex(PlaceholderToken(1)), 1);
+  EXPECT_EQ(PlaceholderIndex(PlaceholderToken(12)), 12);
+  for (const char* token : {"1", "｟｠", "｟a｠", "｟01｠", "｟1", "1｠"}) {
+    EXPECT_EQ(PlaceholderIndex(token), 0) << token;
+  }
+}
+
+TEST(PlaceholderIndexTest, TokenizersKeepAPlaceholderWhole) {
+  EXPECT_EQ(Tokenizer("en").Tokenize("Pay ｟1｠, now."),
+            (Strings{"pay", "｟1｠", ",", "now", "."}));
+  EXPECT_EQ(Tokenizer("zh").Tokenize("我付了｟12｠元"),
+            (Strings{"我", "付", "了", "｟12｠", "元"}));
+}
+
+TEST(RestorePlaceholdersTest, PutsEverySpanBackExactlyOnce) {
+  const RestoredText restored = RestorePlaceholders(
+      "我在｟2｠花了｟1｠，｟1｠｟7｠。", {"$2.50", "3:30"});
+  EXPECT_EQ(restored.text, "我在3:30花了$2.50，。");
+  EXPECT_EQ(restored.unplaced, 0);
+}
+
+TEST(RestorePlaceholdersTest, AppendsWhatTheModelLeftOutBeforeTheFullStop) {
+  const RestoredText restored =
+      RestorePlaceholders("我买了苹果。", {"3", "BA2490"});
+  EXPECT_EQ(restored.text, "我买了苹果3 BA2490。");
+  EXPECT_EQ(restored.unplaced, 2);
+  EXPECT_EQ(RestorePlaceholders("I paid", {"5"}).text, "I paid 5");
+}
+
+}  // namespace
+}  // namespace fanyi
