@@ -78,24 +78,50 @@ TEST(PlaceholderMaskerTest, UnknownWordsPassThroughWithoutTheirClitic) {
   EXPECT_EQ(masked.unknown_words, (Strings{"Zelensky", "aide"}));
 }
 
+TEST(PlaceholderMaskerTest,
+     NumbersComeBeforeUnknownWordsWhenPlaceholdersRunOut) {
+  const auto is_unknown = [](const std::string& word) { return word == "zed"; };
+  const MaskedSentence masked =
+      PlaceholderMasker({}, 2).Mask("Zed paid 5 at 3:30.", is_unknown);
+  EXPECT_EQ(masked.text, "Zed paid ｟1｠ at ｟2｠.");
+  EXPECT_EQ(masked.restorations, (Strings{"5", "3:30"}));
+  EXPECT_EQ(masked.unknown_words, (Strings{"Zed"}));
+}
+
 TEST(PlaceholderMaskerTest, RefusesAnEmptyGlossaryTerm) {
   EXPECT_THROW(PlaceholderMasker({{"  ", "x"}}, 8), std::invalid_argument);
 }
 
+void ExpectPair(const MaskedPair& pair, const std::string& source,
+                const std::string& target, int spans) {
+  EXPECT_EQ(pair.source, source);
+  EXPECT_EQ(pair.target, target);
+  EXPECT_EQ(pair.spans, spans);
+}
+
 TEST(PlaceholderMaskerTest, MasksTrainingPairsOnlyWhereBothSidesHaveTheSpan) {
   const PlaceholderMasker masker({}, 8);
-  EXPECT_EQ(masker.MaskPair("I owe him 1,000 dollars and 3 euros.",
-                            "我欠他1000美元和三欧元。"),
-            std::make_pair(std::string("I owe him ｟1｠ dollars and 3 euros."),
-                           std::string("我欠他｟1｠美元和三欧元。")));
+  ExpectPair(masker.MaskPair("I owe him 1,000 dollars and 3 euros.",
+                             "我欠他1000美元和三欧元。"),
+             "I owe him ｟1｠ dollars and 3 euros.",
+             "我欠他｟1｠美元和三欧元。", 1);
   // The target may put spans in another order; each keeps its number.
-  EXPECT_EQ(
+  ExpectPair(
       masker.MaskPair("Flight BA249 leaves at 10:30.", "10:30有BA249航班。"),
-      std::make_pair(std::string("Flight ｟1｠ leaves at ｟2｠."),
-                     std::string("｟2｠有｟1｠航班。")));
-  EXPECT_EQ(masker.MaskPair("I love my iPhone.", "我爱我的iPhone。"),
-            std::make_pair(std::string("I love my ｟1｠."),
-                           std::string("我爱我的｟1｠。")));
+      "Flight ｟1｠ leaves at ｟2｠.", "｟2｠有｟1｠航班。", 2);
+  ExpectPair(masker.MaskPair("I love my iPhone.", "我爱我的iPhone。"),
+             "I love my ｟1｠.", "我爱我的｟1｠。", 1);
+  ExpectPair(masker.MaskPair("I love tea.", "我爱茶。"), "I love tea.",
+             "我爱茶。", 0);
+}
+
+TEST(PlaceholderMaskerTest, TrainingPairsMayStartAtAnyIndexUpToTheLimit) {
+  const PlaceholderMasker masker({}, 4);
+  ExpectPair(masker.MaskPair("Gate 5 at 10:30.", "10:30在5号门。", 2),
+             "Gate ｟3｠ at ｟4｠.", "｟4｠在｟3｠号门。", 2);
+  // Past the limit spans stay as text.
+  ExpectPair(masker.MaskPair("Gate 5 at 10:30.", "10:30在5号门。", 3),
+             "Gate ｟4｠ at 10:30.", "10:30在｟4｠号门。", 1);
 }
 
 TEST(PlaceholderIndexTest, ReadsOnlyPlaceholders) {

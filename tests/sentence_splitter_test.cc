@@ -47,6 +47,10 @@ INSTANTIATE_TEST_SUITE_P(
         SplitCase{
             "Mr. Smith paid $2.50 at www.example.com today. Did he?",
             {"Mr. Smith paid $2.50 at www.example.com today.", "Did he?"}},
+        // Unicode's rules end a sentence at "?" even inside a URL; a break
+        // with no space around it is not taken.
+        SplitCase{"See https://x.org/a?b=1 now. Mail me!Ok.",
+                  {"See https://x.org/a?b=1 now.", "Mail me!Ok."}},
         SplitCase{"Bring fruit, e.g. apples. Thanks!",
                   {"Bring fruit, e.g. apples.", "Thanks!"}},
         // Unicode's rules end a sentence at a question mark even inside

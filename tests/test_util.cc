@@ -46,6 +46,23 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
   return options;
 }
 
+std::string TrainTinyModelOn(const std::string& pairs_path,
+                             const std::string& out_dir) {
+  TrainingOptions options = TinyTrainingOptions(pairs_path, out_dir);
+  options.model.d_model = 32;
+  options.model.d_ff = 64;
+  options.model.dropout = 0.0;
+  options.epochs = 150;
+  options.validate_every_epochs = 150;
+  options.batch_tokens = 128;
+  options.warmup_steps = 50;
+  options.lr_factor = 2.0;
+  options.label_smoothing = 0.0;
+  std::ostringstream log;
+  Trainer(options).Run(log);
+  return (fs::path(out_dir) / "best").string();
+}
+
 std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, std::string> trained;
@@ -63,20 +80,8 @@ std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   for (int i = 0; i < pairs && std::getline(in, line); ++i) out << line << "\n";
   out.close();
 
-  TrainingOptions options =
-      TinyTrainingOptions(data.string(), (directory / "run").string());
-  options.model.d_model = 32;
-  options.model.d_ff = 64;
-  options.model.dropout = 0.0;
-  options.epochs = 150;
-  options.validate_every_epochs = 150;
-  options.batch_tokens = 128;
-  options.warmup_steps = 50;
-  options.lr_factor = 2.0;
-  options.label_smoothing = 0.0;
-  std::ostringstream log;
-  Trainer(options).Run(log);
-  const std::string checkpoint = (directory / "run" / "best").string();
+  const std::string checkpoint =
+      TrainTinyModelOn(data.string(), (directory / "run").string());
   trained[{parent_dir, pairs}] = checkpoint;
   return checkpoint;
 }

@@ -22,6 +22,11 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
 // first call in a process trains, later calls with the same arguments reuse it.
 std::string TrainTinyModel(const std::string& parent_dir, int pairs = 30);
 
+// Trains the same tiny model on the TSV `pairs_path` into `out_dir` and
+// returns its checkpoint directory. Not cached.
+std::string TrainTinyModelOn(const std::string& pairs_path,
+                             const std::string& out_dir);
+
 // A fresh empty directory under the test temp dir.
 std::string MakeTempDir(const std::string& name);
 

@@ -15,6 +15,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <functional>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -190,6 +191,9 @@ void TrainingOptions::Validate() const {
           "--device must be auto, cpu or cuda");
 }
 
+// Placeholders a training sentence may hold (｟1｠ ... ｟8｠).
+constexpr int kMaxPlaceholders = 8;
+
 // Everything a run holds between its steps.
 struct Trainer::State {
   TrainingOptions options;
@@ -257,18 +261,27 @@ void Trainer::State::NormalizePairs(std::vector<SentencePair>* train_pairs,
   if (!checkpoint.target_script.empty()) {
     to_simplified.emplace(ChineseScript::kSimplified);
   }
-  // Up to 8 spans per sentence; rarer counts would not be learned.
-  const PlaceholderMasker masker({}, 8);
+  const PlaceholderMasker masker({}, kMaxPlaceholders);
   int64_t masked_pairs = 0;
   for (std::vector<SentencePair>* pairs : {train_pairs, dev_pairs}) {
     for (SentencePair& pair : *pairs) {
       if (to_simplified) pair.target = to_simplified->Convert(pair.target);
       if (pairs == dev_pairs) raw_dev_pairs.push_back(pair);
       if (!options.placeholders) continue;
-      auto [source, target] = masker.MaskPair(pair.source, pair.target);
-      if (pairs == train_pairs && source != pair.source) ++masked_pairs;
-      pair.source = std::move(source);
-      pair.target = std::move(target);
+      MaskedPair masked = masker.MaskPair(pair.source, pair.target);
+      if (masked.spans == 0) continue;
+      // Numbered from a first index that the line picks, so that every
+      // index up to kMaxPlaceholders is trained, not only ｟1｠ and ｟2｠:
+      // a sentence with many numbers uses them all.
+      const int first_index = static_cast<int>(
+          std::hash<std::string>()(pair.source) %
+          static_cast<size_t>(kMaxPlaceholders - masked.spans + 1));
+      if (first_index > 0) {
+        masked = masker.MaskPair(pair.source, pair.target, first_index);
+      }
+      if (pairs == train_pairs) ++masked_pairs;
+      pair.source = std::move(masked.source);
+      pair.target = std::move(masked.target);
     }
   }
   log << "data: target script " << (chinese ? options.target_script : "n/a")

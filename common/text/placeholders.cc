@@ -170,14 +170,15 @@ std::vector<Span> FindSpans(const std::u32string& text,
       ++i;
       continue;
     }
+    // URLs and addresses first: a glossary term inside one is not a term.
     std::size_t end = i;
-    const int entry = GlossaryMatch(text, i, glossary, &end);
-    if (entry >= 0) {
-      spans.push_back({i, end, SpanKind::kGlossary, entry});
-    } else if ((end = UrlEnd(text, i)) > i) {
+    int entry = -1;
+    if ((end = UrlEnd(text, i)) > i) {
       spans.push_back({i, end, SpanKind::kUrl});
     } else if ((end = EmailEnd(text, i)) > i) {
       spans.push_back({i, end, SpanKind::kEmail});
+    } else if ((entry = GlossaryMatch(text, i, glossary, &end)) >= 0) {
+      spans.push_back({i, end, SpanKind::kGlossary, entry});
     } else if (IsLetterOrDigit(text[i]) ||
                (IsCurrencySign(text[i]) && i + 1 < text.size() &&
                 IsAsciiDigit(text[i + 1]))) {
@@ -207,15 +208,15 @@ std::string Slice(const std::u32string& text, const Span& span) {
       std::u32string_view(text).substr(span.begin, span.end - span.begin));
 }
 
-// `text` with spans[k] replaced by placeholder k + 1.
-std::string Replace(const std::u32string& text,
-                    const std::vector<Span>& spans) {
+// `text` with spans[k] replaced by placeholder first_index + k + 1.
+std::string Replace(const std::u32string& text, const std::vector<Span>& spans,
+                    int first_index = 0) {
   std::string out;
   std::size_t at = 0;
   for (std::size_t k = 0; k < spans.size(); ++k) {
     out +=
         EncodeUtf8(std::u32string_view(text).substr(at, spans[k].begin - at));
-    out += PlaceholderToken(static_cast<int>(k) + 1);
+    out += PlaceholderToken(first_index + static_cast<int>(k) + 1);
     at = spans[k].end;
   }
   out += EncodeUtf8(std::u32string_view(text).substr(at));
@@ -303,30 +304,43 @@ MaskedSentence PlaceholderMasker::Mask(
     std::string_view sentence,
     const std::function<bool(const std::string&)>& is_unknown) const {
   const std::u32string text = DecodeUtf8(sentence);
+  // Glossary terms, URLs, addresses and numbers first; unknown words take
+  // the placeholders left.
   std::vector<Span> masked;
-  MaskedSentence result;
+  std::vector<Span> unknown;
   for (const Span& span : FindSpans(text, glossary_keys_)) {
-    if (static_cast<int>(masked.size()) >= max_placeholders_) break;
-    const std::string written = Slice(text, span);
-    if (span.kind == SpanKind::kWord) {
-      if (!is_unknown ||
-          !is_unknown(EncodeUtf8(Lowercase(DecodeUtf8(written))))) {
-        continue;
+    if (span.kind != SpanKind::kWord) {
+      if (static_cast<int>(masked.size()) < max_placeholders_) {
+        masked.push_back(span);
       }
-      result.unknown_words.push_back(written);
+    } else if (is_unknown &&
+               is_unknown(EncodeUtf8(Lowercase(std::u32string_view(text).substr(
+                   span.begin, span.end - span.begin))))) {
+      unknown.push_back(span);
     }
-    masked.push_back(span);
+  }
+  MaskedSentence result;
+  for (const Span& span : unknown) {
+    result.unknown_words.push_back(Slice(text, span));
+    if (static_cast<int>(masked.size()) < max_placeholders_) {
+      masked.push_back(span);
+    }
+  }
+  std::sort(masked.begin(), masked.end(),
+            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (const Span& span : masked) {
     const bool translated = span.kind == SpanKind::kGlossary &&
                             !glossary_[span.glossary_entry].target.empty();
     result.restorations.push_back(
-        translated ? glossary_[span.glossary_entry].target : written);
+        translated ? glossary_[span.glossary_entry].target : Slice(text, span));
   }
   result.text = Replace(text, masked);
   return result;
 }
 
-std::pair<std::string, std::string> PlaceholderMasker::MaskPair(
-    std::string_view source, std::string_view target) const {
+MaskedPair PlaceholderMasker::MaskPair(std::string_view source,
+                                       std::string_view target,
+                                       int first_index) const {
   const std::u32string source_text = DecodeUtf8(source);
   const std::u32string target_text = DecodeUtf8(target);
   const std::vector<Span> target_spans = FindSpans(target_text, {});
@@ -335,7 +349,10 @@ std::pair<std::string, std::string> PlaceholderMasker::MaskPair(
   std::vector<Span> source_masked;
   std::vector<std::pair<Span, int>> target_masked;  // With the index.
   for (const Span& span : FindSpans(source_text, {})) {
-    if (static_cast<int>(source_masked.size()) >= max_placeholders_) break;
+    if (first_index + static_cast<int>(source_masked.size()) >=
+        max_placeholders_) {
+      break;
+    }
     const std::string written = Slice(source_text, span);
     for (std::size_t t = 0; t < target_spans.size(); ++t) {
       if (used[t] || (span.kind == SpanKind::kWord) !=
@@ -361,11 +378,12 @@ std::pair<std::string, std::string> PlaceholderMasker::MaskPair(
   for (const auto& [span, index] : target_masked) {
     masked_target += EncodeUtf8(
         std::u32string_view(target_text).substr(at, span.begin - at));
-    masked_target += PlaceholderToken(index);
+    masked_target += PlaceholderToken(first_index + index);
     at = span.end;
   }
   masked_target += EncodeUtf8(std::u32string_view(target_text).substr(at));
-  return {Replace(source_text, source_masked), masked_target};
+  return {Replace(source_text, source_masked, first_index), masked_target,
+          static_cast<int>(source_masked.size())};
 }
 
 RestoredText RestorePlaceholders(std::string_view translation,

@@ -37,13 +37,21 @@ struct MaskedSentence {
   std::vector<std::string> unknown_words;
 };
 
+// A training pair with the spans both sides share replaced.
+struct MaskedPair {
+  std::string source;
+  std::string target;
+  int spans = 0;  // Placeholders in each side.
+};
+
 // Finds the spans of a sentence that must come through translation as they
 // are: glossary terms (matched case-insensitively on word boundaries, the
 // longest first), URLs (http://, https://, www.), e-mail addresses, and
 // words holding a digit (numbers, decimals, times, dates, prices with their
 // currency sign and percent sign, flight and product codes such as BA2490
 // or X-100). Replaces each with a placeholder in order of appearance, up to
-// `max_placeholders` per sentence (later spans stay as text).
+// `max_placeholders` per sentence (later spans stay as text; unknown words
+// get placeholders only after every other span).
 class PlaceholderMasker {
  public:
   // Throws std::invalid_argument for an empty glossary source term or a
@@ -52,7 +60,8 @@ class PlaceholderMasker {
 
   // Masks the spans of `sentence` (valid UTF-8). `is_unknown` (may be
   // empty) is asked about every other word, lowercased; words it calls
-  // unknown are masked too, so that names the model never saw pass through.
+  // unknown are listed, and masked while placeholders are left, so that
+  // names the model never saw pass through.
   MaskedSentence Mask(
       std::string_view sentence,
       const std::function<bool(const std::string&)>& is_unknown = {}) const;
@@ -61,9 +70,11 @@ class PlaceholderMasker {
   // target also has, written the same, or for numbers with the same digits
   // ("1,000" and "1000"), and Latin words the target copies ("iPhone"),
   // each with one placeholder on both sides, so that the model learns to
-  // carry placeholders across. Spans the target lacks stay as text.
-  std::pair<std::string, std::string> MaskPair(std::string_view source,
-                                               std::string_view target) const;
+  // carry placeholders across. Spans the target lacks stay as text. The
+  // spans are numbered from `first_index` + 1, so that training can spread
+  // them over every index a sentence may use.
+  MaskedPair MaskPair(std::string_view source, std::string_view target,
+                      int first_index = 0) const;
 
  private:
   std::vector<GlossaryEntry> glossary_;

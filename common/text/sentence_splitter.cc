@@ -28,6 +28,29 @@ std::size_t SpaceRun(std::string_view text, bool from_end) {
   return bytes;
 }
 
+// True when a break before byte `at` of `text` falls between two characters
+// that are neither spaces nor CJK: inside a URL, an address or a code
+// ("x?y=1", "a.b"), where Unicode's rules see a sentence end but a reader
+// does not.
+bool IsInsideAWord(std::string_view text, std::size_t at) {
+  std::size_t before = at - 1;
+  while (before > 0 &&
+         (static_cast<unsigned char>(text[before]) & 0xC0) == 0x80) {
+    --before;
+  }
+  std::size_t after_end = at + 1;
+  while (after_end < text.size() &&
+         (static_cast<unsigned char>(text[after_end]) & 0xC0) == 0x80) {
+    ++after_end;
+  }
+  const std::u32string left = DecodeUtf8(text.substr(before, at - before));
+  const std::u32string right = DecodeUtf8(text.substr(at, after_end - at));
+  const auto solid = [](char32_t c) {
+    return !IsSpace(c) && !IsCjk(c) && !IsControl(c) && c != '\n' && c != '\r';
+  };
+  return solid(left.front()) && solid(right.front());
+}
+
 bool IsLineBreak(char c) { return c == '\n' || c == '\r'; }
 
 // The line breaks of a gap, in order ("\r\n" stays a pair).
@@ -72,9 +95,14 @@ SplitText SentenceSplitter::Split(std::string_view text) const {
   }
   SplitText split;
   std::string gap;
-  for (int32_t begin = breaks->first(), end = breaks->next();
-       end != icu::BreakIterator::DONE; begin = end, end = breaks->next()) {
+  int32_t begin = breaks->first();
+  for (int32_t end = breaks->next(); end != icu::BreakIterator::DONE;
+       end = breaks->next()) {
+    if (end < static_cast<int32_t>(text.size()) && IsInsideAWord(text, end)) {
+      continue;  // "example.com/x?y=1": one sentence with what follows.
+    }
     std::string_view segment = text.substr(begin, end - begin);
+    begin = end;
     const std::size_t leading = SpaceRun(segment, /*from_end=*/false);
     if (leading == segment.size()) {  // Blank: only whitespace.
       gap.append(segment);

@@ -1,0 +1,281 @@
+// Whole texts through a real server on 127.0.0.1 with a really trained tiny
+// model: documents cut into sentences and joined back in their layout,
+// spans that pass through verbatim, glossaries, scripts, long sentences and
+// the character limit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/decoding/translator.h"
+#include "common/text/parallel_corpus.h"
+#include "common/text/script_converter.h"
+#include "fanyi/v1/translator.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "server/translation_server.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxInputChars = 2000;
+
+// True when `text` holds a character with a digit or a Latin letter.
+bool HasDigit(const std::string& text) {
+  return text.find_first_of("0123456789") != std::string::npos;
+}
+
+// The tiny model's corpus: 40 pairs of the mini corpus and the first 60
+// training pairs whose both sides hold a number, so that the model learns
+// to carry placeholders.
+std::string WriteCorpus(const fs::path& directory) {
+  const fs::path path = directory / "pairs.tsv";
+  std::ofstream out(path);
+  const ParallelCorpus mini =
+      ReadParallelTsv(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+  for (int i = 0; i < 40; ++i) {
+    out << mini.pairs[i].source << "\t" << mini.pairs[i].target << "\n";
+  }
+  const ParallelCorpus train =
+      ReadParallelTsv(testing_util::SharedDataPath("en-zh/train.tsv"));
+  int numbers = 0;
+  for (const SentencePair& pair : train.pairs) {
+    if (numbers == 60) break;
+    if (HasDigit(pair.source) && HasDigit(pair.target)) {
+      out << pair.source << "\t" << pair.target << "\n";
+      ++numbers;
+    }
+  }
+  return path.string();
+}
+
+// Occurrences of `part` in `text`.
+int Count(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos;
+       at = text.find(part, at + part.size())) {
+    ++count;
+  }
+  return count;
+}
+
+class TextTranslationTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (model_dir_ == nullptr) {
+      const fs::path directory =
+          testing_util::MakeTempDir("text_translation_test_model");
+      model_dir_ = new std::string(testing_util::TrainTinyModelOn(
+          WriteCorpus(directory), (directory / "run").string()));
+    }
+    ServerOptions options;
+    options.model_dir = *model_dir_;
+    options.listen = "127.0.0.1:0";
+    options.metrics_listen = "127.0.0.1:0";
+    options.max_input_chars = kMaxInputChars;
+    options.threads = 1;
+    options.device = "cpu";
+    server_ = TranslationServer::Start(options).release();
+    stub_ = v1::Translator::NewStub(
+                grpc::CreateChannel(
+                    "127.0.0.1:" + std::to_string(server_->grpc_port()),
+                    grpc::InsecureChannelCredentials()))
+                .release();
+  }
+  static void TearDownTestSuite() {
+    delete stub_;
+    stub_ = nullptr;
+    delete server_;
+    server_ = nullptr;
+  }
+
+  // Translates `request` greedily with a 60 s deadline.
+  static grpc::Status Translate(v1::TranslateRequest request,
+                                v1::TranslateResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    if (request.beam_size() == 0) request.set_beam_size(1);
+    return stub_->Translate(&context, request, response);
+  }
+
+  static v1::Translation TranslateOk(const std::string& text) {
+    v1::TranslateRequest request;
+    request.set_text(text);
+    v1::TranslateResponse response;
+    const grpc::Status status = Translate(request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.translation();
+  }
+
+  static std::string* model_dir_;
+  static TranslationServer* server_;
+  static v1::Translator::Stub* stub_;
+};
+
+std::string* TextTranslationTest::model_dir_ = nullptr;
+TranslationServer* TextTranslationTest::server_ = nullptr;
+v1::Translator::Stub* TextTranslationTest::stub_ = nullptr;
+
+TEST_F(TextTranslationTest, ADocumentComesBackSentenceBySentenceInItsLayout) {
+  const ParallelCorpus mini =
+      ReadParallelTsv(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+  // 20 sentences: paragraphs of 4, a line break inside the second, blank
+  // lines (one with CRLF) between them.
+  const std::vector<std::string> breaks = {" ",  " ", " ", "\n\n",    " ",
+                                           "\n", " ", " ", "\r\n\r\n"};
+  std::string document;
+  std::string expected;
+  int expected_sentences = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::string& sentence = mini.pairs[i].source;
+    const v1::Translation alone = TranslateOk(sentence);
+    expected_sentences += alone.sentence_count();
+    if (i > 0) {
+      const std::string& gap = breaks[(i - 1) % breaks.size()];
+      document += gap;
+      expected += gap == " " ? "" : gap;  // Chinese: no space between.
+    }
+    document += sentence;
+    expected += alone.text();
+  }
+  const v1::Translation translation = TranslateOk(document);
+  EXPECT_EQ(translation.text(), expected);
+  EXPECT_EQ(translation.sentence_count(), expected_sentences);
+  EXPECT_GE(translation.sentence_count(), 20);
+  EXPECT_EQ(translation.split_sentence_count(), 0);
+}
+
+TEST_F(TextTranslationTest, RepeatedSentencesEachGetTheirTranslation) {
+  const std::string sentence = "I owe him 1,000 dollars.";
+  const std::string alone = TranslateOk(sentence).text();
+  std::string repeated;
+  std::string expected;
+  for (int i = 0; i < 8; ++i) {
+    repeated += (i > 0 ? " " : "") + sentence;
+    expected += alone;
+  }
+  const v1::Translation translation = TranslateOk(repeated);
+  EXPECT_EQ(translation.sentence_count(), 8);
+  EXPECT_EQ(translation.text(), expected);
+  EXPECT_EQ(Count(translation.text(), "1,000"), 8);
+}
+
+TEST_F(TextTranslationTest, NumbersCodesAndGlossaryTermsComeThroughExactly) {
+  v1::TranslateRequest request;
+  // Spans beyond the placeholders a model knows stay text: the sentences
+  // hold no more than the tiny model learned.
+  ASSERT_GE(Translator::Load(*model_dir_, TranslatorOptions{"cpu", 1})
+                ->max_placeholders(),
+            3);
+  request.set_text(
+      "I paid $2.50 at 3:30 for flight BA2490. Zelensky wrote from "
+      "https://example.com/x?y=1 to tom@example.org. Tom owes him 1,000 "
+      "dollars.");
+  v1::GlossaryEntry* entry = request.add_glossary();
+  entry->set_source("dollars");
+  entry->set_target("美金");
+  request.add_do_not_translate("Tom");
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::string& text = response.translation().text();
+  for (const char* span :
+       {"$2.50", "3:30", "BA2490", "Zelensky", "https://example.com/x?y=1",
+        "tom@example.org", "1,000", "美金", "Tom"}) {
+    EXPECT_EQ(Count(text, span), 1) << span << " in " << text;
+  }
+  EXPECT_EQ(response.translation().sentence_count(), 3);
+  // The tiny vocabulary lacks Zelensky (and more).
+  const std::vector<std::string> unknown(
+      response.translation().unknown_words().begin(),
+      response.translation().unknown_words().end());
+  EXPECT_NE(std::find(unknown.begin(), unknown.end(), "Zelensky"),
+            unknown.end());
+}
+
+TEST_F(TextTranslationTest, EachScriptKeepsToItsOwnCharacters) {
+  const ParallelCorpus mini =
+      ReadParallelTsv(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+  std::string document;
+  for (int i = 0; i < 40; ++i) document += mini.pairs[i].source + "\n";
+  const ScriptConverter to_simplified(ChineseScript::kSimplified);
+  const ScriptConverter to_taiwan(ChineseScript::kTraditionalTaiwan);
+  const ScriptConverter to_hong_kong(ChineseScript::kTraditionalHongKong);
+  std::string texts[4];
+  const v1::Script scripts[4] = {v1::SCRIPT_UNSPECIFIED, v1::SCRIPT_SIMPLIFIED,
+                                 v1::SCRIPT_TRADITIONAL_TAIWAN,
+                                 v1::SCRIPT_TRADITIONAL_HONG_KONG};
+  for (int k = 0; k < 4; ++k) {
+    v1::TranslateRequest request;
+    request.set_text(document);
+    request.set_script(scripts[k]);
+    v1::TranslateResponse response;
+    const grpc::Status status = Translate(request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.script(), k == 0 ? v1::SCRIPT_SIMPLIFIED : scripts[k]);
+    texts[k] = response.translation().text();
+  }
+  EXPECT_EQ(texts[0], texts[1]);
+  // No Traditional-only character in Simplified (converting changes
+  // nothing), no Simplified-only one in Traditional.
+  EXPECT_EQ(to_simplified.Convert(texts[1]), texts[1]);
+  EXPECT_EQ(to_taiwan.Convert(texts[2]), texts[2]);
+  EXPECT_EQ(to_hong_kong.Convert(texts[3]), texts[3]);
+  // And the scripts do differ on these 40 sentences.
+  EXPECT_NE(texts[1], texts[2]);
+  EXPECT_NE(texts[2], texts[3]);
+}
+
+TEST_F(TextTranslationTest, AnOverlongSentenceIsTranslatedInClauses) {
+  // Longer than any training sentence of the tiny model, without a full
+  // stop inside.
+  std::string sentence = "He can play both tennis and baseball";
+  for (int i = 0; i < 6; ++i) {
+    sentence += ", and she married him because anyone can do that";
+  }
+  sentence += ".";
+  const v1::Translation translation = TranslateOk(sentence);
+  EXPECT_EQ(translation.sentence_count(), 1);
+  EXPECT_EQ(translation.split_sentence_count(), 1);
+  EXPECT_FALSE(translation.text().empty());
+}
+
+TEST_F(TextTranslationTest, ATextOverTheCharacterLimitIsRefused) {
+  v1::TranslateRequest request;
+  request.set_text(std::string(kMaxInputChars + 1, 'a'));
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("characters"), std::string::npos)
+      << status.error_message();
+}
+
+TEST_F(TextTranslationTest, BadGlossaryAndScriptValuesAreRefused) {
+  v1::TranslateRequest request;
+  request.set_text("I like tea.");
+  request.add_glossary()->set_source("  ");
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("glossary[0].source"),
+            std::string::npos)
+      << status.error_message();
+
+  request.clear_glossary();
+  request.set_script(static_cast<v1::Script>(42));
+  status = Translate(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("script"), std::string::npos)
+      << status.error_message();
+}
+
+}  // namespace
+}  // namespace fanyi
