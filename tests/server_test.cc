@@ -343,7 +343,9 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
        {"fanyi_requests_total", "fanyi_request_duration_seconds",
         "fanyi_queue_wait_seconds", "fanyi_decode_duration_seconds",
         "fanyi_batch_size", "fanyi_generated_tokens_total", "fanyi_queue_depth",
-        "fanyi_requests_in_flight", "fanyi_model_info"}) {
+        "fanyi_requests_in_flight", "fanyi_model_info", "fanyi_sentences_total",
+        "fanyi_unknown_words_total", "fanyi_unplaced_spans_total",
+        "fanyi_capped_translations_total"}) {
     EXPECT_NE(metrics.find(std::string("# TYPE ") + name + " "),
               std::string::npos)
         << name << " missing from:\n"
@@ -362,6 +364,7 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
                                      server_->model_version() + "\"}"),
             1);
   EXPECT_GT(MetricValue(metrics, "fanyi_generated_tokens_total"), 0);
+  EXPECT_GE(MetricValue(metrics, "fanyi_sentences_total"), 1);
 }
 
 TEST_F(ServerTest, PortInUseIsAStartupError) {

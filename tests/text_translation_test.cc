@@ -18,6 +18,7 @@
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
+#include "tests/server_test_util.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -199,6 +200,12 @@ TEST_F(TextTranslationTest, NumbersCodesAndGlossaryTermsComeThroughExactly) {
       response.translation().unknown_words().end());
   EXPECT_NE(std::find(unknown.begin(), unknown.end(), "Zelensky"),
             unknown.end());
+  // And counted where operators look.
+  const std::string metrics =
+      testing_util::HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_GE(testing_util::MetricValue(metrics, "fanyi_unknown_words_total"),
+            static_cast<double>(unknown.size()))
+      << metrics;
 }
 
 TEST_F(TextTranslationTest, EachScriptKeepsToItsOwnCharacters) {

@@ -117,6 +117,10 @@ int Run() {
             << translation.seconds << " s, "
             << translation.generated_tokens / translation.seconds
             << " target tokens/s\n";
+  std::cout << "spans: " << translation.spans
+            << " carried by placeholders, " << translation.unplaced_spans
+            << " of them left out by the model (appended); "
+            << translation.unknown_words << " unknown source words\n";
   if (!references.empty()) {
     // Chinese translations come in Simplified script: the references are
     // scored converted to it, and as they are.

@@ -49,7 +49,10 @@ struct TextTranslation {
   // Parts whose translation reached the length cap and may be incomplete.
   int capped_part_count = 0;
   std::vector<std::string> unknown_words;
-  // Verbatim spans the model left out, appended to their sentence instead.
+  // Spans carried by placeholders (numbers, codes, glossary terms, ...).
+  int span_count = 0;
+  // Of those, the ones the model left out, appended to their sentence
+  // instead.
   int unplaced_span_count = 0;
   int source_token_count = 0;
   int generated_token_count = 0;

@@ -156,6 +156,7 @@ std::string Translator::Impl::AssemblePart(
     detokenized = converters.at(*text.script).Convert(detokenized);
   RestoredText restored =
       RestorePlaceholders(detokenized, text.restorations[part]);
+  translation->span_count += static_cast<int>(text.restorations[part].size());
   translation->unplaced_span_count += restored.unplaced;
   return restored.text;
 }

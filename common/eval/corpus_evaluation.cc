@@ -61,6 +61,10 @@ CorpusTranslation TranslateCorpus(Translator& translator,
     const TextTranslation translation =
         translator.Assemble(prepared[i], targets[i]);
     result.generated_tokens += translation.generated_token_count;
+    result.spans += translation.span_count;
+    result.unplaced_spans += translation.unplaced_span_count;
+    result.unknown_words +=
+        static_cast<int64_t>(translation.unknown_words.size());
     result.hypotheses[i] = translation.text;
   }
   result.seconds =
