@@ -32,6 +32,16 @@ grpc::Status DeadlineStatus() {
                       "deadline passed before the request was queued");
 }
 
+// Fills what a Translate or TranslateBatch response says of the whole call:
+// the model, and the beam size and script every text of it got.
+template <typename Response>
+void DescribeCall(const Translator& translator, const PreparedText& text,
+                  Response* response) {
+  response->set_model_version(translator.model_version());
+  response->set_beam_size(text.parts.front().beam_size);
+  if (text.script) response->set_script(ScriptToProto(*text.script));
+}
+
 }  // namespace
 
 // Completes one RPC exactly once: records its metrics, then finishes the
@@ -118,11 +128,7 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
     completion.Finish(status);
     return reactor;
   }
-  response->set_model_version(translator_.model_version());
-  response->set_beam_size(texts.front().parts.front().beam_size);
-  if (texts.front().script) {
-    response->set_script(ScriptToProto(*texts.front().script));
-  }
+  DescribeCall(translator_, texts.front(), response);
   Submit(context, completion, std::move(texts),
          {response->mutable_translation()}, /*batch_call=*/false);
   return reactor;
@@ -151,11 +157,7 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
     completion.Finish(status);
     return reactor;
   }
-  response->set_model_version(translator_.model_version());
-  response->set_beam_size(texts.front().parts.front().beam_size);
-  if (texts.front().script) {
-    response->set_script(ScriptToProto(*texts.front().script));
-  }
+  DescribeCall(translator_, texts.front(), response);
   // Pre-sized so each text's assembly writes only its own element.
   std::vector<v1::Translation*> outputs;
   for (std::size_t i = 0; i < texts.size(); ++i) {

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxInputChars = 2000;
 
-// True when `text` holds a character with a digit or a Latin letter.
+// True when `text` holds an ASCII digit.
 bool HasDigit(const std::string& text) {
   return text.find_first_of("0123456789") != std::string::npos;
 }

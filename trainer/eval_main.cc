@@ -117,8 +117,8 @@ int Run() {
             << translation.seconds << " s, "
             << translation.generated_tokens / translation.seconds
             << " target tokens/s\n";
-  std::cout << "spans: " << translation.spans
-            << " carried by placeholders, " << translation.unplaced_spans
+  std::cout << "spans: " << translation.spans << " carried by placeholders, "
+            << translation.unplaced_spans
             << " of them left out by the model (appended); "
             << translation.unknown_words << " unknown source words\n";
   if (!references.empty()) {

@@ -12,10 +12,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <functional>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -252,9 +252,7 @@ struct Trainer::State {
 
 void Trainer::State::NormalizePairs(std::vector<SentencePair>* train_pairs,
                                     std::vector<SentencePair>* dev_pairs) {
-  const bool chinese = options.target_language == "zh" ||
-                       options.target_language == "cmn" ||
-                       options.target_language == "yue";
+  const bool chinese = IsChineseLanguage(options.target_language);
   checkpoint.target_script =
       chinese && options.target_script == "simplified" ? "simplified" : "";
   std::optional<ScriptConverter> to_simplified;

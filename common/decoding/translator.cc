@@ -16,10 +16,6 @@
 namespace fanyi {
 namespace {
 
-bool IsChinese(const std::string& language) {
-  return language == "zh" || language == "cmn" || language == "yue";
-}
-
 // How many placeholders a sentence may hold: ｟1｠ ... ｟k｠ must all be
 // tokens of both vocabularies, or the model never learned to carry them.
 int KnownPlaceholders(const Checkpoint& checkpoint) {
@@ -152,8 +148,9 @@ std::string Translator::Impl::AssemblePart(
   std::string detokenized = target_tokenizer.Detokenize(
       checkpoint.target_vocabulary.Decode(target_ids));
   // Converted before the spans return, so that they stay as written.
-  if (text.script)
+  if (text.script) {
     detokenized = converters.at(*text.script).Convert(detokenized);
+  }
   RestoredText restored =
       RestorePlaceholders(detokenized, text.restorations[part]);
   translation->span_count += static_cast<int>(text.restorations[part].size());
@@ -190,7 +187,7 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
                 std::min<int64_t>(options.max_sentence_tokens, max_source))
           : DefaultMaxSentenceTokens(checkpoint, decoding);
   std::map<ChineseScript, ScriptConverter> converters;
-  if (IsChinese(checkpoint.target_language)) {
+  if (IsChineseLanguage(checkpoint.target_language)) {
     for (ChineseScript script :
          {ChineseScript::kSimplified, ChineseScript::kTraditionalTaiwan,
           ChineseScript::kTraditionalHongKong}) {
@@ -317,12 +314,6 @@ std::vector<std::vector<int64_t>> Translator::TranslateIds(
 std::unique_ptr<ContinuousDecoder> Translator::NewContinuousDecoder() {
   return std::make_unique<ContinuousDecoder>(
       *impl_->checkpoint.model, impl_->decoding, impl_->length_penalty);
-}
-
-std::string Translator::DecodeTarget(
-    const std::vector<int64_t>& target_ids) const {
-  return impl_->target_tokenizer.Detokenize(
-      impl_->checkpoint.target_vocabulary.Decode(target_ids));
 }
 
 std::vector<std::string> Translator::Translate(

@@ -76,9 +76,6 @@ class Translator {
   // Like TranslateIds, drive it from the one thread that decodes.
   std::unique_ptr<ContinuousDecoder> NewContinuousDecoder();
 
-  // Turns target ids into natural text (detokenized).
-  std::string DecodeTarget(const std::vector<int64_t>& target_ids) const;
-
   // Translates whole texts end to end (Prepare, one batch of every part,
   // Assemble).
   std::vector<TextTranslation> TranslateTexts(

@@ -17,9 +17,9 @@ struct CorpusTranslation {
                                         // translated ("" when it was).
   int64_t failed = 0;                   // Sources with an error.
   int64_t generated_tokens = 0;         // Target tokens, </s> excluded.
-  int64_t spans = 0;           // Spans carried by placeholders.
-  int64_t unplaced_spans = 0;  // Of those, left out by the model.
-  int64_t unknown_words = 0;   // Source words the vocabulary lacks.
+  int64_t spans = 0;                    // Spans carried by placeholders.
+  int64_t unplaced_spans = 0;           // Of those, left out by the model.
+  int64_t unknown_words = 0;            // Source words the vocabulary lacks.
   double seconds = 0;                   // Wall time of encoding + decoding.
 };
 

@@ -263,6 +263,14 @@ std::string PlaceholderToken(int index) {
   return "\uFF5F" + std::to_string(index) + "\uFF60";
 }
 
+std::size_t PlaceholderEnd(std::u32string_view text, std::size_t i) {
+  if (i >= text.size() || text[i] != kOpen) return i;
+  std::size_t end = i + 1;
+  while (end < text.size() && IsAsciiDigit(text[end])) ++end;
+  if (end == i + 1 || end >= text.size() || text[end] != kClose) return i;
+  return end + 1;
+}
+
 int PlaceholderIndex(std::string_view token) {
   const std::string_view open = "\uFF5F";
   const std::string_view close = "\uFF60";
@@ -393,20 +401,16 @@ RestoredText RestorePlaceholders(std::string_view translation,
   std::u32string out;
   std::size_t i = 0;
   while (i < text.size()) {
-    if (text[i] == kOpen) {
-      std::size_t end = i + 1;
-      while (end < text.size() && IsAsciiDigit(text[end])) ++end;
-      if (end < text.size() && text[end] == kClose && end > i + 1) {
-        const int index = PlaceholderIndex(
-            EncodeUtf8(std::u32string_view(text).substr(i, end + 1 - i)));
-        if (index >= 1 && index <= static_cast<int>(restorations.size()) &&
-            !placed[index - 1]) {
-          placed[index - 1] = true;
-          out += DecodeUtf8(restorations[index - 1]);
-        }
-        i = end + 1;
-        continue;
+    if (const std::size_t end = PlaceholderEnd(text, i); end > i) {
+      const int index = PlaceholderIndex(
+          EncodeUtf8(std::u32string_view(text).substr(i, end - i)));
+      if (index >= 1 && index <= static_cast<int>(restorations.size()) &&
+          !placed[index - 1]) {
+        placed[index - 1] = true;
+        out += DecodeUtf8(restorations[index - 1]);
       }
+      i = end;
+      continue;
     }
     out.push_back(text[i]);
     ++i;

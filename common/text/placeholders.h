@@ -4,6 +4,7 @@
 #ifndef FANYI_COMMON_TEXT_PLACEHOLDERS_H_
 #define FANYI_COMMON_TEXT_PLACEHOLDERS_H_
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,10 @@ std::string PlaceholderToken(int index);
 
 // The index of a placeholder token, or 0 when `token` is not one.
 int PlaceholderIndex(std::string_view token);
+
+// The end of the placeholder form (｟, digits, ｠) that starts at text[i],
+// or `i` when none does; for scanners of decoded text (the tokenizers).
+std::size_t PlaceholderEnd(std::u32string_view text, std::size_t i);
 
 // A source term with a fixed translation; an empty target keeps the term as
 // written (do not translate).

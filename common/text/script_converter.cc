@@ -21,6 +21,10 @@ std::unique_ptr<opencc::SimpleConverter> LoadOpenCc(const std::string& config) {
 
 }  // namespace
 
+bool IsChineseLanguage(std::string_view language) {
+  return language == "zh" || language == "cmn" || language == "yue";
+}
+
 ChineseScript ParseChineseScript(std::string_view name) {
   if (name == "simplified") return ChineseScript::kSimplified;
   if (name == "traditional-tw") return ChineseScript::kTraditionalTaiwan;

@@ -20,6 +20,10 @@ enum class ChineseScript {
   kTraditionalHongKong,  // Hong Kong standard.
 };
 
+// True for the language codes written in Chinese characters whose script
+// can be chosen: "zh", "cmn" and "yue".
+bool IsChineseLanguage(std::string_view language);
+
 // Parses "simplified", "traditional-tw" or "traditional-hk"; throws
 // std::invalid_argument naming the accepted values otherwise.
 ChineseScript ParseChineseScript(std::string_view name);

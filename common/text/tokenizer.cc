@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 
 namespace fanyi {
@@ -122,16 +123,6 @@ std::size_t ScanPunctuation(const std::u32string& text, std::size_t i,
   }
   PushToken(text, i, end, tokens);
   return end;
-}
-
-// The end of the placeholder token (｟12｠, see text/placeholders.h) at `i`,
-// or `i` when there is none.
-std::size_t PlaceholderEnd(const std::u32string& text, std::size_t i) {
-  if (text[i] != 0xFF5F) return i;
-  std::size_t end = i + 1;
-  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
-  if (end == i + 1 || end >= text.size() || text[end] != 0xFF60) return i;
-  return end + 1;
 }
 
 // Decodes a token for layout decisions; invalid UTF-8 (tokens do not come
