@@ -74,6 +74,18 @@ const LoadOptions& Validated(const LoadOptions& options) {
   Require(options.warmup_requests >= 0,
           "warmup_requests must be >= 0, got " +
               std::to_string(options.warmup_requests));
+  Require(options.sentences_per_request >= 1 &&
+              options.sentences_per_request <= 10000,
+          "sentences_per_request must be in [1, 10000], got " +
+              std::to_string(options.sentences_per_request));
+  if (options.bursts) {
+    Require(options.rate == 0, "bursts are a closed loop; rate must be 0");
+    Require(options.requests % options.concurrency == 0 &&
+                options.warmup_requests % options.concurrency == 0,
+            "with bursts, requests and warmup_requests must be multiples of "
+            "the concurrency (" +
+                std::to_string(options.concurrency) + ")");
+  }
   return options;
 }
 
@@ -132,7 +144,8 @@ std::string LoadReport::ToTable() const {
     }
     out << "\n";
   } else {
-    out << "mode          closed loop, concurrency " << concurrency << "\n";
+    out << "mode          closed loop, concurrency " << concurrency
+        << (ok_bursts > 0 ? ", in bursts" : "") << "\n";
   }
   out << "requests      sent " << requests_sent << ", completed "
       << requests_completed << "\n";
@@ -147,12 +160,17 @@ std::string LoadReport::ToTable() const {
   }
   out << "\n";
   out << std::setprecision(3) << "wall          " << wall_seconds << " s\n";
-  out << std::setprecision(1) << "throughput    " << sentences_per_second
-      << " sentences/s, " << generated_tokens_per_second
-      << " generated tokens/s\n";
+  out << std::setprecision(1) << "throughput    " << requests_per_second
+      << " requests/s, " << sentences_per_second << " sentences/s, "
+      << generated_tokens_per_second << " generated tokens/s\n";
   out << std::setprecision(2) << "latency (ms)  p50 " << latency_p50_ms
       << "  p90 " << latency_p90_ms << "  p99 " << latency_p99_ms << "  max "
       << latency_max_ms << "  mean " << latency_mean_ms << "  (OK only)\n";
+  if (ok_bursts > 0) {
+    out << "bursts (ms)   p50 " << burst_latency_p50_ms << "  p90 "
+        << burst_latency_p90_ms << "  max " << burst_latency_max_ms << "  ("
+        << ok_bursts << " bursts with every request OK)\n";
+  }
   return out.str();
 }
 
@@ -167,9 +185,11 @@ std::string LoadReport::ToJson() const {
       {"status_counts", status_counts},
       {"status_max_latency_ms", status_max_latency_ms},
       {"ok_requests", ok_requests},
+      {"sentences", sentences},
       {"generated_tokens", generated_tokens},
       {"max_in_flight_waits", max_in_flight_waits},
       {"wall_seconds", wall_seconds},
+      {"requests_per_second", requests_per_second},
       {"sentences_per_second", sentences_per_second},
       {"generated_tokens_per_second", generated_tokens_per_second},
       {"latency_ms",
@@ -177,7 +197,12 @@ std::string LoadReport::ToJson() const {
         {"p90", latency_p90_ms},
         {"p99", latency_p99_ms},
         {"max", latency_max_ms},
-        {"mean", latency_mean_ms}}}};
+        {"mean", latency_mean_ms}}},
+      {"ok_bursts", ok_bursts},
+      {"burst_latency_ms",
+       {{"p50", burst_latency_p50_ms},
+        {"p90", burst_latency_p90_ms},
+        {"max", burst_latency_max_ms}}}};
   return json.dump(2) + "\n";
 }
 
@@ -239,6 +264,12 @@ void LoadGenerator::RunPhase(const Phase& phase) {
       if (next_send >= stop_at) break;
       std::this_thread::sleep_until(next_send);
     }
+    if (options_.bursts) {
+      if (Clock::now() >= stop_at || !ReserveBurst(stop_at)) break;
+      for (int i = 0; i < options_.concurrency; ++i) StartCall(phase.measured);
+      sent += options_.concurrency;
+      continue;
+    }
     if (Clock::now() >= stop_at || !ReserveSlot(phase, stop_at)) break;
     StartCall(phase.measured);
     ++sent;
@@ -267,14 +298,31 @@ bool LoadGenerator::ReserveSlot(const Phase& phase, Clock::time_point stop_at) {
   return true;
 }
 
+bool LoadGenerator::ReserveBurst(Clock::time_point stop_at) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!call_finished_.wait_until(lock, stop_at,
+                                 [this] { return in_flight_ == 0; })) {
+    return false;
+  }
+  in_flight_ = options_.concurrency;
+  burst_start_ = Clock::now();
+  burst_failed_ = false;
+  return true;
+}
+
 void LoadGenerator::StartCall(bool measured) {
   auto call = std::make_unique<Call>();
   call->measured = measured;
   call->context.set_deadline(std::chrono::system_clock::now() +
                              std::chrono::milliseconds(options_.timeout_ms));
   v1::TranslateRequest request;
-  request.set_text(options_.texts[next_text_ % options_.texts.size()]);
-  ++next_text_;
+  std::string text;
+  for (int i = 0; i < options_.sentences_per_request; ++i) {
+    if (i > 0) text += ' ';
+    text += options_.texts[next_text_ % options_.texts.size()];
+    ++next_text_;
+  }
+  request.set_text(std::move(text));
   request.set_beam_size(options_.beam_size);
   call->sent_at = Clock::now();
   call->reader =
@@ -305,10 +353,16 @@ void LoadGenerator::RecordCompletion(std::unique_ptr<Call> call) {
       max_ms = std::max(max_ms, latency_ms);
       if (call->status.ok()) {
         ok_latencies_ms_.push_back(latency_ms);
-        generated_tokens_ +=
-            call->response.translation().generated_token_count();
+        const v1::Translation& translation = call->response.translation();
+        sentences_ += std::max<int64_t>(1, translation.sentence_count());
+        generated_tokens_ += translation.generated_token_count();
+      } else {
+        burst_failed_ = true;
       }
       last_completion_ = done;
+      if (options_.bursts && in_flight_ == 0 && !burst_failed_) {
+        ok_burst_latencies_ms_.push_back(Seconds(done - burst_start_) * 1000.0);
+      }
     }
   }
   call_finished_.notify_all();
@@ -331,13 +385,15 @@ LoadReport LoadGenerator::BuildReport() {
     report.status_max_latency_ms[StatusCodeName(code)] = max_ms;
   }
   report.ok_requests = static_cast<int64_t>(ok_latencies_ms_.size());
+  report.sentences = sentences_;
   report.generated_tokens = generated_tokens_;
   report.max_in_flight_waits = max_in_flight_waits_;
   report.wall_seconds = requests_completed_ > 0
                             ? Seconds(last_completion_ - measure_start_)
                             : issue_seconds;
   if (report.wall_seconds > 0) {
-    report.sentences_per_second = report.ok_requests / report.wall_seconds;
+    report.requests_per_second = report.ok_requests / report.wall_seconds;
+    report.sentences_per_second = report.sentences / report.wall_seconds;
     report.generated_tokens_per_second =
         report.generated_tokens / report.wall_seconds;
   }
@@ -350,6 +406,14 @@ LoadReport LoadGenerator::BuildReport() {
     report.latency_max_ms = sorted.back();
     report.latency_mean_ms =
         std::accumulate(sorted.begin(), sorted.end(), 0.0) / sorted.size();
+  }
+  std::vector<double> bursts = ok_burst_latencies_ms_;
+  std::sort(bursts.begin(), bursts.end());
+  if (!bursts.empty()) {
+    report.ok_bursts = static_cast<int64_t>(bursts.size());
+    report.burst_latency_p50_ms = NearestRankPercentile(bursts, 50);
+    report.burst_latency_p90_ms = NearestRankPercentile(bursts, 90);
+    report.burst_latency_max_ms = bursts.back();
   }
   return report;
 }

@@ -45,6 +45,13 @@ struct LoadOptions {
   int timeout_ms = 10000;            // Deadline of each request.
   int64_t warmup_requests = 0;       // Sent (closed loop) before the measured
                                      // phase and left out of the report.
+  int sentences_per_request = 1;     // Each request's text joins this many
+                                     // consecutive texts with a space: a
+                                     // document, when the texts are sentences.
+  bool bursts = false;   // Closed loop in bursts: `concurrency` requests sent
+                         // together, the next burst once the last of them
+                         // has finished. requests and warmup_requests must
+                         // then be multiples of concurrency.
   bool use_tls = false;  // TLS even without files (system root certificates).
   TlsFiles tls;          // TLS files (ca, client cert and key); any given
                          // file implies TLS. All empty: plaintext.
@@ -65,11 +72,14 @@ struct LoadReport {
   // a full queue or a deadline answers.
   std::map<std::string, double> status_max_latency_ms;
   int64_t ok_requests = 0;
-  int64_t generated_tokens = 0;     // Sum over OK responses.
+  int64_t sentences = 0;         // Sum over OK responses of the sentences the
+                                 // server counted (at least 1 per response).
+  int64_t generated_tokens = 0;  // Sum over OK responses.
   int64_t max_in_flight_waits = 0;  // Open loop: sends delayed by the cap.
   double wall_seconds = 0;  // Start of the measured phase (after warmup) to
                             // its last completion.
-  double sentences_per_second = 0;         // OK requests / wall_seconds.
+  double requests_per_second = 0;          // OK requests / wall_seconds.
+  double sentences_per_second = 0;         // sentences / wall_seconds.
   double generated_tokens_per_second = 0;  // generated_tokens / wall_seconds.
   // Latency percentiles in ms over OK requests (nearest rank, see
   // NearestRankPercentile); 0 when no request succeeded.
@@ -78,6 +88,12 @@ struct LoadReport {
   double latency_p99_ms = 0;
   double latency_max_ms = 0;
   double latency_mean_ms = 0;
+  // Bursts only: the bursts whose requests all succeeded, and percentiles of
+  // their latency (first send to last completion) in ms.
+  int64_t ok_bursts = 0;
+  double burst_latency_p50_ms = 0;
+  double burst_latency_p90_ms = 0;
+  double burst_latency_max_ms = 0;
 
   // A short human-readable table.
   std::string ToTable() const;
@@ -133,6 +149,10 @@ class LoadGenerator {
   // concurrency, or in open loop max_in_flight, in flight) and counts it as
   // in flight; false, reserving nothing, when `stop_at` passes first.
   bool ReserveSlot(const Phase& phase, Clock::time_point stop_at);
+  // Bursts: blocks until nothing is in flight, then counts a whole burst as
+  // in flight and starts its clock; false, reserving nothing, when `stop_at`
+  // passes first.
+  bool ReserveBurst(Clock::time_point stop_at);
   // Starts one asynchronous Translate call.
   void StartCall(bool measured);
   // The polling thread: records each finished call.
@@ -162,8 +182,12 @@ class LoadGenerator {
   std::vector<double> ok_latencies_ms_;
   std::map<grpc::StatusCode, int64_t> status_counts_;
   std::map<grpc::StatusCode, double> status_max_latency_ms_;
+  int64_t sentences_ = 0;
   int64_t generated_tokens_ = 0;
   int64_t requests_completed_ = 0;
+  Clock::time_point burst_start_;  // Bursts: when the current one started.
+  bool burst_failed_ = false;      // A request of the current burst failed.
+  std::vector<double> ok_burst_latencies_ms_;
 };
 
 }  // namespace fanyi

@@ -36,6 +36,14 @@ ABSL_FLAG(int, beam_size, 0,
 ABSL_FLAG(int, timeout_ms, 10000, "Deadline per request in milliseconds.");
 ABSL_FLAG(int64_t, warmup_requests, 0,
           "Requests sent before measuring, left out of the report.");
+ABSL_FLAG(int, sentences_per_request, 1,
+          "Each request joins this many consecutive input lines with a space "
+          "(a document of that many sentences).");
+ABSL_FLAG(bool, bursts, false,
+          "Closed loop in bursts: --concurrency requests sent together, the "
+          "next burst once all have finished; reports burst latencies. "
+          "--requests and --warmup_requests must be multiples of "
+          "--concurrency.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the open loop's arrival times.");
 ABSL_FLAG(std::string, json, "", "Also write the report as JSON here.");
 
@@ -58,6 +66,8 @@ int main(int argc, char** argv) {
   options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
   options.warmup_requests = absl::GetFlag(FLAGS_warmup_requests);
   options.seed = absl::GetFlag(FLAGS_seed);
+  options.sentences_per_request = absl::GetFlag(FLAGS_sentences_per_request);
+  options.bursts = absl::GetFlag(FLAGS_bursts);
   const fanyi::ClientTls tls = fanyi::ClientTlsFromFlags();
   options.use_tls = tls.use_tls;
   options.tls = tls.files;

@@ -81,6 +81,26 @@ TEST(LoadOptionsTest, UnboundedOrInvalidRunsAreRefused) {
   no_texts.texts.clear();
   EXPECT_THROW(LoadGenerator{no_texts}, std::invalid_argument);
 
+  LoadOptions no_sentences = valid;
+  no_sentences.sentences_per_request = 0;
+  EXPECT_THROW(LoadGenerator{no_sentences}, std::invalid_argument);
+
+  LoadOptions ragged_bursts = valid;
+  ragged_bursts.bursts = true;
+  ragged_bursts.concurrency = 4;
+  ragged_bursts.requests = 10;
+  EXPECT_THROW(LoadGenerator{ragged_bursts}, std::invalid_argument);
+  ragged_bursts.requests = 12;
+  EXPECT_NO_THROW(LoadGenerator{ragged_bursts});
+  ragged_bursts.warmup_requests = 2;
+  EXPECT_THROW(LoadGenerator{ragged_bursts}, std::invalid_argument);
+
+  LoadOptions open_bursts = valid;
+  open_bursts.bursts = true;
+  open_bursts.concurrency = 1;
+  open_bursts.rate = 10;
+  EXPECT_THROW(LoadGenerator{open_bursts}, std::invalid_argument);
+
   LoadOptions too_many_in_flight = valid;
   too_many_in_flight.max_in_flight = LoadOptions::kMaxInFlight + 1;
   EXPECT_THROW(LoadGenerator{too_many_in_flight}, std::invalid_argument);
@@ -173,7 +193,11 @@ TEST_F(LoadGeneratorTest, ClosedLoopCompletesEveryRequest) {
   EXPECT_LE(report.latency_p50_ms, report.latency_p90_ms);
   EXPECT_LE(report.latency_p90_ms, report.latency_p99_ms);
   EXPECT_LE(report.latency_p99_ms, report.latency_max_ms);
-  EXPECT_DOUBLE_EQ(report.sentences_per_second, 200 / report.wall_seconds);
+  EXPECT_DOUBLE_EQ(report.requests_per_second, 200 / report.wall_seconds);
+  // Each text is one sentence.
+  EXPECT_EQ(report.sentences, 200);
+  EXPECT_DOUBLE_EQ(report.sentences_per_second, report.requests_per_second);
+  EXPECT_EQ(report.ok_bursts, 0);
   EXPECT_EQ(report.offered_rate, 0);
 }
 
@@ -227,12 +251,49 @@ TEST_F(LoadGeneratorTest, FullQueueRejectionsAreCountedByCode) {
   EXPECT_EQ(CountOf(report, "OK") + CountOf(report, "RESOURCE_EXHAUSTED"), 200);
   // Latencies and throughput count OK requests only.
   EXPECT_EQ(report.ok_requests, CountOf(report, "OK"));
-  EXPECT_DOUBLE_EQ(report.sentences_per_second,
+  EXPECT_DOUBLE_EQ(report.requests_per_second,
                    report.ok_requests / report.wall_seconds);
   // Each code seen has its slowest latency; OK's is the OK maximum.
   ASSERT_EQ(report.status_max_latency_ms.size(), 2u);
   EXPECT_EQ(report.status_max_latency_ms.at("OK"), report.latency_max_ms);
   EXPECT_GT(report.status_max_latency_ms.at("RESOURCE_EXHAUSTED"), 0);
+}
+
+// Requests of five sentences each: the server counts every sentence of the
+// texts (which are one sentence per line).
+TEST_F(LoadGeneratorTest, DocumentsCountTheirSentences) {
+  auto server = TranslationServer::Start(BaseServerOptions());
+  LoadOptions options = BaseLoadOptions(*server);
+  options.sentences_per_request = 5;
+  options.requests = 6;
+  options.concurrency = 2;
+  const LoadReport report = LoadGenerator(options).Run();
+
+  EXPECT_EQ(CountOf(report, "OK"), 6);
+  EXPECT_EQ(report.sentences, 30);
+  EXPECT_DOUBLE_EQ(report.sentences_per_second, 30 / report.wall_seconds);
+  EXPECT_DOUBLE_EQ(report.requests_per_second, 6 / report.wall_seconds);
+}
+
+// Bursts of four: each burst's latency covers every request in it, so the
+// slowest burst is at least as slow as the slowest request.
+TEST_F(LoadGeneratorTest, BurstsAreTimedWhole) {
+  auto server = TranslationServer::Start(BaseServerOptions());
+  LoadOptions options = BaseLoadOptions(*server);
+  options.bursts = true;
+  options.concurrency = 4;
+  options.requests = 20;
+  options.warmup_requests = 4;
+  const LoadReport report = LoadGenerator(options).Run();
+
+  EXPECT_EQ(CountOf(report, "OK"), 20);
+  EXPECT_EQ(report.ok_bursts, 5);
+  EXPECT_GT(report.burst_latency_p50_ms, 0);
+  EXPECT_LE(report.burst_latency_p50_ms, report.burst_latency_p90_ms);
+  EXPECT_LE(report.burst_latency_p90_ms, report.burst_latency_max_ms);
+  EXPECT_GE(report.burst_latency_max_ms, report.latency_max_ms);
+  EXPECT_GE(report.burst_latency_p50_ms, report.latency_p50_ms);
+  EXPECT_NE(report.ToTable().find("in bursts"), std::string::npos);
 }
 
 // The JSON report holds the same numbers as the report it was made from.
@@ -249,6 +310,12 @@ void ExpectJsonMatches(const nlohmann::json& json, const LoadReport& report) {
       (json.at("status_max_latency_ms").get<std::map<std::string, double>>()),
       report.status_max_latency_ms);
   EXPECT_EQ(json.at("ok_requests"), report.ok_requests);
+  EXPECT_EQ(json.at("sentences"), report.sentences);
+  EXPECT_EQ(json.at("requests_per_second"), report.requests_per_second);
+  EXPECT_EQ(json.at("ok_bursts"), report.ok_bursts);
+  EXPECT_EQ(json.at("burst_latency_ms").at("p50"), report.burst_latency_p50_ms);
+  EXPECT_EQ(json.at("burst_latency_ms").at("p90"), report.burst_latency_p90_ms);
+  EXPECT_EQ(json.at("burst_latency_ms").at("max"), report.burst_latency_max_ms);
   EXPECT_EQ(json.at("generated_tokens"), report.generated_tokens);
   EXPECT_EQ(json.at("wall_seconds"), report.wall_seconds);
   EXPECT_EQ(json.at("sentences_per_second"), report.sentences_per_second);
