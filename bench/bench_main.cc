@@ -34,6 +34,9 @@ ABSL_FLAG(int, threads, 2,
 ABSL_FLAG(int, workers, 1,
           "Decoding streams taking batches in turn (not the reference "
           "decoder, which runs one stream).");
+ABSL_FLAG(std::string, cpu_decoder, "packed",
+          "The decoding step: packed (packed weights, fused kernels) or "
+          "libtorch (the model's own step).");
 ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
 ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
 ABSL_FLAG(std::string, dump_dir, "",
@@ -48,6 +51,7 @@ int Run() {
   options.workers = absl::GetFlag(FLAGS_workers);
   options.repeats = absl::GetFlag(FLAGS_repeats);
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),
       absl::GetFlag(FLAGS_beam_size), absl::GetFlag(FLAGS_reference_sentences));

@@ -14,6 +14,7 @@
 
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
+#include "common/decoding/packed_decoder.h"
 #include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
 
@@ -89,6 +90,7 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->checkpoint = LoadCheckpoint(model_dir, torch::Device(torch::kCPU));
+  SelectCpuDecoder(*impl->checkpoint.model, options.cpu_decoder);
   TranslatorOptions translator_options;
   translator_options.device = "cpu";
   translator_options.length_penalty = options.length_penalty;

@@ -34,6 +34,8 @@ struct BenchmarkOptions {
                     // runs one stream with all `threads`.
   int repeats = 3;  // Timed runs per mode; the median is reported.
   double length_penalty = 1.0;  // GNMT α for beam search (as the server).
+  std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
+                                       // (SelectCpuDecoder).
 };
 
 // A source sentence that the translator's tokenizer accepted.

@@ -42,6 +42,9 @@ ABSL_FLAG(int, max_sentence_tokens, 0,
           "Sentences with more source tokens are translated clause by clause "
           "(0: the model's longest training sentence, within its length "
           "caps).");
+ABSL_FLAG(std::string, cpu_decoder, "packed",
+          "The decoding step on the CPU: packed (packed weights, fused "
+          "kernels) or libtorch (the model's own step, the reference).");
 ABSL_FLAG(int, max_glossary_entries, 256,
           "Glossary and do-not-translate terms per request, at most.");
 ABSL_FLAG(int, beam_size, 4,
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
   options.max_request_sentences = absl::GetFlag(FLAGS_max_request_sentences);
   options.max_glossary_entries = absl::GetFlag(FLAGS_max_glossary_entries);
   options.max_sentence_tokens = absl::GetFlag(FLAGS_max_sentence_tokens);
+  options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);

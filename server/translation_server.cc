@@ -148,6 +148,7 @@ void TranslationServer::LoadModel(const ServerOptions& options) {
   threads_per_worker_ = std::max(1, threads / workers_);
   translator_options.threads = threads_per_worker_;
   translator_options.max_sentence_tokens = options.max_sentence_tokens;
+  translator_options.cpu_decoder = options.cpu_decoder;
   try {
     translator_ = Translator::Load(options.model_dir, translator_options);
   } catch (const std::exception& e) {

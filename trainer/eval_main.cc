@@ -32,6 +32,8 @@ ABSL_FLAG(double, length_penalty, 1.0,
 ABSL_FLAG(int, batch_size, 64, "Sentences decoded together.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+ABSL_FLAG(std::string, cpu_decoder, "packed",
+          "The decoding step on the CPU: packed or libtorch.");
 
 namespace {
 
@@ -86,6 +88,7 @@ int Run() {
     options.threads = static_cast<int>(std::thread::hardware_concurrency());
   }
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   auto translator =
       fanyi::Translator::Load(absl::GetFlag(FLAGS_model_dir), options);
   const int beam_size = absl::GetFlag(FLAGS_beam_size);

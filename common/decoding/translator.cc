@@ -8,6 +8,7 @@
 
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
+#include "common/decoding/packed_decoder.h"
 #include "common/model/checkpoint.h"
 #include "common/model/device.h"
 #include "common/text/clause_splitter.h"
@@ -161,8 +162,11 @@ std::string Translator::Impl::AssemblePart(
 std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
                                              const TranslatorOptions& options) {
   if (options.threads > 0) torch::set_num_threads(options.threads);
-  return FromCheckpoint(
-      LoadCheckpoint(model_dir, ResolveDevice(options.device)), options);
+  Checkpoint checkpoint =
+      LoadCheckpoint(model_dir, ResolveDevice(options.device));
+  // A freshly loaded model is never trained, so its weights can be packed.
+  SelectCpuDecoder(*checkpoint.model, options.cpu_decoder);
+  return FromCheckpoint(checkpoint, options);
 }
 
 std::unique_ptr<Translator> Translator::FromCheckpoint(

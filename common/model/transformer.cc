@@ -14,6 +14,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "common/model/row_linear.h"
 #include "common/text/vocabulary.h"
@@ -274,8 +275,17 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
   return state;
 }
 
+void TransformerImpl::SetStepKernel(
+    std::shared_ptr<const DecodeStepKernel> kernel) {
+  step_kernel_ = std::move(kernel);
+}
+
 torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
                                           DecoderState* state) {
+  if (step_kernel_ != nullptr && !is_training() &&
+      !at::GradMode::is_enabled()) {
+    return step_kernel_->Step(last_tokens, state);
+  }
   const int64_t column = state->AddColumn();
   // Each row sees its own columns, this step's included.
   torch::Tensor self_bias = state->self_bias();  // [batch, 1, 1, columns]

@@ -9,6 +9,8 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <memory>
+
 #include "common/model/decoder_state.h"
 #include "common/model/model_config.h"
 #include "common/model/multi_head_attention.h"
@@ -94,6 +96,17 @@ class DecoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
+// Another implementation of TransformerImpl::DecodeStep, for one device
+// (decoding/'s PackedDecoder, on the CPU); the model runs it in place of its
+// own once installed with SetStepKernel.
+class DecodeStepKernel {
+ public:
+  virtual ~DecodeStepKernel() = default;
+  // As TransformerImpl::DecodeStep.
+  virtual torch::Tensor Step(const torch::Tensor& last_tokens,
+                             DecoderState* state) const = 0;
+};
+
 // The Transformer encoder-decoder with its embeddings and generator.
 class TransformerImpl : public torch::nn::Module {
  public:
@@ -123,9 +136,17 @@ class TransformerImpl : public torch::nn::Module {
                              const torch::Tensor& sources = {});
 
   // Feeds only the newest token of each row, [batch], and returns the logits
-  // of the next one, [batch, target_vocab]. Advances `state`.
+  // of the next one, [batch, target_vocab]. Advances `state`. Runs the step
+  // kernel instead when one is installed, in eval mode without autograd.
   torch::Tensor DecodeStep(const torch::Tensor& last_tokens,
                            DecoderState* state);
+
+  // Installs (or, with nullptr, removes) the kernel DecodeStep runs. A
+  // kernel may hold a copy of the weights: install one only on a model that
+  // will not be trained further.
+  void SetStepKernel(std::shared_ptr<const DecodeStepKernel> kernel);
+  // The installed kernel, or nullptr.
+  const DecodeStepKernel* step_kernel() const { return step_kernel_.get(); }
 
   // Logits over the target vocabulary: [..., d_model] -> [..., target_vocab].
   torch::Tensor Generate(const torch::Tensor& hidden);
@@ -147,6 +168,7 @@ class TransformerImpl : public torch::nn::Module {
   torch::nn::Linear generator_{nullptr};  // Null when tied to the embedding.
   torch::nn::Dropout embedding_dropout_{nullptr};
   torch::Tensor positions_;  // [max_positions, d_model] buffer.
+  std::shared_ptr<const DecodeStepKernel> step_kernel_;
 };
 TORCH_MODULE(Transformer);
 

@@ -1,0 +1,384 @@
+#include "common/decoding/packed_decoder.h"
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace fanyi {
+namespace {
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// GCC compiles the loops below once per instruction set and the loader
+// picks the variant the CPU runs (an ifunc), so the build stays baseline
+// x86-64 while these loops use AVX2 or AVX-512 where the machine has them.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define FANYI_CPU_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define FANYI_CPU_CLONES
+#endif
+
+using Parameters = std::map<std::string, torch::Tensor>;
+
+// The model's parameters and buffers by their checkpoint names.
+Parameters NamedTensors(TransformerImpl& model) {
+  Parameters tensors;
+  for (const auto& item : model.named_parameters()) {
+    tensors[item.key()] = item.value().detach();
+  }
+  for (const auto& item : model.named_buffers()) {
+    tensors[item.key()] = item.value().detach();
+  }
+  return tensors;
+}
+
+const torch::Tensor& Find(const Parameters& tensors, const std::string& name) {
+  auto found = tensors.find(name);
+  if (found == tensors.end()) {
+    throw std::invalid_argument("PackedDecoder: the model has no " + name);
+  }
+  return found->second;
+}
+
+std::vector<float> Floats(const torch::Tensor& tensor) {
+  const torch::Tensor flat = tensor.contiguous().view({-1});
+  const float* data = flat.data_ptr<float>();
+  return std::vector<float>(data, data + flat.numel());
+}
+
+// a·b over `size` floats, in eight partial sums the compiler vectorizes.
+inline float Dot(const float* a, const float* b, int64_t size) {
+  constexpr int kLanes = 8;
+  float partial[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      partial[lane] += a[i + lane] * b[i + lane];
+    }
+  }
+  float sum = 0;
+  for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
+  for (; i < size; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// out[r] = (x[r] - mean) / sqrt(variance + epsilon) * scale + shift, for
+// `rows` rows of `size` floats.
+FANYI_CPU_CLONES void LayerNormRows(const float* x, int64_t rows, int64_t size,
+                                    const float* scale, const float* shift,
+                                    float epsilon, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * size;
+    float sum = 0;
+    for (int64_t i = 0; i < size; ++i) sum += row[i];
+    const float mean = sum / size;
+    float squares = 0;
+    for (int64_t i = 0; i < size; ++i) {
+      squares += (row[i] - mean) * (row[i] - mean);
+    }
+    const float inverse = 1.0f / std::sqrt(squares / size + epsilon);
+    float* result = out + r * size;
+    for (int64_t i = 0; i < size; ++i) {
+      result[i] = (row[i] - mean) * inverse * scale[i] + shift[i];
+    }
+  }
+}
+
+// One head of one row attending over `length` columns: column c's key and
+// value start `offsets[c]` floats into `keys` and `values`, and its bias is
+// `bias[c]`. A column with -inf bias gets exactly zero weight and its key
+// and value are never read (they may be stale cache entries). `query` is
+// already scaled. A row with no column to attend to gets zeros.
+FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
+                                 const float* values, const int64_t* offsets,
+                                 const float* bias, int64_t length, int64_t d_k,
+                                 float* scores, float* out) {
+  float largest = kMinusInfinity;
+  for (int64_t c = 0; c < length; ++c) {
+    if (bias[c] == kMinusInfinity) {
+      scores[c] = kMinusInfinity;
+      continue;
+    }
+    scores[c] = Dot(query, keys + offsets[c], d_k) + bias[c];
+    largest = std::max(largest, scores[c]);
+  }
+  std::fill(out, out + d_k, 0.0f);
+  if (largest == kMinusInfinity) return;
+  float total = 0;
+  for (int64_t c = 0; c < length; ++c) {
+    scores[c] = std::exp(scores[c] - largest);
+    total += scores[c];
+  }
+  const float inverse = 1.0f / total;
+  for (int64_t c = 0; c < length; ++c) {
+    if (scores[c] == 0) continue;  // Masked: adds exactly nothing.
+    const float weight = scores[c] * inverse;
+    const float* value = values + offsets[c];
+    for (int64_t d = 0; d < d_k; ++d) out[d] += weight * value[d];
+  }
+}
+
+// What a step computes, kept per thread between steps so that steps do not
+// allocate once the largest batch has been seen.
+struct Workspace {
+  std::vector<float> x;            // [batch, d_model]: the residual stream.
+  std::vector<float> normed;       // [batch, d_model]
+  std::vector<float> projected;    // [batch, 3 * d_model]
+  std::vector<float> attended;     // [batch, d_model]
+  std::vector<float> hidden;       // [batch, d_ff]
+  std::vector<float> scores;       // [columns]
+  std::vector<float> column_bias;  // [columns]
+  std::vector<int64_t> offsets;    // [columns]
+
+  static Workspace& ForThisThread() {
+    thread_local Workspace workspace;
+    return workspace;
+  }
+};
+
+void Grow(std::vector<float>& buffer, int64_t size) {
+  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+}
+
+}  // namespace
+
+PackedDecoder::PackedDecoder(TransformerImpl& model, CpuIsa isa) {
+  const ModelConfig& config = model.config();
+  if (model.is_training()) {
+    throw std::invalid_argument("PackedDecoder: the model is in training mode");
+  }
+  for (const torch::Tensor& parameter : model.parameters()) {
+    if (!parameter.device().is_cpu() || parameter.scalar_type() != at::kFloat) {
+      throw std::invalid_argument(
+          "PackedDecoder: the model must be float32 on the CPU");
+    }
+  }
+  c10::InferenceMode inference;
+  const Parameters tensors = NamedTensors(model);
+  d_model_ = config.d_model;
+  heads_ = config.heads;
+  d_k_ = d_model_ / heads_;
+  d_ff_ = config.d_ff;
+  vocabulary_ = config.target_vocab_size;
+  max_positions_ = config.max_positions;
+  embedding_scale_ = static_cast<float>(std::sqrt(double(d_model_)));
+  epsilon_ = static_cast<float>(config.layer_norm_epsilon);
+  const torch::Tensor& embedding = Find(tensors, "target_embedding.weight");
+  embedding_ = Floats(embedding);
+  positions_ = Floats(Find(tensors, "positions"));
+  auto norm = [&](const std::string& name) {
+    return Norm{Floats(Find(tensors, name + ".weight")),
+                Floats(Find(tensors, name + ".bias"))};
+  };
+  auto linear = [&](const std::string& name) {
+    return PackedLinear(Find(tensors, name + ".weight"),
+                        Find(tensors, name + ".bias"), isa);
+  };
+  const double scale = 1.0 / std::sqrt(double(d_k_));
+  for (int64_t i = 0; i < config.decoder_layers; ++i) {
+    const std::string prefix = "decoder_layers." + std::to_string(i) + ".";
+    const std::string self = prefix + "self_attention.";
+    const std::string cross = prefix + "cross_attention.";
+    Layer layer;
+    layer.self_attention_norm = norm(prefix + "self_attention_norm");
+    // The query rows pre-scaled by 1/√d_k, as MultiHeadAttention does.
+    layer.self_projections = PackedLinear(
+        at::cat({Find(tensors, self + "query_projection.weight") * scale,
+                 Find(tensors, self + "key_projection.weight"),
+                 Find(tensors, self + "value_projection.weight")}),
+        at::cat({Find(tensors, self + "query_projection.bias") * scale,
+                 Find(tensors, self + "key_projection.bias"),
+                 Find(tensors, self + "value_projection.bias")}),
+        isa);
+    layer.self_output = linear(self + "output_projection");
+    layer.cross_attention_norm = norm(prefix + "cross_attention_norm");
+    layer.cross_query = PackedLinear(
+        Find(tensors, cross + "query_projection.weight") * scale,
+        Find(tensors, cross + "query_projection.bias") * scale, isa);
+    layer.cross_output = linear(cross + "output_projection");
+    layer.feed_forward_norm = norm(prefix + "feed_forward_norm");
+    layer.feed_forward_inner = linear(prefix + "feed_forward.inner");
+    layer.feed_forward_outer = linear(prefix + "feed_forward.outer");
+    layers_.push_back(std::move(layer));
+  }
+  final_norm_ = norm("decoder_norm");
+  generator_ = config.tie_target_embeddings ? PackedLinear(embedding, {}, isa)
+                                            : linear("generator");
+}
+
+torch::Tensor PackedDecoder::Step(const torch::Tensor& last_tokens,
+                                  DecoderState* state) const {
+  const int64_t batch = state->batch_size();
+  if (last_tokens.dim() != 1 || last_tokens.size(0) != batch ||
+      last_tokens.scalar_type() != at::kLong ||
+      !last_tokens.device().is_cpu()) {
+    throw std::invalid_argument(
+        "PackedDecoder: last_tokens must be one int64 CPU token per row");
+  }
+  const torch::Tensor tokens = last_tokens.contiguous();
+  const int64_t* token = tokens.data_ptr<int64_t>();
+  int64_t* position = state->positions.data_ptr<int64_t>();
+  for (int64_t r = 0; r < batch; ++r) {
+    if (token[r] < 0 || token[r] >= vocabulary_) {
+      throw std::out_of_range("token " + std::to_string(token[r]) +
+                              " is outside the target vocabulary of " +
+                              std::to_string(vocabulary_));
+    }
+    if (position[r] >= max_positions_) {
+      throw std::out_of_range("row " + std::to_string(r) +
+                              " is past the model's max_positions " +
+                              std::to_string(max_positions_));
+    }
+  }
+  const int64_t column = state->AddColumn();
+  const int64_t first_column = state->first_column;
+  const int64_t columns = column + 1 - first_column;
+  const int64_t source_length = state->source_bias.size(3);
+  const int64_t d = d_model_;
+
+  Workspace& work = Workspace::ForThisThread();
+  Grow(work.x, batch * d);
+  Grow(work.normed, batch * d);
+  Grow(work.projected, batch * 3 * d);
+  Grow(work.attended, batch * d);
+  Grow(work.hidden, batch * d_ff_);
+  const int64_t longest = std::max(columns, source_length);
+  Grow(work.scores, longest);
+  Grow(work.column_bias, longest);
+  if (static_cast<int64_t>(work.offsets.size()) < longest) {
+    work.offsets.resize(longest);
+  }
+  float* x = work.x.data();
+  float* normed = work.normed.data();
+  float* projected = work.projected.data();
+  float* attended = work.attended.data();
+
+  // [batch, d_model]: scaled embeddings plus each row's own position.
+  for (int64_t r = 0; r < batch; ++r) {
+    const float* embedding = embedding_.data() + token[r] * d;
+    const float* table = positions_.data() + position[r] * d;
+    for (int64_t i = 0; i < d; ++i) {
+      x[r * d + i] = embedding[i] * embedding_scale_ + table[i];
+    }
+  }
+
+  // The tables each row reads the caches through, and the biases.
+  const int64_t* self_rows = state->self_rows.data_ptr<int64_t>();
+  const int64_t self_rows_stride = state->self_rows.stride(0);
+  const float* self_bias = state->self_bias_storage.data_ptr<float>();
+  const int64_t self_bias_stride = state->self_bias_storage.stride(0);
+  const int64_t* memory_rows = state->memory_rows.data_ptr<int64_t>();
+  const float* source_bias = state->source_bias.data_ptr<float>();
+  const auto source_bias_strides = state->source_bias.strides();
+
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& layer = layers_[l];
+    DecoderLayerCache& cache = state->layers[l];
+    const auto cache_strides = cache.key_storage.strides();
+    const auto memory_strides = cache.memory_keys.strides();
+    if (cache.value_storage.strides() != cache_strides ||
+        cache.memory_values.strides() != memory_strides) {
+      throw std::logic_error("PackedDecoder: keys and values differ in layout");
+    }
+    float* keys = cache.key_storage.data_ptr<float>();
+    float* values = cache.value_storage.data_ptr<float>();
+
+    // Self-attention: [batch, 3 * d_model], keys and values into the cache
+    // column of this step (row r writes cache row r).
+    LayerNormRows(x, batch, d, layer.self_attention_norm.scale.data(),
+                  layer.self_attention_norm.shift.data(), epsilon_, normed);
+    layer.self_projections.Apply(normed, batch, d, projected, 3 * d,
+                                 LinearEpilogue::kBias);
+    for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t h = 0; h < heads_; ++h) {
+        const int64_t at = r * cache_strides[0] + h * cache_strides[1] +
+                           column * cache_strides[2];
+        std::copy_n(projected + r * 3 * d + d + h * d_k_, d_k_, keys + at);
+        std::copy_n(projected + r * 3 * d + 2 * d + h * d_k_, d_k_,
+                    values + at);
+      }
+    }
+    for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t c = 0; c < columns; ++c) {
+        const int64_t stored = first_column + c;
+        work.column_bias[c] = self_bias[r * self_bias_stride + stored];
+        work.offsets[c] =
+            self_rows[r * self_rows_stride + stored] * cache_strides[0] +
+            stored * cache_strides[2];
+      }
+      for (int64_t h = 0; h < heads_; ++h) {
+        AttendHead(projected + r * 3 * d + h * d_k_,
+                   keys + h * cache_strides[1], values + h * cache_strides[1],
+                   work.offsets.data(), work.column_bias.data(), columns, d_k_,
+                   work.scores.data(), attended + r * d + h * d_k_);
+      }
+    }
+    layer.self_output.Apply(attended, batch, d, x, d,
+                            LinearEpilogue::kAddToOutput);
+
+    // Cross-attention over each row's source.
+    LayerNormRows(x, batch, d, layer.cross_attention_norm.scale.data(),
+                  layer.cross_attention_norm.shift.data(), epsilon_, normed);
+    layer.cross_query.Apply(normed, batch, d, projected, d,
+                            LinearEpilogue::kBias);
+    const float* memory_keys = cache.memory_keys.data_ptr<float>();
+    const float* memory_values = cache.memory_values.data_ptr<float>();
+    for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t s = 0; s < source_length; ++s) {
+        work.column_bias[s] = source_bias[r * source_bias_strides[0] +
+                                          s * source_bias_strides[3]];
+        work.offsets[s] =
+            memory_rows[r] * memory_strides[0] + s * memory_strides[2];
+      }
+      for (int64_t h = 0; h < heads_; ++h) {
+        AttendHead(projected + r * d + h * d_k_,
+                   memory_keys + h * memory_strides[1],
+                   memory_values + h * memory_strides[1], work.offsets.data(),
+                   work.column_bias.data(), source_length, d_k_,
+                   work.scores.data(), attended + r * d + h * d_k_);
+      }
+    }
+    layer.cross_output.Apply(attended, batch, d, x, d,
+                             LinearEpilogue::kAddToOutput);
+
+    // Feed-forward.
+    LayerNormRows(x, batch, d, layer.feed_forward_norm.scale.data(),
+                  layer.feed_forward_norm.shift.data(), epsilon_, normed);
+    layer.feed_forward_inner.Apply(normed, batch, d, work.hidden.data(), d_ff_,
+                                   LinearEpilogue::kBiasRelu);
+    layer.feed_forward_outer.Apply(work.hidden.data(), batch, d_ff_, x, d,
+                                   LinearEpilogue::kAddToOutput);
+  }
+
+  LayerNormRows(x, batch, d, final_norm_.scale.data(), final_norm_.shift.data(),
+                epsilon_, normed);
+  torch::Tensor logits = at::empty({batch, vocabulary_}, at::kFloat);
+  generator_.Apply(normed, batch, d, logits.data_ptr<float>(), vocabulary_,
+                   LinearEpilogue::kBias);
+  for (int64_t r = 0; r < batch; ++r) ++position[r];
+  return logits;  // [batch, target_vocab]
+}
+
+void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder) {
+  if (cpu_decoder == "libtorch") {
+    model.SetStepKernel(nullptr);
+  } else if (cpu_decoder == "packed") {
+    if (model.parameters().front().device().is_cpu()) {
+      model.SetStepKernel(std::make_shared<PackedDecoder>(model));
+    }
+  } else {
+    throw std::invalid_argument("cpu_decoder is \"" + cpu_decoder +
+                                "\"; use packed or libtorch");
+  }
+}
+
+}  // namespace fanyi

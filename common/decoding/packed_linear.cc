@@ -1,0 +1,295 @@
+#include "common/decoding/packed_linear.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fanyi {
+namespace {
+
+constexpr int64_t kWidth = PackedLinear::kPanelWidth;
+
+// Everything a kernel needs for one Apply.
+struct LinearCall {
+  const float* input;
+  int64_t input_stride;
+  float* output;
+  int64_t output_stride;
+  const float* packed;  // [panels, in_features, kWidth]
+  const float* bias;    // [panels * kWidth]
+  int64_t in_features;
+  int64_t out_features;
+  LinearEpilogue epilogue;
+};
+
+// One output value after the product: bias added, then the epilogue.
+inline float Finish(float sum, float bias, float* out, LinearEpilogue e) {
+  const float value = sum + bias;
+  switch (e) {
+    case LinearEpilogue::kBias:
+      return value;
+    case LinearEpilogue::kBiasRelu:
+      return value > 0 ? value : 0;
+    case LinearEpilogue::kAddToOutput:
+      return *out + value;
+  }
+  return value;
+}
+
+// ---- Portable: plain loops over the same panels. ----
+
+void PortableLinear(const LinearCall& c, int64_t rows) {
+  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* x = c.input + row * c.input_stride;
+    float* y = c.output + row * c.output_stride;
+    for (int64_t panel = 0; panel < panels; ++panel) {
+      const float* w = c.packed + panel * c.in_features * kWidth;
+      float sums[kWidth] = {};
+      for (int64_t k = 0; k < c.in_features; ++k) {
+        for (int64_t j = 0; j < kWidth; ++j)
+          sums[j] += x[k] * w[k * kWidth + j];
+      }
+      const int64_t first = panel * kWidth;
+      const int64_t count = std::min(kWidth, c.out_features - first);
+      for (int64_t j = 0; j < count; ++j) {
+        y[first + j] =
+            Finish(sums[j], c.bias[first + j], &y[first + j], c.epilogue);
+      }
+    }
+  }
+}
+
+// ---- AVX2 + FMA: up to 6 rows × 1 panel (two 8-float halves). ----
+
+#define FANYI_AVX2 __attribute__((target("avx2,fma")))
+
+template <int kRows>
+FANYI_AVX2 void Avx2Tile(const LinearCall& c, int64_t row, int64_t panel) {
+  __m256 sums[kRows][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    sums[r][0] = _mm256_setzero_ps();
+    sums[r][1] = _mm256_setzero_ps();
+  }
+  const float* w = c.packed + panel * c.in_features * kWidth;
+  const float* x = c.input + row * c.input_stride;
+  for (int64_t k = 0; k < c.in_features; ++k) {
+    const __m256 low = _mm256_load_ps(w + k * kWidth);
+    const __m256 high = _mm256_load_ps(w + k * kWidth + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 xv = _mm256_broadcast_ss(x + r * c.input_stride + k);
+      sums[r][0] = _mm256_fmadd_ps(xv, low, sums[r][0]);
+      sums[r][1] = _mm256_fmadd_ps(xv, high, sums[r][1]);
+    }
+  }
+  const int64_t first = panel * kWidth;
+  const int64_t count = std::min(kWidth, c.out_features - first);
+  const __m256 bias_low = _mm256_load_ps(c.bias + first);
+  const __m256 bias_high = _mm256_load_ps(c.bias + first + 8);
+  const __m256 zero = _mm256_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    float* y = c.output + (row + r) * c.output_stride + first;
+    __m256 low = _mm256_add_ps(sums[r][0], bias_low);
+    __m256 high = _mm256_add_ps(sums[r][1], bias_high);
+    if (c.epilogue == LinearEpilogue::kBiasRelu) {
+      low = _mm256_max_ps(low, zero);
+      high = _mm256_max_ps(high, zero);
+    }
+    if (count == kWidth) {
+      if (c.epilogue == LinearEpilogue::kAddToOutput) {
+        low = _mm256_add_ps(low, _mm256_loadu_ps(y));
+        high = _mm256_add_ps(high, _mm256_loadu_ps(y + 8));
+      }
+      _mm256_storeu_ps(y, low);
+      _mm256_storeu_ps(y + 8, high);
+    } else {  // The last, partial panel.
+      alignas(32) float values[kWidth];
+      _mm256_store_ps(values, low);
+      _mm256_store_ps(values + 8, high);
+      for (int64_t j = 0; j < count; ++j) {
+        y[j] = c.epilogue == LinearEpilogue::kAddToOutput ? y[j] + values[j]
+                                                          : values[j];
+      }
+    }
+  }
+}
+
+FANYI_AVX2 void Avx2Linear(const LinearCall& c, int64_t rows) {
+  using Tile = void (*)(const LinearCall&, int64_t, int64_t);
+  static constexpr Tile kTiles[] = {Avx2Tile<1>, Avx2Tile<2>, Avx2Tile<3>,
+                                    Avx2Tile<4>, Avx2Tile<5>, Avx2Tile<6>};
+  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    for (int64_t row = 0; row < rows; row += 6) {
+      kTiles[std::min<int64_t>(6, rows - row) - 1](c, row, panel);
+    }
+  }
+}
+
+// ---- AVX-512: up to 6 rows × 4 panels (24 sums in registers). ----
+
+#define FANYI_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
+
+template <int kRows, int kPanels>
+FANYI_AVX512 void Avx512Tile(const LinearCall& c, int64_t row, int64_t panel) {
+  __m512 sums[kRows][kPanels];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int p = 0; p < kPanels; ++p) sums[r][p] = _mm512_setzero_ps();
+  }
+  const int64_t panel_size = c.in_features * kWidth;
+  const float* w = c.packed + panel * panel_size;
+  const float* x = c.input + row * c.input_stride;
+  for (int64_t k = 0; k < c.in_features; ++k) {
+    __m512 weights[kPanels];
+#pragma GCC unroll 4
+    for (int p = 0; p < kPanels; ++p) {
+      weights[p] = _mm512_load_ps(w + p * panel_size + k * kWidth);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 xv = _mm512_set1_ps(x[r * c.input_stride + k]);
+#pragma GCC unroll 4
+      for (int p = 0; p < kPanels; ++p) {
+        sums[r][p] = _mm512_fmadd_ps(xv, weights[p], sums[r][p]);
+      }
+    }
+  }
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 4
+  for (int p = 0; p < kPanels; ++p) {
+    const int64_t first = (panel + p) * kWidth;
+    const int64_t count = std::min(kWidth, c.out_features - first);
+    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
+    const __m512 bias = _mm512_load_ps(c.bias + first);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      float* y = c.output + (row + r) * c.output_stride + first;
+      __m512 value = _mm512_add_ps(sums[r][p], bias);
+      if (c.epilogue == LinearEpilogue::kBiasRelu) {
+        value = _mm512_max_ps(value, zero);
+      } else if (c.epilogue == LinearEpilogue::kAddToOutput) {
+        value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, y));
+      }
+      _mm512_mask_storeu_ps(y, mask, value);
+    }
+  }
+}
+
+using Avx512TileFunction = void (*)(const LinearCall&, int64_t, int64_t);
+
+template <int kRows>
+constexpr std::array<Avx512TileFunction, 4> Avx512TilesOfRows() {
+  return {Avx512Tile<kRows, 1>, Avx512Tile<kRows, 2>, Avx512Tile<kRows, 3>,
+          Avx512Tile<kRows, 4>};
+}
+
+FANYI_AVX512 void Avx512Linear(const LinearCall& c, int64_t rows) {
+  // [rows - 1][panels - 1]
+  static constexpr std::array<Avx512TileFunction, 4> kTiles[] = {
+      Avx512TilesOfRows<1>(), Avx512TilesOfRows<2>(), Avx512TilesOfRows<3>(),
+      Avx512TilesOfRows<4>(), Avx512TilesOfRows<5>(), Avx512TilesOfRows<6>()};
+  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  // Four panels at a time: their weights stay in cache while every row
+  // block passes over them.
+  for (int64_t panel = 0; panel < panels; panel += 4) {
+    const int64_t panel_count = std::min<int64_t>(4, panels - panel);
+    for (int64_t row = 0; row < rows; row += 6) {
+      const int64_t row_count = std::min<int64_t>(6, rows - row);
+      kTiles[row_count - 1][panel_count - 1](c, row, panel);
+    }
+  }
+}
+
+void RequireFloatMatrix(const torch::Tensor& t, const char* name) {
+  if (!t.defined() || t.dim() != 2 || t.scalar_type() != at::kFloat) {
+    throw std::invalid_argument(std::string("PackedLinear: ") + name +
+                                " must be a float32 matrix");
+  }
+}
+
+}  // namespace
+
+PackedLinear::PackedLinear(const torch::Tensor& weight,
+                           const torch::Tensor& bias, CpuIsa isa)
+    : isa_(isa) {
+  RequireFloatMatrix(weight, "weight");
+  if (!CpuSupports(isa)) {
+    throw std::invalid_argument("PackedLinear: this CPU does not run " +
+                                CpuIsaName(isa) + " code");
+  }
+  out_features_ = weight.size(0);
+  in_features_ = weight.size(1);
+  const int64_t panels = (out_features_ + kWidth - 1) / kWidth;
+  // [panels * 16, in] zero-padded -> [panels, 16, in] -> [panels, in, 16]
+  torch::Tensor padded = at::zeros({panels * kWidth, in_features_}, at::kFloat);
+  padded.narrow(0, 0, out_features_).copy_(weight.detach());
+  packed_ =
+      padded.view({panels, kWidth, in_features_}).transpose(1, 2).contiguous();
+  bias_ = at::zeros({panels * kWidth}, at::kFloat);
+  if (bias.defined()) {
+    if (bias.dim() != 1 || bias.size(0) != out_features_) {
+      throw std::invalid_argument("PackedLinear: bias must have " +
+                                  std::to_string(out_features_) + " entries");
+    }
+    bias_.narrow(0, 0, out_features_).copy_(bias.detach());
+  }
+}
+
+void PackedLinear::Apply(const float* input, int64_t rows, int64_t input_stride,
+                         float* output, int64_t output_stride,
+                         LinearEpilogue epilogue) const {
+  if (rows <= 0) return;
+  const LinearCall call{input,
+                        input_stride,
+                        output,
+                        output_stride,
+                        packed_.data_ptr<float>(),
+                        bias_.data_ptr<float>(),
+                        in_features_,
+                        out_features_,
+                        epilogue};
+  switch (isa_) {
+    case CpuIsa::kAvx512:
+      return Avx512Linear(call, rows);
+    case CpuIsa::kAvx2:
+      return Avx2Linear(call, rows);
+    case CpuIsa::kPortable:
+      return PortableLinear(call, rows);
+  }
+}
+
+torch::Tensor PackedLinear::Apply(const torch::Tensor& input,
+                                  LinearEpilogue epilogue) const {
+  if (!input.defined() || !input.device().is_cpu() ||
+      input.scalar_type() != at::kFloat || input.dim() < 1 ||
+      input.size(-1) != in_features_) {
+    throw std::invalid_argument(
+        "PackedLinear: input must be float32 on the CPU with " +
+        std::to_string(in_features_) + " features");
+  }
+  if (epilogue == LinearEpilogue::kAddToOutput) {
+    throw std::invalid_argument(
+        "PackedLinear: the tensor form has no output to add to");
+  }
+  const torch::Tensor rows = input.reshape({-1, in_features_}).contiguous();
+  std::vector<int64_t> shape = input.sizes().vec();
+  shape.back() = out_features_;
+  torch::Tensor output = at::empty({rows.size(0), out_features_}, at::kFloat);
+  Apply(rows.data_ptr<float>(), rows.size(0), in_features_,
+        output.data_ptr<float>(), out_features_, epilogue);
+  return output.view(shape);  // [..., out_features]
+}
+
+}  // namespace fanyi

@@ -1,0 +1,226 @@
+// PackedDecoder's step against LibTorch's (TransformerImpl::DecodeStep with
+// no kernel) on the same states, through everything a decoder does to them:
+// rows joining with sources of other lengths, beams reordering, rows
+// leaving, the cache growing; and whole decodes with the kernel installed.
+
+#include "common/decoding/packed_decoder.h"
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/decoding/continuous_decoder.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/model/checkpoint.h"
+#include "common/model/transformer.h"
+#include "common/text/tokenizer.h"
+#include "common/text/vocabulary.h"
+#include "tests/random_model.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+// A random float32 model in eval mode, big enough that every product spans
+// several of PackedLinear's tiles.
+Transformer RandomModel(uint64_t seed, bool tied) {
+  torch::manual_seed(seed);
+  ModelConfig config;
+  config.source_vocab_size = 41;
+  config.target_vocab_size = 53;
+  config.encoder_layers = 2;
+  config.decoder_layers = 3;
+  config.d_model = 64;
+  config.d_ff = 96;
+  config.heads = 4;
+  config.dropout = 0.0;
+  config.max_positions = 80;
+  config.tie_target_embeddings = tied;
+  Transformer model(config);
+  model->eval();
+  return model;
+}
+
+// Random source ids (no specials) of the given lengths.
+std::vector<std::vector<int64_t>> RandomSources(
+    const std::vector<int64_t>& lengths, int64_t vocabulary) {
+  std::vector<std::vector<int64_t>> sources;
+  for (int64_t length : lengths) {
+    const torch::Tensor ids = at::randint(4, vocabulary, {length}, at::kLong);
+    sources.emplace_back(ids.data_ptr<int64_t>(),
+                         ids.data_ptr<int64_t>() + length);
+  }
+  return sources;
+}
+
+// Two identical states of `model` side by side, one stepped by LibTorch and
+// one by the kernel; every step's logits are compared.
+class SideBySide {
+ public:
+  SideBySide(TransformerImpl& model, const PackedDecoder& kernel)
+      : model_(model), kernel_(kernel) {}
+
+  // Rows for `sources` join both states (with `beams` rows each).
+  void Join(const std::vector<std::vector<int64_t>>& sources, int64_t beams) {
+    const torch::Tensor ids = MakeSourceTensor(sources, torch::kCPU);
+    const torch::Tensor mask = PaddingMask(ids);
+    const torch::Tensor memory = model_.Encode(ids, mask);
+    std::vector<int64_t> rows;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      for (int64_t b = 0; b < beams; ++b) rows.push_back(s);
+    }
+    const torch::Tensor expand = at::tensor(rows, at::kLong);
+    reference_.Append(model_.StartDecoding(memory, mask, expand));
+    packed_.Append(model_.StartDecoding(memory, mask, expand));
+  }
+
+  void Reorder(const std::vector<int64_t>& order) {
+    reference_.ReorderRows(order);
+    packed_.ReorderRows(order);
+  }
+
+  void Remove(const std::vector<int64_t>& rows) {
+    reference_.RemoveRows(rows);
+    packed_.RemoveRows(rows);
+  }
+
+  // One step with random tokens; the logits must agree.
+  void Step(const std::string& where) {
+    const int64_t vocabulary = model_.config().target_vocab_size;
+    const torch::Tensor tokens =
+        at::randint(0, vocabulary, {reference_.batch_size()}, at::kLong);
+    const torch::Tensor expected = model_.DecodeStep(tokens, &reference_);
+    const torch::Tensor actual = kernel_.Step(tokens, &packed_);
+    ASSERT_EQ(actual.sizes(), expected.sizes()) << where;
+    EXPECT_TRUE(at::allclose(actual, expected, 1e-4, 1e-4))
+        << where << ": largest difference "
+        << (actual - expected).abs().max().item<float>();
+    EXPECT_TRUE(at::equal(packed_.positions, reference_.positions)) << where;
+  }
+
+  int64_t batch_size() const { return reference_.batch_size(); }
+
+ private:
+  TransformerImpl& model_;
+  const PackedDecoder& kernel_;
+  DecoderState reference_;
+  DecoderState packed_;
+};
+
+// Steps through joins, reorders, removals and cache growth.
+void CompareThroughAScenario(TransformerImpl& model, CpuIsa isa) {
+  c10::InferenceMode inference;
+  ASSERT_EQ(model.step_kernel(), nullptr);
+  const PackedDecoder kernel(model, isa);
+  const int64_t vocabulary = model.config().source_vocab_size;
+  SideBySide states(model, kernel);
+  states.Join(RandomSources({3, 7, 1}, vocabulary), 1);
+  const std::string name = CpuIsaName(isa) + " step ";
+  for (int step = 0; step < 40; ++step) {
+    const std::string where = name + std::to_string(step);
+    if (step == 4) states.Join(RandomSources({12, 2}, vocabulary), 1);
+    if (step == 9) states.Reorder({1, 1, 0, 4, 3});  // Beams share a parent.
+    if (step == 13) states.Join(RandomSources({5}, vocabulary), 4);  // Beams.
+    if (step == 18) states.Remove({0, 6});
+    if (step == 30) states.Reorder({});  // Every row leaves ...
+    if (step == 31) states.Join(RandomSources({9, 4}, vocabulary), 2);  // ...
+    states.Step(where);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(states.batch_size(), 0);
+}
+
+// The tiny trained model, trained once per process.
+const std::string& TinyModelDir() {
+  static const std::string* directory =
+      new std::string(testing_util::TrainTinyModel(
+          testing_util::MakeTempDir("packed_decoder_model")));
+  return *directory;
+}
+
+std::vector<CpuIsa> SupportedIsas() {
+  std::vector<CpuIsa> isas;
+  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (CpuSupports(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+TEST(PackedDecoderTest, LogitsEqualLibTorchsOnRandomModels) {
+  for (bool tied : {true, false}) {
+    Transformer model = RandomModel(21 + tied, tied);
+    for (CpuIsa isa : SupportedIsas()) {
+      SCOPED_TRACE(std::string("tied ") + (tied ? "yes" : "no"));
+      CompareThroughAScenario(*model, isa);
+    }
+  }
+}
+
+TEST(PackedDecoderTest, LogitsEqualLibTorchsOnATrainedModel) {
+  Checkpoint checkpoint = LoadCheckpoint(TinyModelDir(), torch::kCPU);
+  for (CpuIsa isa : SupportedIsas()) {
+    CompareThroughAScenario(*checkpoint.model, isa);
+  }
+}
+
+// Installed in the model, the kernel decodes what LibTorch decodes: greedy
+// and beam search through the continuous decoder, on real sentences.
+TEST(PackedDecoderTest, InstalledKernelDecodesTheSameTranslations) {
+  Checkpoint checkpoint = LoadCheckpoint(TinyModelDir(), torch::kCPU);
+  std::vector<EncodedSource> sources;
+  std::ifstream corpus(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+  std::string line;
+  for (int i = 0; i < 40 && std::getline(corpus, line); ++i) {
+    const std::vector<std::string> tokens =
+        Tokenizer("en").Tokenize(line.substr(0, line.find('\t')));
+    sources.push_back(
+        {checkpoint.source_vocabulary.Encode(tokens), i % 2 == 0 ? 1 : 4});
+  }
+  c10::InferenceMode inference;
+  TransformerImpl& model = *checkpoint.model;
+  const DecodingOptions options;
+  const auto expected = ContinuousDecoder(model, options).DecodeAll(sources);
+  model.SetStepKernel(std::make_shared<PackedDecoder>(model));
+  const auto actual = ContinuousDecoder(model, options).DecodeAll(sources);
+  model.SetStepKernel(nullptr);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(actual[i], expected[i]) << "sentence " << i;
+  }
+}
+
+TEST(PackedDecoderTest, RefusesBadTokensWithoutTouchingTheState) {
+  c10::InferenceMode inference;
+  Transformer model = RandomModel(5, true);
+  const PackedDecoder kernel(*model);
+  const torch::Tensor ids = MakeSourceTensor({{5, 6, 7}}, torch::kCPU);
+  const torch::Tensor mask = PaddingMask(ids);
+  DecoderState state = model->StartDecoding(model->Encode(ids, mask), mask);
+  kernel.Step(at::tensor({int64_t{Vocabulary::kBosId}}), &state);
+  EXPECT_THROW(kernel.Step(at::tensor({int64_t{53}}), &state),
+               std::out_of_range);
+  EXPECT_THROW(kernel.Step(at::tensor({int64_t{-1}}), &state),
+               std::out_of_range);
+  EXPECT_THROW(kernel.Step(at::tensor({int64_t{4}, int64_t{5}}), &state),
+               std::invalid_argument);
+  EXPECT_EQ(state.columns(), 1);
+  EXPECT_EQ(state.positions.item<int64_t>(), 1);
+}
+
+TEST(PackedDecoderTest, RefusesModelsItCannotPack) {
+  Transformer double_model = testing_util::RandomTinyModel(3);  // float64
+  EXPECT_THROW(PackedDecoder{*double_model}, std::invalid_argument);
+  Transformer training = RandomModel(4, true);
+  training->train();
+  EXPECT_THROW(PackedDecoder{*training}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace fanyi
