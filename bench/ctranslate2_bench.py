@@ -138,6 +138,12 @@ def main():
     parser.add_argument("--beam_size", type=int, default=4)
     # CTranslate2 applies the GNMT penalty ((5 + len) / 6)^α, as fanyi does.
     parser.add_argument("--length_penalty", type=float, default=1.0)
+    parser.add_argument(
+        "--compute_type",
+        default="float32",
+        choices=["float32", "int8"],
+        help="int8: weights quantized per output channel, int8 products",
+    )
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
 
@@ -147,15 +153,16 @@ def main():
     translator = ctranslate2.Translator(
         args.ct2_model,
         device="cpu",
-        compute_type="float32",
+        compute_type=args.compute_type,
         intra_threads=intra_threads,
         inter_threads=args.workers,
     )
     print(
-        "CTranslate2 %s, compute_type float32, intra_threads %d, inter_threads %d, "
+        "CTranslate2 %s, compute_type %s, intra_threads %d, inter_threads %d, "
         "%d sources, median of %d runs"
         % (
             ctranslate2.__version__,
+            args.compute_type,
             intra_threads,
             args.workers,
             len(sources),
@@ -178,7 +185,7 @@ def main():
                 {
                     "engine": "ctranslate2",
                     "ctranslate2": ctranslate2.__version__,
-                    "compute_type": "float32",
+                    "compute_type": args.compute_type,
                     "intra_threads": intra_threads,
                     "inter_threads": args.workers,
                     "repeats": args.repeats,

@@ -14,7 +14,7 @@
 
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
-#include "common/decoding/packed_decoder.h"
+#include "common/decoding/packed_transformer.h"
 #include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Prints fanyi (A) against CTranslate2 (B) and the no-cache decoder (C).
+"""Prints fanyi (A) against CTranslate2 (B, B8) and the no-cache decoder (C).
 
 Reads the --json files of fanyi-bench and bench/ctranslate2_bench.py and
-prints one Markdown table. Ratios are of target tokens per second (A÷B < 1:
-fanyi is slower than CTranslate2; A÷C: speed-up over the reference decoder).
+prints one Markdown table of target tokens per second (sentences per second
+in brackets). A is fanyi as it ships (the packed decoding step on the CPU);
+A0, when given, is fanyi with LibTorch's own step; B is CTranslate2 float32,
+B8 CTranslate2 int8. Ratios are of target tokens per second (A÷B < 1: fanyi
+is slower than CTranslate2; A÷C: speed-up over the reference decoder).
 Tokens per second is the rate compared because C decodes only a subset of
 the sentences.
 """
@@ -17,26 +20,43 @@ def by_name(results):
     return {mode["name"]: mode for mode in results["modes"]}
 
 
+def load(path):
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as file:
+        return json.load(file)
+
+
+def rate(mode):
+    return "%.0f (%.0f)" % (
+        mode["target_tokens_per_second"],
+        mode["sentences_per_second"],
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fanyi", required=True, help="fanyi-bench --json")
+    parser.add_argument(
+        "--fanyi_libtorch", help="fanyi-bench --cpu_decoder libtorch --json"
+    )
     parser.add_argument("--ct2", required=True, help="ctranslate2_bench.py --json")
+    parser.add_argument("--ct2_int8", help="the same with --compute_type int8")
     args = parser.parse_args()
-    with open(args.fanyi, encoding="utf-8") as file:
-        fanyi = json.load(file)
-    with open(args.ct2, encoding="utf-8") as file:
-        ct2 = json.load(file)
+    fanyi, ct2 = load(args.fanyi), load(args.ct2)
+    libtorch, ct2_int8 = load(args.fanyi_libtorch), load(args.ct2_int8)
     a, b = by_name(fanyi), by_name(ct2)
+    a0 = by_name(libtorch) if libtorch else {}
+    b8 = by_name(ct2_int8) if ct2_int8 else {}
     c = a.get("reference_b1")
 
     print(
-        "fanyi: LibTorch %s, %d threads | CTranslate2 %s, %s, intra_threads %d, "
+        "fanyi: LibTorch %s, %d threads | CTranslate2 %s, intra_threads %d, "
         "inter_threads %d | %d sources, medians of %d runs"
         % (
             fanyi["libtorch"],
             fanyi["threads"],
             ct2["ctranslate2"],
-            ct2["compute_type"],
             ct2["intra_threads"],
             ct2["inter_threads"],
             fanyi["sources"],
@@ -45,28 +65,36 @@ def main():
     )
     print()
     print(
-        "| mode | A fanyi sent/s | A tok/s | B CT2 sent/s | B tok/s | A÷B | A÷C |"
+        "target tokens/s (sentences/s) | A fanyi | A0 fanyi, LibTorch step | "
+        "B CT2 float32 | B8 CT2 int8"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print()
+    print("| mode | A | A0 | B | B8 | A÷A0 | A÷B | A÷B8 | A÷C |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, mode in a.items():
         if name == "reference_b1":
             continue
-        other = b.get(name)
-        rate = mode["target_tokens_per_second"]
+        tokens = mode["target_tokens_per_second"]
+
+        def ratio(other):
+            return "%.2f" % (tokens / other["target_tokens_per_second"]) if other else "-"
+
         row = [
             name,
-            "%.1f" % mode["sentences_per_second"],
-            "%.1f" % mode["target_tokens_per_second"],
-            "%.1f" % other["sentences_per_second"] if other else "-",
-            "%.1f" % other["target_tokens_per_second"] if other else "-",
-            "%.2f" % (rate / other["target_tokens_per_second"]) if other else "-",
-            "%.1f" % (rate / c["target_tokens_per_second"]) if c else "-",
+            rate(mode),
+            rate(a0[name]) if name in a0 else "-",
+            rate(b[name]) if name in b else "-",
+            rate(b8[name]) if name in b8 else "-",
+            ratio(a0.get(name)),
+            ratio(b.get(name)),
+            ratio(b8.get(name)),
+            "%.1f" % (tokens / c["target_tokens_per_second"]) if c else "-",
         ]
         print("| " + " | ".join(row) + " |")
     if c:
         print(
-            "| C: reference_b1 (no cache, first %d sentences) | %.1f | %.1f | | | | 1.0 |"
-            % (c["sentences"], c["sentences_per_second"], c["target_tokens_per_second"])
+            "| C: reference_b1 (no cache, first %d sentences) | %s | | | | | | | 1.0 |"
+            % (c["sentences"], rate(c))
         )
     return 0
 

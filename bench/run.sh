@@ -13,8 +13,10 @@
 # them to CTranslate2 (scripts/convert_ctranslate2.py); time fanyi (A: greedy
 # batch 1 and BATCH, beam BEAM at BATCH; C: the no-cache reference decoder on
 # the first REFERENCE sentences); check that CTranslate2's greedy output
-# equals fanyi's on >= 99% of sentences; time CTranslate2 (B) on the same
-# token ids with the same threads; print a table with A÷B and A÷C.
+# equals fanyi's on >= 99% of sentences; time CTranslate2 on the same token
+# ids with the same threads, in float32 (B) and int8 (B8); time fanyi with
+# LibTorch's own decoding step (A0, --cpu_decoder libtorch) for the same
+# modes; print a table with A÷B, A÷B8 and A÷C.
 # Environment: THREADS (2), WORKERS (1; decoding streams of A and B, which
 # split THREADS between them; C always runs one stream), REPEATS (3),
 # BATCH (32), BEAM (4), REFERENCE (200), BUILD_DIR (build-bench),
@@ -24,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 1 ]]; then
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -65,15 +67,26 @@ echo "== A, C: fanyi-bench ($threads threads, $workers worker(s))"
   --batch_size "$batch" --beam_size "$beam" --reference_sentences "$reference" \
   --dump_dir "$work_dir/dump" --json "$work_dir/fanyi.json"
 
+echo "== A0: fanyi-bench with LibTorch's decoding step"
+"$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
+  --threads "$threads" --workers "$workers" --repeats "$repeats" \
+  --batch_size "$batch" --beam_size "$beam" --modes greedy1,greedy,beam \
+  --cpu_decoder libtorch --json "$work_dir/fanyi_libtorch.json"
+
 echo "== agreement: CTranslate2 greedy vs fanyi greedy"
 python3 bench/check_agreement.py --ct2_model "$work_dir/ct2" \
   --model_dir "$model_dir" --dump_dir "$work_dir/dump" --threads "$threads"
 
-echo "== B: CTranslate2"
-python3 bench/ctranslate2_bench.py --ct2_model "$work_dir/ct2" \
-  --model_dir "$model_dir" --sources "$work_dir/dump/sources.ids" \
-  --threads "$threads" --workers "$workers" --repeats "$repeats" \
-  --batch_size "$batch" --beam_size "$beam" --json "$work_dir/ct2.json"
+for compute_type in float32 int8; do
+  echo "== B: CTranslate2 $compute_type"
+  python3 bench/ctranslate2_bench.py --ct2_model "$work_dir/ct2" \
+    --model_dir "$model_dir" --sources "$work_dir/dump/sources.ids" \
+    --threads "$threads" --workers "$workers" --repeats "$repeats" \
+    --batch_size "$batch" --beam_size "$beam" --compute_type "$compute_type" \
+    --json "$work_dir/ct2_$compute_type.json"
+done
 
 echo "== summary ($(nproc) cores, $(uname -m))"
-python3 bench/report.py --fanyi "$work_dir/fanyi.json" --ct2 "$work_dir/ct2.json"
+python3 bench/report.py --fanyi "$work_dir/fanyi.json" \
+  --fanyi_libtorch "$work_dir/fanyi_libtorch.json" \
+  --ct2 "$work_dir/ct2_float32.json" --ct2_int8 "$work_dir/ct2_int8.json"

@@ -8,7 +8,7 @@
 
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
-#include "common/decoding/packed_decoder.h"
+#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/device.h"
 #include "common/text/clause_splitter.h"

@@ -24,7 +24,7 @@ struct TranslatorOptions {
   // longest the model does well: its longest training sentence, and no
   // longer than its length caps let a translation grow.
   int max_sentence_tokens = 0;
-  // The decoding step on the CPU: "packed" (PackedDecoder: packed weights,
+  // The decoding step on the CPU: "packed" (PackedTransformer: packed weights,
   // fused kernels) or "libtorch" (the model's own step, the reference). Only
   // Load installs the packed step; FromCheckpoint leaves the model as it is.
   std::string cpu_decoder = "packed";

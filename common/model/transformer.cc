@@ -117,12 +117,14 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
   return h + dropout_(feed_forward_(feed_forward_norm_(h)));
 }
 
-void DecoderLayerImpl::StartDecoding(const torch::Tensor& memory, int64_t rows,
-                                     int64_t capacity,
-                                     DecoderLayerCache* cache) {
+void DecoderLayerImpl::StartDecoding(
+    const torch::Tensor& memory, int64_t rows, int64_t capacity,
+    DecoderLayerCache* cache,
+    std::pair<torch::Tensor, torch::Tensor> projected) {
   // [sources, heads, src_len, d_k] each
   std::tie(cache->memory_keys, cache->memory_values) =
-      cross_attention_->ProjectKeysValues(memory);
+      projected.first.defined() ? std::move(projected)
+                                : cross_attention_->ProjectKeysValues(memory);
   std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
   shape[0] = rows;
   shape[2] = capacity;  // [rows, heads, capacity, d_k]
@@ -224,8 +226,14 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& source_ids,
   return Generate(DecodeFull(target_input, memory, source_mask));
 }
 
+bool TransformerImpl::UsesKernel() const {
+  return inference_kernel_ != nullptr && !is_training() &&
+         !at::GradMode::is_enabled();
+}
+
 torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
                                       const torch::Tensor& source_mask) {
+  if (UsesKernel()) return inference_kernel_->Encode(source_ids, source_mask);
   torch::Tensor x = Embed(source_embedding_, source_ids);
   // [batch, 1, 1, src_len]
   torch::Tensor bias = AttentionBias(source_mask, x.scalar_type());
@@ -268,24 +276,25 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
   state.self_rows = at::zeros({batch, DecoderState::kInitialColumns}, ids);
   state.source_capacity = memory.size(1);
   state.layers.resize(decoder_layers_->size());
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> projected(
+      decoder_layers_->size());
+  if (UsesKernel()) projected = inference_kernel_->MemoryKeysValues(memory);
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
-        memory, batch, DecoderState::kInitialColumns, &state.layers[i]);
+        memory, batch, DecoderState::kInitialColumns, &state.layers[i],
+        std::move(projected[i]));
   }
   return state;
 }
 
-void TransformerImpl::SetStepKernel(
-    std::shared_ptr<const DecodeStepKernel> kernel) {
-  step_kernel_ = std::move(kernel);
+void TransformerImpl::SetInferenceKernel(
+    std::shared_ptr<const InferenceKernel> kernel) {
+  inference_kernel_ = std::move(kernel);
 }
 
 torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
                                           DecoderState* state) {
-  if (step_kernel_ != nullptr && !is_training() &&
-      !at::GradMode::is_enabled()) {
-    return step_kernel_->Step(last_tokens, state);
-  }
+  if (UsesKernel()) return inference_kernel_->Step(last_tokens, state);
   const int64_t column = state->AddColumn();
   // Each row sees its own columns, this step's included.
   torch::Tensor self_bias = state->self_bias();  // [batch, 1, 1, columns]

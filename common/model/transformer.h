@@ -10,6 +10,8 @@
 #include <torch/nn/pimpl.h>
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "common/model/decoder_state.h"
 #include "common/model/model_config.h"
@@ -68,11 +70,13 @@ class DecoderLayerImpl : public torch::nn::Module {
                         const torch::Tensor& source_bias,
                         const torch::Tensor& target_bias);
 
-  // Projects the encoder output for cross-attention once per source, and
+  // Projects the encoder output for cross-attention once per source (or
+  // takes `projected`, its keys and values computed elsewhere), and
   // allocates the self-attention cache of `rows` rows and `capacity`
   // columns.
   void StartDecoding(const torch::Tensor& memory, int64_t rows,
-                     int64_t capacity, DecoderLayerCache* cache);
+                     int64_t capacity, DecoderLayerCache* cache,
+                     std::pair<torch::Tensor, torch::Tensor> projected = {});
 
   // One step: x [batch, 1, d_model] is the newest position only; its keys
   // and values are written to cache column `column`, and it attends to
@@ -96,12 +100,21 @@ class DecoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
-// Another implementation of TransformerImpl::DecodeStep, for one device
-// (decoding/'s PackedDecoder, on the CPU); the model runs it in place of its
-// own once installed with SetStepKernel.
-class DecodeStepKernel {
+// Another implementation of the model's inference passes for one device
+// (decoding/'s PackedTransformer, on the CPU); once installed with
+// SetInferenceKernel, the model runs it in place of its own in eval mode
+// without autograd.
+class InferenceKernel {
  public:
-  virtual ~DecodeStepKernel() = default;
+  virtual ~InferenceKernel() = default;
+  // As TransformerImpl::Encode.
+  virtual torch::Tensor Encode(const torch::Tensor& source_ids,
+                               const torch::Tensor& source_mask) const = 0;
+  // The cross-attention keys and values of `memory` [sources, src_len,
+  // d_model] for each decoder layer, each [sources, heads, src_len, d_k]
+  // (what DecoderLayerImpl::StartDecoding computes).
+  virtual std::vector<std::pair<torch::Tensor, torch::Tensor>> MemoryKeysValues(
+      const torch::Tensor& memory) const = 0;
   // As TransformerImpl::DecodeStep.
   virtual torch::Tensor Step(const torch::Tensor& last_tokens,
                              DecoderState* state) const = 0;
@@ -136,17 +149,19 @@ class TransformerImpl : public torch::nn::Module {
                              const torch::Tensor& sources = {});
 
   // Feeds only the newest token of each row, [batch], and returns the logits
-  // of the next one, [batch, target_vocab]. Advances `state`. Runs the step
-  // kernel instead when one is installed, in eval mode without autograd.
+  // of the next one, [batch, target_vocab]. Advances `state`.
   torch::Tensor DecodeStep(const torch::Tensor& last_tokens,
                            DecoderState* state);
 
-  // Installs (or, with nullptr, removes) the kernel DecodeStep runs. A
-  // kernel may hold a copy of the weights: install one only on a model that
-  // will not be trained further.
-  void SetStepKernel(std::shared_ptr<const DecodeStepKernel> kernel);
+  // Installs (or, with nullptr, removes) the kernel that Encode,
+  // StartDecoding and DecodeStep run in eval mode without autograd. A kernel
+  // may hold a copy of the weights: install one only on a model that will
+  // not be trained further.
+  void SetInferenceKernel(std::shared_ptr<const InferenceKernel> kernel);
   // The installed kernel, or nullptr.
-  const DecodeStepKernel* step_kernel() const { return step_kernel_.get(); }
+  const InferenceKernel* inference_kernel() const {
+    return inference_kernel_.get();
+  }
 
   // Logits over the target vocabulary: [..., d_model] -> [..., target_vocab].
   torch::Tensor Generate(const torch::Tensor& hidden);
@@ -154,6 +169,9 @@ class TransformerImpl : public torch::nn::Module {
   const ModelConfig& config() const { return config_; }
 
  private:
+  // Whether Encode, StartDecoding and DecodeStep run the kernel.
+  bool UsesKernel() const;
+
   // Scaled embeddings plus positions 0..len-1: [batch, len] -> [b, len, d].
   torch::Tensor Embed(torch::nn::Embedding& embedding,
                       const torch::Tensor& ids);
@@ -168,7 +186,7 @@ class TransformerImpl : public torch::nn::Module {
   torch::nn::Linear generator_{nullptr};  // Null when tied to the embedding.
   torch::nn::Dropout embedding_dropout_{nullptr};
   torch::Tensor positions_;  // [max_positions, d_model] buffer.
-  std::shared_ptr<const DecodeStepKernel> step_kernel_;
+  std::shared_ptr<const InferenceKernel> inference_kernel_;
 };
 TORCH_MODULE(Transformer);
 

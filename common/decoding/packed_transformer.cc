@@ -1,7 +1,8 @@
-#include "common/decoding/packed_decoder.h"
+#include "common/decoding/packed_transformer.h"
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -44,7 +45,7 @@ Parameters NamedTensors(TransformerImpl& model) {
 const torch::Tensor& Find(const Parameters& tensors, const std::string& name) {
   auto found = tensors.find(name);
   if (found == tensors.end()) {
-    throw std::invalid_argument("PackedDecoder: the model has no " + name);
+    throw std::invalid_argument("PackedTransformer: the model has no " + name);
   }
   return found->second;
 }
@@ -151,15 +152,16 @@ void Grow(std::vector<float>& buffer, int64_t size) {
 
 }  // namespace
 
-PackedDecoder::PackedDecoder(TransformerImpl& model, CpuIsa isa) {
+PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
   const ModelConfig& config = model.config();
   if (model.is_training()) {
-    throw std::invalid_argument("PackedDecoder: the model is in training mode");
+    throw std::invalid_argument(
+        "PackedTransformer: the model is in training mode");
   }
   for (const torch::Tensor& parameter : model.parameters()) {
     if (!parameter.device().is_cpu() || parameter.scalar_type() != at::kFloat) {
       throw std::invalid_argument(
-          "PackedDecoder: the model must be float32 on the CPU");
+          "PackedTransformer: the model must be float32 on the CPU");
     }
   }
   c10::InferenceMode inference;
@@ -168,6 +170,7 @@ PackedDecoder::PackedDecoder(TransformerImpl& model, CpuIsa isa) {
   heads_ = config.heads;
   d_k_ = d_model_ / heads_;
   d_ff_ = config.d_ff;
+  source_vocabulary_ = config.source_vocab_size;
   vocabulary_ = config.target_vocab_size;
   max_positions_ = config.max_positions;
   embedding_scale_ = static_cast<float>(std::sqrt(double(d_model_)));
@@ -184,26 +187,49 @@ PackedDecoder::PackedDecoder(TransformerImpl& model, CpuIsa isa) {
                         Find(tensors, name + ".bias"), isa);
   };
   const double scale = 1.0 / std::sqrt(double(d_k_));
+  // Query, key and value projections as one matrix, the query rows
+  // pre-scaled by 1/√d_k, as MultiHeadAttention does.
+  auto projections = [&](const std::string& attention) {
+    return PackedLinear(
+        at::cat({Find(tensors, attention + "query_projection.weight") * scale,
+                 Find(tensors, attention + "key_projection.weight"),
+                 Find(tensors, attention + "value_projection.weight")}),
+        at::cat({Find(tensors, attention + "query_projection.bias") * scale,
+                 Find(tensors, attention + "key_projection.bias"),
+                 Find(tensors, attention + "value_projection.bias")}),
+        isa);
+  };
+  source_embedding_ = Floats(Find(tensors, "source_embedding.weight"));
+  for (int64_t i = 0; i < config.encoder_layers; ++i) {
+    const std::string prefix = "encoder_layers." + std::to_string(i) + ".";
+    EncoderLayer layer;
+    layer.attention_norm = norm(prefix + "attention_norm");
+    layer.projections = projections(prefix + "self_attention.");
+    layer.output = linear(prefix + "self_attention.output_projection");
+    layer.feed_forward_norm = norm(prefix + "feed_forward_norm");
+    layer.feed_forward_inner = linear(prefix + "feed_forward.inner");
+    layer.feed_forward_outer = linear(prefix + "feed_forward.outer");
+    encoder_layers_.push_back(std::move(layer));
+  }
+  encoder_norm_ = norm("encoder_norm");
   for (int64_t i = 0; i < config.decoder_layers; ++i) {
     const std::string prefix = "decoder_layers." + std::to_string(i) + ".";
     const std::string self = prefix + "self_attention.";
     const std::string cross = prefix + "cross_attention.";
     Layer layer;
     layer.self_attention_norm = norm(prefix + "self_attention_norm");
-    // The query rows pre-scaled by 1/√d_k, as MultiHeadAttention does.
-    layer.self_projections = PackedLinear(
-        at::cat({Find(tensors, self + "query_projection.weight") * scale,
-                 Find(tensors, self + "key_projection.weight"),
-                 Find(tensors, self + "value_projection.weight")}),
-        at::cat({Find(tensors, self + "query_projection.bias") * scale,
-                 Find(tensors, self + "key_projection.bias"),
-                 Find(tensors, self + "value_projection.bias")}),
-        isa);
+    layer.self_projections = projections(self);
     layer.self_output = linear(self + "output_projection");
     layer.cross_attention_norm = norm(prefix + "cross_attention_norm");
     layer.cross_query = PackedLinear(
         Find(tensors, cross + "query_projection.weight") * scale,
         Find(tensors, cross + "query_projection.bias") * scale, isa);
+    layer.cross_keys_values = PackedLinear(
+        at::cat({Find(tensors, cross + "key_projection.weight"),
+                 Find(tensors, cross + "value_projection.weight")}),
+        at::cat({Find(tensors, cross + "key_projection.bias"),
+                 Find(tensors, cross + "value_projection.bias")}),
+        isa);
     layer.cross_output = linear(cross + "output_projection");
     layer.feed_forward_norm = norm(prefix + "feed_forward_norm");
     layer.feed_forward_inner = linear(prefix + "feed_forward.inner");
@@ -215,14 +241,146 @@ PackedDecoder::PackedDecoder(TransformerImpl& model, CpuIsa isa) {
                                             : linear("generator");
 }
 
-torch::Tensor PackedDecoder::Step(const torch::Tensor& last_tokens,
-                                  DecoderState* state) const {
+torch::Tensor PackedTransformer::Encode(
+    const torch::Tensor& source_ids, const torch::Tensor& source_mask) const {
+  if (source_ids.dim() != 2 || source_ids.scalar_type() != at::kLong ||
+      !source_ids.device().is_cpu() || source_mask.dim() != 4 ||
+      source_mask.scalar_type() != at::kBool ||
+      source_mask.size(0) != source_ids.size(0) ||
+      source_mask.size(3) != source_ids.size(1)) {
+    throw std::invalid_argument(
+        "PackedTransformer: Encode takes int64 CPU ids [batch, len] and a "
+        "bool mask [batch, 1, 1, len]");
+  }
+  const int64_t batch = source_ids.size(0);
+  const int64_t length = source_ids.size(1);
+  const int64_t rows = batch * length;
+  const int64_t d = d_model_;
+  if (length > max_positions_) {
+    throw std::out_of_range("sequence of " + std::to_string(length) +
+                            " tokens exceeds the model's max_positions " +
+                            std::to_string(max_positions_));
+  }
+  const torch::Tensor ids = source_ids.contiguous();
+  const torch::Tensor mask = source_mask.contiguous();
+  const int64_t* id = ids.data_ptr<int64_t>();
+  const bool* attends = mask.data_ptr<bool>();
+  for (int64_t i = 0; i < rows; ++i) {
+    if (id[i] < 0 || id[i] >= source_vocabulary_) {
+      throw std::out_of_range("token " + std::to_string(id[i]) +
+                              " is outside the source vocabulary of " +
+                              std::to_string(source_vocabulary_));
+    }
+  }
+  Workspace& work = Workspace::ForThisThread();
+  Grow(work.x, rows * d);
+  Grow(work.normed, rows * d);
+  Grow(work.projected, rows * 3 * d);
+  Grow(work.attended, rows * d);
+  Grow(work.hidden, rows * d_ff_);
+  Grow(work.scores, length);
+  Grow(work.column_bias, length);
+  if (static_cast<int64_t>(work.offsets.size()) < length) {
+    work.offsets.resize(length);
+  }
+  float* x = work.x.data();
+  float* normed = work.normed.data();
+  float* projected = work.projected.data();
+  float* attended = work.attended.data();
+
+  // [batch * len, d_model]: scaled embeddings plus positions.
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* embedding = source_embedding_.data() + id[i] * d;
+    const float* table = positions_.data() + (i % length) * d;
+    for (int64_t j = 0; j < d; ++j) {
+      x[i * d + j] = embedding[j] * embedding_scale_ + table[j];
+    }
+  }
+  for (const EncoderLayer& layer : encoder_layers_) {
+    LayerNormRows(x, rows, d, layer.attention_norm.scale.data(),
+                  layer.attention_norm.shift.data(), epsilon_, normed);
+    // [batch * len, 3 * d_model]: queries, keys, values.
+    layer.projections.Apply(normed, rows, d, projected, 3 * d,
+                            LinearEpilogue::kBias);
+    for (int64_t b = 0; b < batch; ++b) {
+      // Position j of sentence b: its keys and values, and whether it is a
+      // real token (padding gets -inf).
+      for (int64_t j = 0; j < length; ++j) {
+        work.offsets[j] = (b * length + j) * 3 * d;
+        work.column_bias[j] = attends[b * length + j] ? 0.0f : kMinusInfinity;
+      }
+      for (int64_t i = b * length; i < (b + 1) * length; ++i) {
+        for (int64_t h = 0; h < heads_; ++h) {
+          AttendHead(projected + i * 3 * d + h * d_k_, projected + d + h * d_k_,
+                     projected + 2 * d + h * d_k_, work.offsets.data(),
+                     work.column_bias.data(), length, d_k_, work.scores.data(),
+                     attended + i * d + h * d_k_);
+        }
+      }
+    }
+    layer.output.Apply(attended, rows, d, x, d, LinearEpilogue::kAddToOutput);
+    LayerNormRows(x, rows, d, layer.feed_forward_norm.scale.data(),
+                  layer.feed_forward_norm.shift.data(), epsilon_, normed);
+    layer.feed_forward_inner.Apply(normed, rows, d, work.hidden.data(), d_ff_,
+                                   LinearEpilogue::kBiasRelu);
+    layer.feed_forward_outer.Apply(work.hidden.data(), rows, d_ff_, x, d,
+                                   LinearEpilogue::kAddToOutput);
+  }
+  torch::Tensor memory = at::empty({batch, length, d}, at::kFloat);
+  LayerNormRows(x, rows, d, encoder_norm_.scale.data(),
+                encoder_norm_.shift.data(), epsilon_, memory.data_ptr<float>());
+  return memory;  // [batch, src_len, d_model]
+}
+
+std::vector<std::pair<torch::Tensor, torch::Tensor>>
+PackedTransformer::MemoryKeysValues(const torch::Tensor& memory) const {
+  if (memory.dim() != 3 || memory.scalar_type() != at::kFloat ||
+      !memory.device().is_cpu() || memory.size(2) != d_model_) {
+    throw std::invalid_argument(
+        "PackedTransformer: memory must be float32 CPU [sources, len, " +
+        std::to_string(d_model_) + "]");
+  }
+  const torch::Tensor rows_in = memory.contiguous();
+  const int64_t sources = memory.size(0);
+  const int64_t length = memory.size(1);
+  const int64_t rows = sources * length;
+  const int64_t d = d_model_;
+  Workspace& work = Workspace::ForThisThread();
+  Grow(work.projected, rows * 2 * d);
+  float* projected = work.projected.data();
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> result;
+  for (const Layer& layer : layers_) {
+    // [sources * len, 2 * d_model] -> keys and values, each [sources,
+    // heads, len, d_k].
+    layer.cross_keys_values.Apply(rows_in.data_ptr<float>(), rows, d, projected,
+                                  2 * d, LinearEpilogue::kBias);
+    torch::Tensor keys = at::empty({sources, heads_, length, d_k_}, at::kFloat);
+    torch::Tensor values = at::empty_like(keys);
+    float* key = keys.data_ptr<float>();
+    float* value = values.data_ptr<float>();
+    for (int64_t s = 0; s < sources; ++s) {
+      for (int64_t h = 0; h < heads_; ++h) {
+        for (int64_t j = 0; j < length; ++j) {
+          const float* row = projected + (s * length + j) * 2 * d + h * d_k_;
+          const int64_t at = ((s * heads_ + h) * length + j) * d_k_;
+          std::copy_n(row, d_k_, key + at);
+          std::copy_n(row + d, d_k_, value + at);
+        }
+      }
+    }
+    result.emplace_back(std::move(keys), std::move(values));
+  }
+  return result;
+}
+
+torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
+                                      DecoderState* state) const {
   const int64_t batch = state->batch_size();
   if (last_tokens.dim() != 1 || last_tokens.size(0) != batch ||
       last_tokens.scalar_type() != at::kLong ||
       !last_tokens.device().is_cpu()) {
     throw std::invalid_argument(
-        "PackedDecoder: last_tokens must be one int64 CPU token per row");
+        "PackedTransformer: last_tokens must be one int64 CPU token per row");
   }
   const torch::Tensor tokens = last_tokens.contiguous();
   const int64_t* token = tokens.data_ptr<int64_t>();
@@ -287,7 +445,8 @@ torch::Tensor PackedDecoder::Step(const torch::Tensor& last_tokens,
     const auto memory_strides = cache.memory_keys.strides();
     if (cache.value_storage.strides() != cache_strides ||
         cache.memory_values.strides() != memory_strides) {
-      throw std::logic_error("PackedDecoder: keys and values differ in layout");
+      throw std::logic_error(
+          "PackedTransformer: keys and values differ in layout");
     }
     float* keys = cache.key_storage.data_ptr<float>();
     float* values = cache.value_storage.data_ptr<float>();
@@ -370,10 +529,10 @@ torch::Tensor PackedDecoder::Step(const torch::Tensor& last_tokens,
 
 void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder) {
   if (cpu_decoder == "libtorch") {
-    model.SetStepKernel(nullptr);
+    model.SetInferenceKernel(nullptr);
   } else if (cpu_decoder == "packed") {
     if (model.parameters().front().device().is_cpu()) {
-      model.SetStepKernel(std::make_shared<PackedDecoder>(model));
+      model.SetInferenceKernel(std::make_shared<PackedTransformer>(model));
     }
   } else {
     throw std::invalid_argument("cpu_decoder is \"" + cpu_decoder +

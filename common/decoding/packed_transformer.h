@@ -1,0 +1,116 @@
+#ifndef FANYI_COMMON_DECODING_PACKED_TRANSFORMER_H_
+#define FANYI_COMMON_DECODING_PACKED_TRANSFORMER_H_
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/decoding/cpu_isa.h"
+#include "common/decoding/packed_linear.h"
+#include "common/model/decoder_state.h"
+#include "common/model/transformer.h"
+
+namespace fanyi {
+
+// The Transformer's inference passes on the CPU, written on raw float
+// buffers: the encoder, the cross-attention keys and values of a source, and
+// the decoder's incremental step. Every weight matrix is packed once
+// (PackedLinear); bias, ReLU and residual adds happen in the products'
+// output pass; attention reads the key/value cache through DecoderState's
+// tables in place; every intermediate lives in a per-thread workspace. A
+// step calls no LibTorch operator except the one allocation of the logits
+// it returns (and DecoderState::AddColumn's, when the cache grows).
+//
+// LibTorch's step (TransformerImpl::DecodeStep without a kernel) runs about
+// 170 operators per step, and admitting a sentence (its encoder pass and
+// cross-attention projections) about 140 more; at batch 1 their dispatch
+// cost more than the arithmetic. The weights are copied when the kernel is
+// built, so it serves a model that no longer changes: one loaded to
+// translate, not one being trained. Thread-safe: decode workers may share
+// one.
+class PackedTransformer : public InferenceKernel {
+ public:
+  // Packs `model` (float32 parameters on the CPU, eval mode); throws
+  // std::invalid_argument otherwise. `isa` picks the PackedLinear variant.
+  explicit PackedTransformer(TransformerImpl& model,
+                             CpuIsa isa = DetectedCpuIsa());
+
+  // TransformerImpl::Encode: `source_ids` [batch, src_len] (int64, CPU) and
+  // `source_mask` [batch, 1, 1, src_len] (bool) -> [batch, src_len,
+  // d_model]. Throws std::out_of_range for an id outside the vocabulary or
+  // a source longer than the position table.
+  torch::Tensor Encode(const torch::Tensor& source_ids,
+                       const torch::Tensor& source_mask) const override;
+
+  // Each decoder layer's cross-attention keys and values of `memory`
+  // [sources, src_len, d_model], each [sources, heads, src_len, d_k].
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> MemoryKeysValues(
+      const torch::Tensor& memory) const override;
+
+  // TransformerImpl::DecodeStep: feeds `last_tokens` [batch] (int64, CPU)
+  // and returns the logits of the next token, [batch, target_vocab];
+  // advances `state`. Throws std::out_of_range for a token outside the
+  // vocabulary or a row past the position table.
+  torch::Tensor Step(const torch::Tensor& last_tokens,
+                     DecoderState* state) const override;
+
+ private:
+  // Layer norm's scale and shift.
+  struct Norm {
+    std::vector<float> scale;
+    std::vector<float> shift;
+  };
+  struct EncoderLayer {
+    Norm attention_norm;
+    PackedLinear projections;  // [3 * d_model, d_model], query scaled.
+    PackedLinear output;
+    Norm feed_forward_norm;
+    PackedLinear feed_forward_inner;
+    PackedLinear feed_forward_outer;
+  };
+  struct Layer {
+    Norm self_attention_norm;
+    PackedLinear self_projections;  // [3 * d_model, d_model]: query (scaled
+                                    // by 1/√d_k), key and value.
+    PackedLinear self_output;
+    Norm cross_attention_norm;
+    PackedLinear cross_query;        // Scaled by 1/√d_k.
+    PackedLinear cross_keys_values;  // [2 * d_model, d_model]
+    PackedLinear cross_output;
+    Norm feed_forward_norm;
+    PackedLinear feed_forward_inner;
+    PackedLinear feed_forward_outer;
+  };
+
+  int64_t d_model_ = 0;
+  int64_t heads_ = 0;
+  int64_t d_k_ = 0;
+  int64_t d_ff_ = 0;
+  int64_t source_vocabulary_ = 0;
+  int64_t vocabulary_ = 0;
+  int64_t max_positions_ = 0;
+  float embedding_scale_ = 1;            // √d_model
+  float epsilon_ = 0;                    // Of every layer norm.
+  std::vector<float> source_embedding_;  // [source_vocab, d_model]
+  std::vector<EncoderLayer> encoder_layers_;
+  Norm encoder_norm_;
+  std::vector<float> embedding_;  // [target_vocab, d_model]
+  std::vector<float> positions_;  // [max_positions, d_model]
+  std::vector<Layer> layers_;
+  Norm final_norm_;
+  PackedLinear generator_;  // [target_vocab, d_model]
+};
+
+// Chooses `model`'s decoding step by name: "packed" installs a
+// PackedTransformer when the model is on the CPU (a GPU model keeps its own
+// step), "libtorch" removes any kernel. Throws std::invalid_argument for
+// another name. Only for a model that will not be trained further
+// (SetInferenceKernel).
+void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_DECODING_PACKED_TRANSFORMER_H_
