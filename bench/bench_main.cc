@@ -34,6 +34,9 @@ ABSL_FLAG(int, threads, 2,
 ABSL_FLAG(int, workers, 1,
           "Decoding streams taking batches in turn (not the reference "
           "decoder, which runs one stream).");
+ABSL_FLAG(bool, beam_stops_early, false,
+          "Beam search: end a sentence once beam_size hypotheses ended, as "
+          "CTranslate2 does with its default patience of 1.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
@@ -52,6 +55,7 @@ int Run() {
   options.repeats = absl::GetFlag(FLAGS_repeats);
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
+  options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),
       absl::GetFlag(FLAGS_beam_size), absl::GetFlag(FLAGS_reference_sentences));

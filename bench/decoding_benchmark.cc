@@ -94,12 +94,14 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   TranslatorOptions translator_options;
   translator_options.device = "cpu";
   translator_options.length_penalty = options.length_penalty;
+  translator_options.beam_stops_early = options.beam_stops_early;
   impl->translator =
       Translator::FromCheckpoint(impl->checkpoint, translator_options);
   // The same limits as Translator::FromCheckpoint: the length rule of
   // DecodingOptions, capped by what the position table can hold.
   impl->limits.length_ratio = translator_options.length_ratio;
   impl->limits.length_offset = translator_options.length_offset;
+  impl->limits.beam_stops_early = options.beam_stops_early;
   impl->limits.max_length =
       std::min<int64_t>(translator_options.max_decode_length,
                         impl->checkpoint.model->config().max_positions - 1);

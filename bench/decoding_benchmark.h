@@ -33,7 +33,8 @@ struct BenchmarkOptions {
                     // server's workers do); the reference decoder always
                     // runs one stream with all `threads`.
   int repeats = 3;  // Timed runs per mode; the median is reported.
-  double length_penalty = 1.0;  // GNMT α for beam search (as the server).
+  double length_penalty = 1.0;    // GNMT α for beam search (as the server).
+  bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
   std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
                                        // (SelectCpuDecoder).
 };

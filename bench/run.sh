@@ -65,12 +65,14 @@ echo "== A, C: fanyi-bench ($threads threads, $workers worker(s))"
 "$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
   --threads "$threads" --workers "$workers" --repeats "$repeats" \
   --batch_size "$batch" --beam_size "$beam" --reference_sentences "$reference" \
+  --beam_stops_early \
   --dump_dir "$work_dir/dump" --json "$work_dir/fanyi.json"
 
 echo "== A0: fanyi-bench with LibTorch's decoding step"
 "$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
   --threads "$threads" --workers "$workers" --repeats "$repeats" \
   --batch_size "$batch" --beam_size "$beam" --modes greedy1,greedy,beam \
+  --beam_stops_early \
   --cpu_decoder libtorch --json "$work_dir/fanyi_libtorch.json"
 
 echo "== agreement: CTranslate2 greedy vs fanyi greedy"

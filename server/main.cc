@@ -42,6 +42,10 @@ ABSL_FLAG(int, max_sentence_tokens, 0,
           "Sentences with more source tokens are translated clause by clause "
           "(0: the model's longest training sentence, within its length "
           "caps).");
+ABSL_FLAG(bool, beam_stops_early, false,
+          "Beam search: end a sentence once beam_size hypotheses ended (as "
+          "CTranslate2 and fairseq; faster, 0.2 BLEU lower on dev) instead "
+          "of once no live beam can beat them.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "
           "kernels) or libtorch (the model's own step, the reference).");
@@ -103,6 +107,7 @@ int main(int argc, char** argv) {
   options.max_glossary_entries = absl::GetFlag(FLAGS_max_glossary_entries);
   options.max_sentence_tokens = absl::GetFlag(FLAGS_max_sentence_tokens);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
+  options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);

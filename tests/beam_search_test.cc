@@ -128,6 +128,33 @@ TEST(BeamSearchTest, InvalidOptionsAreRefused) {
   EXPECT_THROW(BeamSearch(*model, kSources, options), std::invalid_argument);
 }
 
+// Two beams; both steps end one hypothesis among the best two candidates.
+// Then the exact rule goes on (a live beam at -0.25 could still reach
+// -0.25 / LengthPenalty(10) = -0.1, above the second finished score of
+// -0.2), while stopping early ends the sentence with the two it has.
+TEST(SentenceSearchTest, StoppingEarlyEndsOnceBeamSizeHypothesesEnded) {
+  constexpr int64_t kVocab = 10;
+  const int64_t eos = Vocabulary::kEosId;
+  SentenceSearch exact(2, 10, 1.0);
+  SentenceSearch early(2, 10, 1.0, /*stops_early=*/true);
+  for (SentenceSearch* search : {&exact, &early}) {
+    const double first_totals[] = {-0.1, -0.2, -0.3, -0.4};
+    const int64_t first_indices[] = {5, eos, 6, 7};
+    search->Advance(first_totals, first_indices, 4, kVocab);
+    EXPECT_FALSE(search->done());
+    const double second_totals[] = {-0.15, -0.25, -0.35, -5.0};
+    const int64_t second_indices[] = {0 * kVocab + eos, 0 * kVocab + 8,
+                                      1 * kVocab + 9, 1 * kVocab + 4};
+    search->Advance(second_totals, second_indices, 4, kVocab);
+  }
+  EXPECT_FALSE(exact.done());
+  EXPECT_TRUE(early.done());
+  const std::vector<Hypothesis> best = early.Best(2);
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].ids, (std::vector<int64_t>{5}));
+  EXPECT_TRUE(best[1].ids.empty());
+}
+
 TEST(LengthPenaltyTest, GnmtFormula) {
   EXPECT_DOUBLE_EQ(LengthPenalty(1, 0.6), 1.0);
   EXPECT_NEAR(LengthPenalty(7, 0.6), std::pow(2.0, 0.6), 1e-12);

@@ -113,54 +113,60 @@ Transformer EndingModel(uint64_t seed) {
 
 // The best hypothesis of beam search on `source` alone (the reference).
 std::vector<int64_t> BeamAlone(TransformerImpl& model,
-                               const std::vector<int64_t>& source, int beam) {
+                               const std::vector<int64_t>& source, int beam,
+                               const DecodingOptions& limits = Limits()) {
   BeamSearchOptions options;
   options.beam_size = beam;
-  options.limits = Limits();
+  options.limits = limits;
   return BeamSearch(model, {source}, options).front().front().ids;
 }
 
 // Beam groups of different widths and greedy rows share steps, joining while
 // others are half-way through: every sentence ends exactly as it would
-// decoded alone, so rows are reordered within their own group only.
+// decoded alone, so rows are reordered within their own group only; with
+// either way of ending a beam search.
 TEST(ContinuousDecoderTest, BeamGroupsAndGreedyRowsSharingStepsMatchAlone) {
   const std::vector<int> beams = {4, 1, 2, 4, 1};
   for (uint64_t seed : {7, 8, 9}) {
     for (const bool ending : {false, true}) {
-      Transformer model =
-          ending ? EndingModel(seed) : testing_util::RandomTinyModel(seed);
-      ContinuousDecoder decoder(*model, Limits());
-      std::map<int64_t, size_t> source_of;
-      std::map<int64_t, std::vector<int64_t>> results;
-      auto add = [&](std::vector<size_t> indices) {
-        std::vector<EncodedSource> sources;
-        for (size_t i : indices) sources.push_back({kSources[i], beams[i]});
-        const auto handles = decoder.Add(sources);
-        for (size_t k = 0; k < indices.size(); ++k) {
-          source_of[handles[k]] = indices[k];
-        }
-      };
-      auto step = [&] {
-        for (auto& sentence : decoder.Step()) {
-          results[sentence.handle] = sentence.target_ids;
-        }
-      };
-      add({0, 1});
-      EXPECT_EQ(decoder.rows(), 5);
-      step();
-      step();
-      add({2, 3});
-      for (int i = 0; i < 3; ++i) step();
-      add({4});
-      while (decoder.active() > 0) step();
-      EXPECT_EQ(decoder.rows(), 0);
+      for (const bool stops_early : {false, true}) {
+        Transformer model =
+            ending ? EndingModel(seed) : testing_util::RandomTinyModel(seed);
+        DecodingOptions limits = Limits();
+        limits.beam_stops_early = stops_early;
+        ContinuousDecoder decoder(*model, limits);
+        std::map<int64_t, size_t> source_of;
+        std::map<int64_t, std::vector<int64_t>> results;
+        auto add = [&](std::vector<size_t> indices) {
+          std::vector<EncodedSource> sources;
+          for (size_t i : indices) sources.push_back({kSources[i], beams[i]});
+          const auto handles = decoder.Add(sources);
+          for (size_t k = 0; k < indices.size(); ++k) {
+            source_of[handles[k]] = indices[k];
+          }
+        };
+        auto step = [&] {
+          for (auto& sentence : decoder.Step()) {
+            results[sentence.handle] = sentence.target_ids;
+          }
+        };
+        add({0, 1});
+        EXPECT_EQ(decoder.rows(), 5);
+        step();
+        step();
+        add({2, 3});
+        for (int i = 0; i < 3; ++i) step();
+        add({4});
+        while (decoder.active() > 0) step();
+        EXPECT_EQ(decoder.rows(), 0);
 
-      ASSERT_EQ(results.size(), kSources.size());
-      for (const auto& [handle, target] : results) {
-        const size_t i = source_of.at(handle);
-        EXPECT_EQ(target, BeamAlone(*model, kSources[i], beams[i]))
-            << "seed " << seed << " ending " << ending << " source " << i
-            << " beam " << beams[i];
+        ASSERT_EQ(results.size(), kSources.size());
+        for (const auto& [handle, target] : results) {
+          const size_t i = source_of.at(handle);
+          EXPECT_EQ(target, BeamAlone(*model, kSources[i], beams[i], limits))
+              << "seed " << seed << " ending " << ending << " early "
+              << stops_early << " source " << i << " beam " << beams[i];
+        }
       }
     }
   }

@@ -32,6 +32,9 @@ ABSL_FLAG(double, length_penalty, 1.0,
 ABSL_FLAG(int, batch_size, 64, "Sentences decoded together.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+ABSL_FLAG(bool, beam_stops_early, false,
+          "Beam search: end a sentence once beam_size hypotheses ended (as "
+          "CTranslate2 and fairseq), not once no live beam can beat them.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed or libtorch.");
 
@@ -89,6 +92,7 @@ int Run() {
   }
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
+  options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   auto translator =
       fanyi::Translator::Load(absl::GetFlag(FLAGS_model_dir), options);
   const int beam_size = absl::GetFlag(FLAGS_beam_size);

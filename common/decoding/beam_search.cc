@@ -39,10 +39,11 @@ double LengthPenalty(int64_t length, double alpha) {
 }
 
 SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
-                               double length_penalty)
+                               double length_penalty, bool stops_early)
     : beam_size_(beam_size),
       limit_(limit),
       length_penalty_(length_penalty),
+      stops_early_(stops_early),
       beams_(beam_size),
       beam_scores_(beam_size, kNegativeInfinity) {
   beam_scores_[0] = 0.0;
@@ -102,7 +103,7 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
 // as in greedy decoding.
 bool SentenceSearch::SearchIsOver() const {
   if (static_cast<int64_t>(finished_.size()) < beam_size_) return false;
-  if (beam_size_ == 1) return true;
+  if (beam_size_ == 1 || stops_early_) return true;
   std::vector<double> finished_scores;
   for (const Hypothesis& h : finished_) finished_scores.push_back(h.score);
   std::nth_element(finished_scores.begin(),
@@ -149,9 +150,9 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
   std::vector<std::pair<int64_t, SentenceSearch>> active;  // Input row, search.
   for (int64_t i = 0; i < batch; ++i) {
     active.emplace_back(
-        i,
-        SentenceSearch(beam, MaxTargetLength(options.limits, sources[i].size()),
-                       options.length_penalty));
+        i, SentenceSearch(
+               beam, MaxTargetLength(options.limits, sources[i].size()),
+               options.length_penalty, options.limits.beam_stops_early));
   }
   torch::Tensor last_tokens =
       at::full({batch * beam}, Vocabulary::kBosId,

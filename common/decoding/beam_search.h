@@ -43,8 +43,10 @@ class SentenceSearch {
 
   // Starts with one live beam (the empty prefix) and beam_size - 1 dead ones
   // (score -inf), so that the first step does not pick the same token
-  // `beam_size` times. `limit` is the most tokens it may generate.
-  SentenceSearch(int64_t beam_size, int64_t limit, double length_penalty);
+  // `beam_size` times. `limit` is the most tokens it may generate;
+  // `stops_early` as DecodingOptions::beam_stops_early.
+  SentenceSearch(int64_t beam_size, int64_t limit, double length_penalty,
+                 bool stops_early = false);
 
   // Log-probability of each beam, beam_size entries; -inf for a dead beam.
   const std::vector<double>& beam_scores() const { return beam_scores_; }
@@ -56,8 +58,9 @@ class SentenceSearch {
   std::vector<Extension> Advance(const double* totals, const int64_t* indices,
                                  int64_t count, int64_t vocab);
 
-  // True once no live beam can beat the best finished hypotheses, or the
-  // length limit is reached; Advance must not be called again.
+  // True once no live beam can beat the best finished hypotheses (with
+  // stops_early: once beam_size hypotheses finished), or the length limit
+  // is reached; Advance must not be called again.
   bool done() const { return done_; }
 
   // The best `n_best` finished hypotheses, best first.
@@ -69,6 +72,7 @@ class SentenceSearch {
   const int64_t beam_size_;
   const int64_t limit_;
   const double length_penalty_;
+  const bool stops_early_;
   int64_t steps_ = 0;
   std::vector<std::vector<int64_t>> beams_;  // Prefixes, without <s>.
   std::vector<double> beam_scores_;

@@ -242,7 +242,8 @@ std::vector<int64_t> ContinuousDecoder::Add(
       sentence.limit = MaxTargetLength(impl_->options, source.ids.size());
       if (source.beam_size > 1) {
         sentence.search.emplace(source.beam_size, sentence.limit,
-                                impl_->length_penalty);
+                                impl_->length_penalty,
+                                impl_->options.beam_stops_early);
       }
       for (int b = 0; b < source.beam_size; ++b) sentence.rows.push_back(row++);
       added_sentences.push_back(&sentence);

@@ -13,6 +13,11 @@ struct DecodingOptions {
   int64_t max_length = 256;    // Hard cap on generated tokens (</s> excluded).
   double length_ratio = 2.0;   // Per row: at most length_ratio * source_len
   int64_t length_offset = 10;  //   + length_offset tokens, below the cap.
+  // Beam search: a sentence ends once beam_size hypotheses have ended (as
+  // CTranslate2 with patience 1 and fairseq stop), instead of once no live
+  // beam can still beat them (exact, but it often runs to the length
+  // limit: docs/quality.md).
+  bool beam_stops_early = false;
 };
 
 // The most tokens a row whose source has `source_length` tokens may generate:

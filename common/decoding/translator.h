@@ -28,6 +28,7 @@ struct TranslatorOptions {
   // fused kernels) or "libtorch" (the model's own step, the reference). Only
   // Load installs the packed step; FromCheckpoint leaves the model as it is.
   std::string cpu_decoder = "packed";
+  bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
 };
 
 struct Checkpoint;
