@@ -128,27 +128,40 @@ FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
   }
 }
 
-// What a step computes, kept per thread between steps so that steps do not
+// What a pass computes, kept per thread between passes so that they do not
 // allocate once the largest batch has been seen.
 struct Workspace {
-  std::vector<float> x;            // [batch, d_model]: the residual stream.
-  std::vector<float> normed;       // [batch, d_model]
-  std::vector<float> projected;    // [batch, 3 * d_model]
-  std::vector<float> attended;     // [batch, d_model]
-  std::vector<float> hidden;       // [batch, d_ff]
+  std::vector<float> x;            // [rows, d_model]: the residual stream.
+  std::vector<float> normed;       // [rows, d_model]
+  std::vector<float> projected;    // [rows, 3 * d_model]
+  std::vector<float> attended;     // [rows, d_model]
+  std::vector<float> hidden;       // [rows, d_ff]
   std::vector<float> scores;       // [columns]
   std::vector<float> column_bias;  // [columns]
   std::vector<int64_t> offsets;    // [columns]
 
-  static Workspace& ForThisThread() {
+  // This thread's workspace, with room for `rows` rows and attention over
+  // `columns` keys.
+  static Workspace& ForThisThread(int64_t rows, int64_t d_model, int64_t d_ff,
+                                  int64_t columns) {
     thread_local Workspace workspace;
+    Grow(workspace.x, rows * d_model);
+    Grow(workspace.normed, rows * d_model);
+    Grow(workspace.projected, rows * 3 * d_model);
+    Grow(workspace.attended, rows * d_model);
+    Grow(workspace.hidden, rows * d_ff);
+    Grow(workspace.scores, columns);
+    Grow(workspace.column_bias, columns);
+    Grow(workspace.offsets, columns);
     return workspace;
   }
-};
 
-void Grow(std::vector<float>& buffer, int64_t size) {
-  if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
-}
+ private:
+  template <typename T>
+  static void Grow(std::vector<T>& buffer, int64_t size) {
+    if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+  }
+};
 
 }  // namespace
 
@@ -272,17 +285,7 @@ torch::Tensor PackedTransformer::Encode(
                               std::to_string(source_vocabulary_));
     }
   }
-  Workspace& work = Workspace::ForThisThread();
-  Grow(work.x, rows * d);
-  Grow(work.normed, rows * d);
-  Grow(work.projected, rows * 3 * d);
-  Grow(work.attended, rows * d);
-  Grow(work.hidden, rows * d_ff_);
-  Grow(work.scores, length);
-  Grow(work.column_bias, length);
-  if (static_cast<int64_t>(work.offsets.size()) < length) {
-    work.offsets.resize(length);
-  }
+  Workspace& work = Workspace::ForThisThread(rows, d, d_ff_, length);
   float* x = work.x.data();
   float* normed = work.normed.data();
   float* projected = work.projected.data();
@@ -345,8 +348,7 @@ PackedTransformer::MemoryKeysValues(const torch::Tensor& memory) const {
   const int64_t length = memory.size(1);
   const int64_t rows = sources * length;
   const int64_t d = d_model_;
-  Workspace& work = Workspace::ForThisThread();
-  Grow(work.projected, rows * 2 * d);
+  Workspace& work = Workspace::ForThisThread(rows, d, d_ff_, 0);
   float* projected = work.projected.data();
   std::vector<std::pair<torch::Tensor, torch::Tensor>> result;
   for (const Layer& layer : layers_) {
@@ -403,18 +405,8 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
   const int64_t source_length = state->source_bias.size(3);
   const int64_t d = d_model_;
 
-  Workspace& work = Workspace::ForThisThread();
-  Grow(work.x, batch * d);
-  Grow(work.normed, batch * d);
-  Grow(work.projected, batch * 3 * d);
-  Grow(work.attended, batch * d);
-  Grow(work.hidden, batch * d_ff_);
-  const int64_t longest = std::max(columns, source_length);
-  Grow(work.scores, longest);
-  Grow(work.column_bias, longest);
-  if (static_cast<int64_t>(work.offsets.size()) < longest) {
-    work.offsets.resize(longest);
-  }
+  Workspace& work = Workspace::ForThisThread(batch, d, d_ff_,
+                                             std::max(columns, source_length));
   float* x = work.x.data();
   float* normed = work.normed.data();
   float* projected = work.projected.data();
