@@ -12,6 +12,9 @@ packages=(
   # Sentence breaks (ICU) and Simplified/Traditional Chinese (OpenCC, with
   # its dictionaries).
   libicu-dev libopencc-dev libopencc-data
+  # XNNPACK, only as a reference that bench's fanyi-kernels times the CPU
+  # path's own kernels against.
+  libxnnpack-dev libpthreadpool-dev
   curl unzip
   # TLS: certificate checks in the server (libssl-dev) and the throwaway
   # certificates tests/tls_test.cc makes (openssl).
