@@ -5,6 +5,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -62,6 +63,10 @@ struct ContinuousDecoder::Impl {
         length_penalty(length_penalty),
         device(model.parameters().front().device()) {}
 
+  // The argmax of `logits` [rows, vocab] for each of `greedy_rows`.
+  std::vector<int64_t> GreedyTokens(
+      const torch::Tensor& logits,
+      const std::vector<int64_t>& greedy_rows) const;
   // Greedy rows: the argmax of `logits` [rows, vocab] for each listed row.
   void PlanGreedy(const torch::Tensor& logits,
                   const std::vector<int64_t>& greedy_rows, StepPlan& plan,
@@ -88,19 +93,45 @@ struct ContinuousDecoder::Impl {
   int64_t next_handle = 0;
 };
 
-void ContinuousDecoder::Impl::PlanGreedy(
-    const torch::Tensor& logits, const std::vector<int64_t>& greedy_rows,
-    StepPlan& plan, std::vector<Finished>& finished) {
-  if (greedy_rows.empty()) return;
+std::vector<int64_t> ContinuousDecoder::Impl::GreedyTokens(
+    const torch::Tensor& logits,
+    const std::vector<int64_t>& greedy_rows) const {
+  std::vector<int64_t> tokens(greedy_rows.size());
+  if (logits.device().is_cpu() && logits.scalar_type() == at::kFloat) {
+    // A plain loop per row: at::argmax over [32, vocab] cost more than a
+    // packed step's products for one row. Ties go to the lowest index and
+    // NaN counts as the largest value, as at::argmax has it.
+    const torch::Tensor contiguous = logits.contiguous();
+    const int64_t vocab = contiguous.size(1);
+    for (size_t i = 0; i < greedy_rows.size(); ++i) {
+      const float* x = contiguous.data_ptr<float>() + greedy_rows[i] * vocab;
+      int64_t best = 0;
+      for (int64_t v = 1; v < vocab; ++v) {
+        if (x[v] > x[best] || (std::isnan(x[v]) && !std::isnan(x[best]))) {
+          best = v;
+        }
+      }
+      tokens[i] = best;
+    }
+    return tokens;
+  }
   // [rows, vocab] -> [greedy rows]
-  torch::Tensor next =
+  const torch::Tensor next =
       greedy_rows.size() == rows.size()
           ? at::argmax(logits, -1)
           : at::argmax(logits.index_select(
                            0, at::tensor(greedy_rows, at::kLong).to(device)),
                        -1);
-  torch::Tensor next_cpu = next.to(at::kCPU);
-  const int64_t* next_ids = next_cpu.data_ptr<int64_t>();
+  const torch::Tensor next_cpu = next.to(at::kCPU).contiguous();
+  std::copy_n(next_cpu.data_ptr<int64_t>(), tokens.size(), tokens.begin());
+  return tokens;
+}
+
+void ContinuousDecoder::Impl::PlanGreedy(
+    const torch::Tensor& logits, const std::vector<int64_t>& greedy_rows,
+    StepPlan& plan, std::vector<Finished>& finished) {
+  if (greedy_rows.empty()) return;
+  const std::vector<int64_t> next_ids = GreedyTokens(logits, greedy_rows);
   for (size_t i = 0; i < greedy_rows.size(); ++i) {
     const int64_t row = greedy_rows[i];
     Sentence& sentence = *rows[row].sentence;

@@ -384,6 +384,12 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
     throw std::invalid_argument(
         "PackedTransformer: last_tokens must be one int64 CPU token per row");
   }
+  if (state->self_rows.stride(1) != 1 ||
+      state->self_bias_storage.stride(3) != 1 ||
+      !state->positions.is_contiguous()) {
+    throw std::logic_error(
+        "PackedTransformer: unexpected decoder state layout");
+  }
   const torch::Tensor tokens = last_tokens.contiguous();
   const int64_t* token = tokens.data_ptr<int64_t>();
   int64_t* position = state->positions.data_ptr<int64_t>();
@@ -435,10 +441,13 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
     DecoderLayerCache& cache = state->layers[l];
     const auto cache_strides = cache.key_storage.strides();
     const auto memory_strides = cache.memory_keys.strides();
+    // Each row of keys or values is d_k contiguous floats, and keys and
+    // values share one layout (DecoderState makes them so).
     if (cache.value_storage.strides() != cache_strides ||
-        cache.memory_values.strides() != memory_strides) {
+        cache.memory_values.strides() != memory_strides ||
+        cache_strides[3] != 1 || memory_strides[3] != 1) {
       throw std::logic_error(
-          "PackedTransformer: keys and values differ in layout");
+          "PackedTransformer: unexpected key/value cache layout");
     }
     float* keys = cache.key_storage.data_ptr<float>();
     float* values = cache.value_storage.data_ptr<float>();
