@@ -21,7 +21,10 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 // GCC compiles the loops below once per instruction set and the loader
 // picks the variant the CPU runs (an ifunc), so the build stays baseline
 // x86-64 while these loops use AVX2 or AVX-512 where the machine has them.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+// Not under ThreadSanitizer: the loader runs an ifunc's resolver before the
+// sanitizer's runtime is up, and the process dies at start.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_THREAD__)
 #define FANYI_CPU_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
