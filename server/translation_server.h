@@ -44,7 +44,7 @@ struct ServerOptions {
                                 // 0 = what the model does well.
   std::string cpu_decoder = "packed";  // The CPU decoding step: "packed"
                                        // or "libtorch" (TranslatorOptions).
-  bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
+  bool beam_stops_early = false;       // DecodingOptions::beam_stops_early.
   int max_batch_texts = 256;           // TranslateBatch texts per RPC, at most
                                        // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).

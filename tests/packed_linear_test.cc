@@ -33,9 +33,9 @@ struct Shape {
 };
 
 const std::vector<Shape> kShapes = {
-    {1, 128, 384}, {1, 128, 3261}, {4, 128, 512},  {32, 512, 128},
-    {7, 37, 65},   {13, 1, 15},    {6, 16, 16},    {5, 129, 17},
-    {64, 128, 128}, {2, 3, 1},     {25, 64, 100}};
+    {1, 128, 384},  {1, 128, 3261}, {4, 128, 512}, {32, 512, 128},
+    {7, 37, 65},    {13, 1, 15},    {6, 16, 16},   {5, 129, 17},
+    {64, 128, 128}, {2, 3, 1},      {25, 64, 100}};
 
 std::string Describe(CpuIsa isa, const Shape& s) {
   return CpuIsaName(isa) + " rows " + std::to_string(s.rows) + " in " +
@@ -55,9 +55,8 @@ TEST(PackedLinearTest, EqualsLinearForEveryVariantAndEpilogue) {
       const torch::Tensor expected = at::linear(input, weight, bias);
       EXPECT_TRUE(at::allclose(packed.Apply(input), expected, 1e-4, 1e-4))
           << Describe(isa, s);
-      EXPECT_TRUE(at::allclose(
-          packed.Apply(input, LinearEpilogue::kBiasRelu), at::relu(expected),
-          1e-4, 1e-4))
+      EXPECT_TRUE(at::allclose(packed.Apply(input, LinearEpilogue::kBiasRelu),
+                               at::relu(expected), 1e-4, 1e-4))
           << Describe(isa, s);
       // Without a bias.
       EXPECT_TRUE(at::allclose(PackedLinear(weight, {}, isa).Apply(input),
@@ -88,8 +87,8 @@ TEST(PackedLinearTest, AddsToStridedOutputAndLeavesThePaddingAlone) {
     const torch::Tensor expected =
         residual.narrow(1, 0, s.out_features) +
         at::linear(input.narrow(1, 0, s.in_features), weight, bias);
-    EXPECT_TRUE(at::allclose(output.narrow(1, 0, s.out_features), expected,
-                             1e-4, 1e-4))
+    EXPECT_TRUE(
+        at::allclose(output.narrow(1, 0, s.out_features), expected, 1e-4, 1e-4))
         << Describe(isa, s);
     EXPECT_TRUE(at::equal(output.narrow(1, s.out_features, 5),
                           residual.narrow(1, s.out_features, 5)))
@@ -101,8 +100,7 @@ TEST(PackedLinearTest, RefusesWhatItCannotMultiply) {
   const torch::Tensor weight = at::randn({4, 3});
   EXPECT_THROW(PackedLinear(weight, at::randn({5})), std::invalid_argument);
   EXPECT_THROW(PackedLinear(at::randn({4}), {}), std::invalid_argument);
-  EXPECT_THROW(PackedLinear(weight.to(at::kDouble), {}),
-               std::invalid_argument);
+  EXPECT_THROW(PackedLinear(weight.to(at::kDouble), {}), std::invalid_argument);
   const PackedLinear packed(weight, {});
   EXPECT_THROW(packed.Apply(at::randn({2, 4})), std::invalid_argument);
   EXPECT_THROW(packed.Apply(at::randn({2, 3}), LinearEpilogue::kAddToOutput),

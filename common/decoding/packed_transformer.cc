@@ -257,6 +257,22 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
                                             : linear("generator");
 }
 
+void PackedTransformer::Normalize(const Norm& norm, const float* x,
+                                  int64_t rows, float* out) const {
+  LayerNormRows(x, rows, d_model_, norm.scale.data(), norm.shift.data(),
+                epsilon_, out);
+}
+
+void PackedTransformer::AddFeedForward(const Norm& norm,
+                                       const PackedLinear& inner,
+                                       const PackedLinear& outer, int64_t rows,
+                                       float* x, float* normed,
+                                       float* hidden) const {
+  Normalize(norm, x, rows, normed);
+  inner.Apply(normed, rows, d_model_, hidden, d_ff_, LinearEpilogue::kBiasRelu);
+  outer.Apply(hidden, rows, d_ff_, x, d_model_, LinearEpilogue::kAddToOutput);
+}
+
 torch::Tensor PackedTransformer::Encode(
     const torch::Tensor& source_ids, const torch::Tensor& source_mask) const {
   if (source_ids.dim() != 2 || source_ids.scalar_type() != at::kLong ||
@@ -303,8 +319,7 @@ torch::Tensor PackedTransformer::Encode(
     }
   }
   for (const EncoderLayer& layer : encoder_layers_) {
-    LayerNormRows(x, rows, d, layer.attention_norm.scale.data(),
-                  layer.attention_norm.shift.data(), epsilon_, normed);
+    Normalize(layer.attention_norm, x, rows, normed);
     // [batch * len, 3 * d_model]: queries, keys, values.
     layer.projections.Apply(normed, rows, d, projected, 3 * d,
                             LinearEpilogue::kBias);
@@ -325,16 +340,12 @@ torch::Tensor PackedTransformer::Encode(
       }
     }
     layer.output.Apply(attended, rows, d, x, d, LinearEpilogue::kAddToOutput);
-    LayerNormRows(x, rows, d, layer.feed_forward_norm.scale.data(),
-                  layer.feed_forward_norm.shift.data(), epsilon_, normed);
-    layer.feed_forward_inner.Apply(normed, rows, d, work.hidden.data(), d_ff_,
-                                   LinearEpilogue::kBiasRelu);
-    layer.feed_forward_outer.Apply(work.hidden.data(), rows, d_ff_, x, d,
-                                   LinearEpilogue::kAddToOutput);
+    AddFeedForward(layer.feed_forward_norm, layer.feed_forward_inner,
+                   layer.feed_forward_outer, rows, x, normed,
+                   work.hidden.data());
   }
   torch::Tensor memory = at::empty({batch, length, d}, at::kFloat);
-  LayerNormRows(x, rows, d, encoder_norm_.scale.data(),
-                encoder_norm_.shift.data(), epsilon_, memory.data_ptr<float>());
+  Normalize(encoder_norm_, x, rows, memory.data_ptr<float>());
   return memory;  // [batch, src_len, d_model]
 }
 
@@ -457,8 +468,7 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
 
     // Self-attention: [batch, 3 * d_model], keys and values into the cache
     // column of this step (row r writes cache row r).
-    LayerNormRows(x, batch, d, layer.self_attention_norm.scale.data(),
-                  layer.self_attention_norm.shift.data(), epsilon_, normed);
+    Normalize(layer.self_attention_norm, x, batch, normed);
     layer.self_projections.Apply(normed, batch, d, projected, 3 * d,
                                  LinearEpilogue::kBias);
     for (int64_t r = 0; r < batch; ++r) {
@@ -489,8 +499,7 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                             LinearEpilogue::kAddToOutput);
 
     // Cross-attention over each row's source.
-    LayerNormRows(x, batch, d, layer.cross_attention_norm.scale.data(),
-                  layer.cross_attention_norm.shift.data(), epsilon_, normed);
+    Normalize(layer.cross_attention_norm, x, batch, normed);
     layer.cross_query.Apply(normed, batch, d, projected, d,
                             LinearEpilogue::kBias);
     const float* memory_keys = cache.memory_keys.data_ptr<float>();
@@ -514,12 +523,9 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                              LinearEpilogue::kAddToOutput);
 
     // Feed-forward.
-    LayerNormRows(x, batch, d, layer.feed_forward_norm.scale.data(),
-                  layer.feed_forward_norm.shift.data(), epsilon_, normed);
-    layer.feed_forward_inner.Apply(normed, batch, d, work.hidden.data(), d_ff_,
-                                   LinearEpilogue::kBiasRelu);
-    layer.feed_forward_outer.Apply(work.hidden.data(), batch, d_ff_, x, d,
-                                   LinearEpilogue::kAddToOutput);
+    AddFeedForward(layer.feed_forward_norm, layer.feed_forward_inner,
+                   layer.feed_forward_outer, batch, x, normed,
+                   work.hidden.data());
   }
 
   LayerNormRows(x, batch, d, final_norm_.scale.data(), final_norm_.shift.data(),

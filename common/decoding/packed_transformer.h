@@ -85,6 +85,15 @@ class PackedTransformer : public InferenceKernel {
     PackedLinear feed_forward_outer;
   };
 
+  // Layer norm of `rows` rows of `x` into `out`.
+  void Normalize(const Norm& norm, const float* x, int64_t rows,
+                 float* out) const;
+  // The feed-forward sublayer: x += outer(relu(inner(norm(x)))) over `rows`
+  // rows, with `normed` [rows, d_model] and `hidden` [rows, d_ff] as scratch.
+  void AddFeedForward(const Norm& norm, const PackedLinear& inner,
+                      const PackedLinear& outer, int64_t rows, float* x,
+                      float* normed, float* hidden) const;
+
   int64_t d_model_ = 0;
   int64_t heads_ = 0;
   int64_t d_k_ = 0;
