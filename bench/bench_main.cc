@@ -40,6 +40,9 @@ ABSL_FLAG(bool, beam_stops_early, false,
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
+ABSL_FLAG(std::string, compute_type, "float32",
+          "The packed CPU step's arithmetic: float32, or int8 (weights per "
+          "output feature, inputs per row; docs/quality.md gives its BLEU).");
 ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
 ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
 ABSL_FLAG(std::string, dump_dir, "",
@@ -55,6 +58,7 @@ int Run() {
   options.repeats = absl::GetFlag(FLAGS_repeats);
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
+  options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),

@@ -90,7 +90,8 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->checkpoint = LoadCheckpoint(model_dir, torch::Device(torch::kCPU));
-  SelectCpuDecoder(*impl->checkpoint.model, options.cpu_decoder);
+  SelectCpuDecoder(*impl->checkpoint.model, options.cpu_decoder,
+                   options.compute_type);
   TranslatorOptions translator_options;
   translator_options.device = "cpu";
   translator_options.length_penalty = options.length_penalty;

@@ -1,9 +1,11 @@
 // fanyi-kernels: times one linear layer, y = x·Wᵀ + b, at the shapes of a
 // decoding step, in each implementation the CPU decoding path could use:
 // LibTorch's (at::linear over OpenBLAS, and RowLinear's matrix-vector
-// product for one row), PackedLinear's kernel variants, and XNNPACK's
-// fully-connected operator when the build found it. Prints ns per call
-// (median of --repeats timings of --calls calls) and GFLOP/s.
+// product for one row), PackedLinear's kernel variants in float32 and int8
+// (int8 "avx512" is the AVX512_VNNI kernel where the CPU has it), and
+// XNNPACK's fully-connected operator when the build found it. Prints ns per
+// call (median of --repeats timings of --calls calls) and GFLOP/s (GOP/s
+// for int8: multiply-adds counted as two operations either way).
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
@@ -120,14 +122,23 @@ int main(int argc, char** argv) {
                                 fanyi::CpuIsa::kAvx512}) {
         if (fanyi::CpuSupports(isa)) packed.emplace_back(weight, bias, isa);
       }
+      // int8's plain loops are for correctness, not speed: not timed.
+      for (fanyi::CpuIsa isa : {fanyi::CpuIsa::kAvx2, fanyi::CpuIsa::kAvx512}) {
+        if (fanyi::CpuSupports(isa)) {
+          packed.emplace_back(weight, bias, isa, fanyi::ComputeType::kInt8);
+        }
+      }
       torch::Tensor raw_output = at::empty({rows, out});
       for (const fanyi::PackedLinear& layer : packed) {
-        cases.emplace_back("PackedLinear " + fanyi::CpuIsaName(layer.isa()),
-                           [&, layer_ptr = &layer] {
-                             layer_ptr->Apply(input.data_ptr<float>(), rows, in,
-                                              raw_output.data_ptr<float>(), out,
-                                              fanyi::LinearEpilogue::kBias);
-                           });
+        const std::string type =
+            layer.compute_type() == fanyi::ComputeType::kInt8 ? "int8 " : "";
+        cases.emplace_back(
+            "PackedLinear " + type + fanyi::CpuIsaName(layer.isa()),
+            [&, layer_ptr = &layer] {
+              layer_ptr->Apply(input.data_ptr<float>(), rows, in,
+                               raw_output.data_ptr<float>(), out,
+                               fanyi::LinearEpilogue::kBias);
+            });
       }
 #ifdef FANYI_HAVE_XNNPACK
       xnn_operator_t xnn = nullptr;

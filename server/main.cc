@@ -49,6 +49,9 @@ ABSL_FLAG(bool, beam_stops_early, false,
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "
           "kernels) or libtorch (the model's own step, the reference).");
+ABSL_FLAG(std::string, compute_type, "float32",
+          "The packed CPU step's arithmetic: float32, or int8 (weights per "
+          "output feature, inputs per row; docs/quality.md gives its BLEU).");
 ABSL_FLAG(int, max_glossary_entries, 256,
           "Glossary and do-not-translate terms per request, at most.");
 ABSL_FLAG(int, beam_size, 4,
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
   options.max_glossary_entries = absl::GetFlag(FLAGS_max_glossary_entries);
   options.max_sentence_tokens = absl::GetFlag(FLAGS_max_sentence_tokens);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
+  options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);

@@ -149,6 +149,7 @@ void TranslationServer::LoadModel(const ServerOptions& options) {
   translator_options.threads = threads_per_worker_;
   translator_options.max_sentence_tokens = options.max_sentence_tokens;
   translator_options.cpu_decoder = options.cpu_decoder;
+  translator_options.compute_type = options.compute_type;
   translator_options.beam_stops_early = options.beam_stops_early;
   try {
     translator_ = Translator::Load(options.model_dir, translator_options);

@@ -1,16 +1,24 @@
 // PackedLinear against at::linear, for every kernel variant this CPU runs,
 // at the shapes a decoding step has and at ragged ones (rows not a multiple
-// of the 6-row tiles, features not a multiple of the 16-wide panels).
+// of the 6-row tiles, features not a multiple of the 16-wide panels or of
+// int8's 4-input groups); int8 against the same quantization done here.
 
 #include "common/decoding/packed_linear.h"
 
+#include <ATen/ops/abs.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/clamp.h>
+#include <ATen/ops/floor.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/relu.h>
+#include <ATen/ops/sign.h>
+#include <ATen/ops/where.h>
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/decoding/cpu_isa.h"
@@ -66,33 +74,92 @@ TEST(PackedLinearTest, EqualsLinearForEveryVariantAndEpilogue) {
   }
 }
 
+// Each row of `m` [rows, features] rounded to whole units of its largest
+// magnitude / 127 (half away from zero, as PackedLinear rounds), and that
+// unit: {units [rows, features], unit [rows, 1]}.
+std::pair<torch::Tensor, torch::Tensor> QuantizeRows(const torch::Tensor& m) {
+  const torch::Tensor largest = at::amax(at::abs(m), {1}, true);
+  const torch::Tensor to_units = at::where(largest > 0, 127 / largest, 1.0);
+  const torch::Tensor scaled = m * to_units;
+  const torch::Tensor units =
+      at::clamp(at::sign(scaled) * at::floor(at::abs(scaled) + 0.5), -127, 127);
+  return {units, at::where(largest > 0, largest / 127, 1.0)};
+}
+
+// The int8 product with every kernel variant equals the quantized product
+// computed here (in float64: every int32 sum exactly), and stays near the
+// float one.
+TEST(PackedLinearTest, Int8EqualsTheQuantizedProductForEveryVariant) {
+  torch::manual_seed(13);
+  for (CpuIsa isa : SupportedIsas()) {
+    for (const Shape& s : kShapes) {
+      const torch::Tensor weight = at::randn({s.out_features, s.in_features});
+      const torch::Tensor bias = at::randn({s.out_features});
+      // Rows of different magnitudes, and one of zeros.
+      torch::Tensor input = at::randn({s.rows, s.in_features}) *
+                            at::randn({s.rows, 1}).abs().mul(4);
+      if (s.rows > 2) input[1].zero_();
+      const PackedLinear packed(weight, bias, isa, ComputeType::kInt8);
+      EXPECT_EQ(packed.compute_type(), ComputeType::kInt8);
+      const auto [x, x_unit] = QuantizeRows(input);
+      const auto [w, w_unit] = QuantizeRows(weight);
+      const torch::Tensor expected =
+          (at::linear(x.to(at::kDouble), w.to(at::kDouble)) *
+               (x_unit * w_unit.t()).to(at::kDouble) +
+           bias.to(at::kDouble))
+              .to(at::kFloat);
+      const torch::Tensor got = packed.Apply(input);
+      EXPECT_TRUE(at::allclose(got, expected, 1e-5, 1e-4)) << Describe(isa, s);
+      EXPECT_TRUE(at::allclose(packed.Apply(input, LinearEpilogue::kBiasRelu),
+                               at::relu(expected), 1e-5, 1e-4))
+          << Describe(isa, s);
+      // Near the float product: per-row int8 keeps about 2 decimal digits.
+      const torch::Tensor exact = at::linear(input, weight, bias);
+      const double error = (got - exact).norm().item<double>();
+      EXPECT_LE(error, 0.02 * exact.norm().item<double>() + 1e-3)
+          << Describe(isa, s);
+    }
+  }
+}
+
 // Rows read and written with strides wider than a row, and the product
 // added to what the output holds (a residual); the padding between rows is
 // never touched.
 TEST(PackedLinearTest, AddsToStridedOutputAndLeavesThePaddingAlone) {
   torch::manual_seed(12);
-  for (CpuIsa isa : SupportedIsas()) {
-    const Shape s{9, 40, 33};
-    const torch::Tensor weight = at::randn({s.out_features, s.in_features});
-    const torch::Tensor bias = at::randn({s.out_features});
-    // [rows, in + 3] and [rows, out + 5]: the real rows are the first
-    // in_features and out_features columns.
-    const torch::Tensor input = at::randn({s.rows, s.in_features + 3});
-    const torch::Tensor residual = at::randn({s.rows, s.out_features + 5});
-    torch::Tensor output = residual.clone();
-    PackedLinear(weight, bias, isa)
-        .Apply(input.data_ptr<float>(), s.rows, input.size(1),
-               output.data_ptr<float>(), output.size(1),
-               LinearEpilogue::kAddToOutput);
-    const torch::Tensor expected =
-        residual.narrow(1, 0, s.out_features) +
-        at::linear(input.narrow(1, 0, s.in_features), weight, bias);
-    EXPECT_TRUE(
-        at::allclose(output.narrow(1, 0, s.out_features), expected, 1e-4, 1e-4))
-        << Describe(isa, s);
-    EXPECT_TRUE(at::equal(output.narrow(1, s.out_features, 5),
-                          residual.narrow(1, s.out_features, 5)))
-        << Describe(isa, s);
+  for (ComputeType type : {ComputeType::kFloat32, ComputeType::kInt8}) {
+    for (CpuIsa isa : SupportedIsas()) {
+      const Shape s{9, 40, 33};
+      const torch::Tensor weight = at::randn({s.out_features, s.in_features});
+      const torch::Tensor bias = at::randn({s.out_features});
+      // [rows, in + 3] and [rows, out + 5]: the real rows are the first
+      // in_features and out_features columns.
+      const torch::Tensor input = at::randn({s.rows, s.in_features + 3});
+      const torch::Tensor residual = at::randn({s.rows, s.out_features + 5});
+      torch::Tensor output = residual.clone();
+      const PackedLinear packed(weight, bias, isa, type);
+      packed.Apply(input.data_ptr<float>(), s.rows, input.size(1),
+                   output.data_ptr<float>(), output.size(1),
+                   LinearEpilogue::kAddToOutput);
+      // The tensor form reads contiguous rows: the same product.
+      const torch::Tensor expected =
+          residual.narrow(1, 0, s.out_features) +
+          packed.Apply(input.narrow(1, 0, s.in_features).contiguous());
+      EXPECT_TRUE(at::allclose(output.narrow(1, 0, s.out_features), expected,
+                               1e-5, 1e-5))
+          << ComputeTypeName(type) << " " << Describe(isa, s);
+      if (type == ComputeType::kFloat32) {
+        EXPECT_TRUE(at::allclose(
+            expected,
+            residual.narrow(1, 0, s.out_features) +
+                at::linear(input.narrow(1, 0, s.in_features), weight, bias),
+            1e-4, 1e-4))
+            << Describe(isa, s);
+      }
+      EXPECT_TRUE(at::equal(output.narrow(1, s.out_features, 5),
+                            residual.narrow(1, s.out_features, 5)))
+          << ComputeTypeName(type) << " " << Describe(isa, s);
+    }
   }
 }
 
@@ -114,6 +181,10 @@ TEST(CpuIsaTest, NamesRoundTripAndUnknownNamesAreRefused) {
     EXPECT_EQ(ParseCpuIsa(CpuIsaName(isa)), isa);
   }
   EXPECT_THROW(ParseCpuIsa("sse9"), std::invalid_argument);
+  for (ComputeType type : {ComputeType::kFloat32, ComputeType::kInt8}) {
+    EXPECT_EQ(ParseComputeType(ComputeTypeName(type)), type);
+  }
+  EXPECT_THROW(ParseComputeType("int4"), std::invalid_argument);
   EXPECT_TRUE(CpuSupports(CpuIsa::kPortable));
   EXPECT_TRUE(CpuSupports(DetectedCpuIsa()));
 }

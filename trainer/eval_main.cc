@@ -37,6 +37,9 @@ ABSL_FLAG(bool, beam_stops_early, false,
           "CTranslate2 and fairseq), not once no live beam can beat them.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed or libtorch.");
+ABSL_FLAG(std::string, compute_type, "float32",
+          "The packed CPU step's arithmetic: float32, or int8 (weights per "
+          "output feature, inputs per row; docs/quality.md gives its BLEU).");
 
 namespace {
 
@@ -92,6 +95,7 @@ int Run() {
   }
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
+  options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   auto translator =
       fanyi::Translator::Load(absl::GetFlag(FLAGS_model_dir), options);

@@ -221,9 +221,28 @@ void RequireFloatMatrix(const torch::Tensor& t, const char* name) {
 
 }  // namespace
 
+std::string ComputeTypeName(ComputeType type) {
+  switch (type) {
+    case ComputeType::kFloat32:
+      return "float32";
+    case ComputeType::kInt8:
+      return "int8";
+  }
+  return "unknown";
+}
+
+ComputeType ParseComputeType(const std::string& name) {
+  for (ComputeType type : {ComputeType::kFloat32, ComputeType::kInt8}) {
+    if (name == ComputeTypeName(type)) return type;
+  }
+  throw std::invalid_argument("unknown compute type '" + name +
+                              "'; use float32 or int8");
+}
+
 PackedLinear::PackedLinear(const torch::Tensor& weight,
-                           const torch::Tensor& bias, CpuIsa isa)
-    : isa_(isa) {
+                           const torch::Tensor& bias, CpuIsa isa,
+                           ComputeType compute_type)
+    : isa_(isa), compute_type_(compute_type) {
   RequireFloatMatrix(weight, "weight");
   if (!CpuSupports(isa)) {
     throw std::invalid_argument("PackedLinear: this CPU does not run " +
@@ -232,11 +251,17 @@ PackedLinear::PackedLinear(const torch::Tensor& weight,
   out_features_ = weight.size(0);
   in_features_ = weight.size(1);
   const int64_t panels = (out_features_ + kWidth - 1) / kWidth;
-  // [panels * 16, in] zero-padded -> [panels, 16, in] -> [panels, in, 16]
-  torch::Tensor padded = at::zeros({panels * kWidth, in_features_}, at::kFloat);
-  padded.narrow(0, 0, out_features_).copy_(weight.detach());
-  packed_ =
-      padded.view({panels, kWidth, in_features_}).transpose(1, 2).contiguous();
+  if (compute_type_ == ComputeType::kInt8) {
+    PackInt8(weight);
+  } else {
+    // [panels * 16, in] zero-padded -> [panels, 16, in] -> [panels, in, 16]
+    torch::Tensor padded =
+        at::zeros({panels * kWidth, in_features_}, at::kFloat);
+    padded.narrow(0, 0, out_features_).copy_(weight.detach());
+    packed_ = padded.view({panels, kWidth, in_features_})
+                  .transpose(1, 2)
+                  .contiguous();
+  }
   bias_ = at::zeros({panels * kWidth}, at::kFloat);
   if (bias.defined()) {
     if (bias.dim() != 1 || bias.size(0) != out_features_) {
@@ -251,6 +276,10 @@ void PackedLinear::Apply(const float* input, int64_t rows, int64_t input_stride,
                          float* output, int64_t output_stride,
                          LinearEpilogue epilogue) const {
   if (rows <= 0) return;
+  if (compute_type_ == ComputeType::kInt8) {
+    return ApplyInt8(input, rows, input_stride, output, output_stride,
+                     epilogue);
+  }
   const LinearCall call{input,
                         input_stride,
                         output,

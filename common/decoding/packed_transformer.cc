@@ -168,7 +168,8 @@ struct Workspace {
 
 }  // namespace
 
-PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
+PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
+                                     ComputeType compute_type) {
   const ModelConfig& config = model.config();
   if (model.is_training()) {
     throw std::invalid_argument(
@@ -200,7 +201,7 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
   };
   auto linear = [&](const std::string& name) {
     return PackedLinear(Find(tensors, name + ".weight"),
-                        Find(tensors, name + ".bias"), isa);
+                        Find(tensors, name + ".bias"), isa, compute_type);
   };
   const double scale = 1.0 / std::sqrt(double(d_k_));
   // Query, key and value projections as one matrix, the query rows
@@ -213,7 +214,7 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
         at::cat({Find(tensors, attention + "query_projection.bias") * scale,
                  Find(tensors, attention + "key_projection.bias"),
                  Find(tensors, attention + "value_projection.bias")}),
-        isa);
+        isa, compute_type);
   };
   source_embedding_ = Floats(Find(tensors, "source_embedding.weight"));
   for (int64_t i = 0; i < config.encoder_layers; ++i) {
@@ -237,15 +238,16 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
     layer.self_projections = projections(self);
     layer.self_output = linear(self + "output_projection");
     layer.cross_attention_norm = norm(prefix + "cross_attention_norm");
-    layer.cross_query = PackedLinear(
-        Find(tensors, cross + "query_projection.weight") * scale,
-        Find(tensors, cross + "query_projection.bias") * scale, isa);
+    layer.cross_query =
+        PackedLinear(Find(tensors, cross + "query_projection.weight") * scale,
+                     Find(tensors, cross + "query_projection.bias") * scale,
+                     isa, compute_type);
     layer.cross_keys_values = PackedLinear(
         at::cat({Find(tensors, cross + "key_projection.weight"),
                  Find(tensors, cross + "value_projection.weight")}),
         at::cat({Find(tensors, cross + "key_projection.bias"),
                  Find(tensors, cross + "value_projection.bias")}),
-        isa);
+        isa, compute_type);
     layer.cross_output = linear(cross + "output_projection");
     layer.feed_forward_norm = norm(prefix + "feed_forward_norm");
     layer.feed_forward_inner = linear(prefix + "feed_forward.inner");
@@ -253,8 +255,9 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa) {
     layers_.push_back(std::move(layer));
   }
   final_norm_ = norm("decoder_norm");
-  generator_ = config.tie_target_embeddings ? PackedLinear(embedding, {}, isa)
-                                            : linear("generator");
+  generator_ = config.tie_target_embeddings
+                   ? PackedLinear(embedding, {}, isa, compute_type)
+                   : linear("generator");
 }
 
 void PackedTransformer::Normalize(const Norm& norm, const float* x,
@@ -537,12 +540,20 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
   return logits;  // [batch, target_vocab]
 }
 
-void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder) {
+void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder,
+                      const std::string& compute_type) {
+  const ComputeType type = ParseComputeType(compute_type);
   if (cpu_decoder == "libtorch") {
+    if (type != ComputeType::kFloat32) {
+      throw std::invalid_argument(
+          "compute_type " + compute_type +
+          " needs the packed CPU decoder; libtorch computes in float32");
+    }
     model.SetInferenceKernel(nullptr);
   } else if (cpu_decoder == "packed") {
     if (model.parameters().front().device().is_cpu()) {
-      model.SetInferenceKernel(std::make_shared<PackedTransformer>(model));
+      model.SetInferenceKernel(
+          std::make_shared<PackedTransformer>(model, DetectedCpuIsa(), type));
     }
   } else {
     throw std::invalid_argument("cpu_decoder is \"" + cpu_decoder +

@@ -34,9 +34,12 @@ namespace fanyi {
 class PackedTransformer : public InferenceKernel {
  public:
   // Packs `model` (float32 parameters on the CPU, eval mode); throws
-  // std::invalid_argument otherwise. `isa` picks the PackedLinear variant.
+  // std::invalid_argument otherwise. `isa` picks the PackedLinear variant,
+  // `compute_type` the arithmetic of every linear layer (embeddings, layer
+  // norms and attention stay float32).
   explicit PackedTransformer(TransformerImpl& model,
-                             CpuIsa isa = DetectedCpuIsa());
+                             CpuIsa isa = DetectedCpuIsa(),
+                             ComputeType compute_type = ComputeType::kFloat32);
 
   // TransformerImpl::Encode: `source_ids` [batch, src_len] (int64, CPU) and
   // `source_mask` [batch, 1, 1, src_len] (bool) -> [batch, src_len,
@@ -114,11 +117,13 @@ class PackedTransformer : public InferenceKernel {
 };
 
 // Chooses `model`'s decoding step by name: "packed" installs a
-// PackedTransformer when the model is on the CPU (a GPU model keeps its own
-// step), "libtorch" removes any kernel. Throws std::invalid_argument for
-// another name. Only for a model that will not be trained further
+// PackedTransformer of `compute_type` ("float32" or "int8") when the model is
+// on the CPU (a GPU model keeps its own step), "libtorch" removes any kernel
+// and takes float32 only. Throws std::invalid_argument for another name or
+// combination. Only for a model that will not be trained further
 // (SetInferenceKernel).
-void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder);
+void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder,
+                      const std::string& compute_type = "float32");
 
 }  // namespace fanyi
 

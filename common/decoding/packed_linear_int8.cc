@@ -1,0 +1,386 @@
+// PackedLinear's int8 compute type: the weight quantized per output feature
+// when it is packed, each input row quantized per row at every call, int32
+// sums, and the float epilogue of the float32 kernels.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common/decoding/packed_linear.h"
+
+namespace fanyi {
+namespace {
+
+constexpr int64_t kWidth = PackedLinear::kPanelWidth;
+// Inputs per group: VNNI's dot product sums four byte products per lane.
+constexpr int64_t kGroup = 4;
+// The largest quantized magnitude. Symmetric (no -128), so that negating a
+// value, as the AVX2 kernel does, never overflows.
+constexpr float kLevels = 127;
+
+// The three ways to run the product, from the fastest.
+enum class Int8Kernel {
+  kVnni,      // AVX512_VNNI: vpdpbusd on inputs shifted to unsigned bytes.
+  kAvx2,      // AVX2: vpmaddubsw on |input| × (weight × sign of input).
+  kPortable,  // Plain loops in int32.
+};
+
+Int8Kernel KernelFor(CpuIsa isa) {
+  if (isa == CpuIsa::kAvx512) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni")) return Int8Kernel::kVnni;
+  }
+  return isa >= CpuIsa::kAvx2 ? Int8Kernel::kAvx2 : Int8Kernel::kPortable;
+}
+
+// Input rows quantized for one call: `groups` × 4 bytes per row (padded with
+// zeros), and the float value of one unit of each row.
+struct QuantizedRows {
+  std::vector<int8_t> values;
+  std::vector<float> scales;
+};
+
+// Quantizes `rows` rows of `input` symmetrically, each by its own largest
+// magnitude. The VNNI kernel takes unsigned bytes: value + 128.
+void QuantizeRows(const float* input, int64_t rows, int64_t input_stride,
+                  int64_t in_features, int64_t groups, bool shift_to_unsigned,
+                  QuantizedRows* out) {
+  const int64_t row_bytes = groups * kGroup;
+  out->values.resize(rows * row_bytes);
+  out->scales.resize(rows);
+  const int8_t padding = shift_to_unsigned ? int8_t(-128) : int8_t(0);
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* x = input + row * input_stride;
+    float largest = 0;
+    for (int64_t k = 0; k < in_features; ++k) {
+      largest = std::max(largest, std::fabs(x[k]));
+    }
+    const float to_units = largest > 0 ? kLevels / largest : 1.0f;
+    out->scales[row] = largest > 0 ? largest / kLevels : 1.0f;
+    int8_t* q = out->values.data() + row * row_bytes;
+    for (int64_t k = 0; k < in_features; ++k) {
+      const float v = x[k] * to_units;
+      int32_t unit = static_cast<int32_t>(v + (v >= 0 ? 0.5f : -0.5f));
+      unit = std::min(127, std::max(-127, unit));
+      // Unsigned bytes hold value + 128; as int8 that is value ^ 0x80.
+      q[k] = static_cast<int8_t>(shift_to_unsigned ? (unit ^ 0x80) : unit);
+    }
+    // Padding: the value 0 (its weights are 0 too).
+    std::fill(q + in_features, q + row_bytes, padding);
+  }
+}
+
+// Everything a kernel needs for one ApplyInt8.
+struct Int8Call {
+  const int8_t* input;  // Quantized rows, input_stride bytes apart.
+  int64_t input_stride;
+  const float* row_scales;
+  float* output;
+  int64_t output_stride;
+  const int8_t* packed;  // [panels, groups, kWidth, kGroup]
+  const float* bias;
+  const float* weight_scales;
+  const int32_t* compensation;
+  int64_t groups;
+  int64_t out_features;
+  LinearEpilogue epilogue;
+};
+
+// One output value from its int32 sum.
+inline float Finish(const Int8Call& c, int32_t sum, int64_t row, int64_t n,
+                    float* out) {
+  const float value =
+      float(sum) * (c.row_scales[row] * c.weight_scales[n]) + c.bias[n];
+  switch (c.epilogue) {
+    case LinearEpilogue::kBias:
+      return value;
+    case LinearEpilogue::kBiasRelu:
+      return value > 0 ? value : 0;
+    case LinearEpilogue::kAddToOutput:
+      return *out + value;
+  }
+  return value;
+}
+
+// ---- Portable ----
+
+void PortableInt8(const Int8Call& c, int64_t rows) {
+  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  const int64_t panel_size = c.groups * kWidth * kGroup;
+  for (int64_t row = 0; row < rows; ++row) {
+    const int8_t* x = c.input + row * c.input_stride;
+    float* y = c.output + row * c.output_stride;
+    for (int64_t panel = 0; panel < panels; ++panel) {
+      const int8_t* w = c.packed + panel * panel_size;
+      int32_t sums[kWidth] = {};
+      for (int64_t g = 0; g < c.groups; ++g) {
+        for (int64_t j = 0; j < kWidth; ++j) {
+          for (int64_t t = 0; t < kGroup; ++t) {
+            sums[j] += int32_t(x[g * kGroup + t]) *
+                       int32_t(w[(g * kWidth + j) * kGroup + t]);
+          }
+        }
+      }
+      const int64_t first = panel * kWidth;
+      const int64_t count = std::min(kWidth, c.out_features - first);
+      for (int64_t j = 0; j < count; ++j) {
+        y[first + j] = Finish(c, sums[j], row, first + j, &y[first + j]);
+      }
+    }
+  }
+}
+
+// ---- AVX2: up to 4 rows × 1 panel. ----
+// vpmaddubsw multiplies unsigned by signed bytes and adds pairs into int16,
+// saturating. Feeding it |x| and w × sign(x), both within ±127, keeps every
+// pair sum within 2 × 127² = 32258: no saturation.
+
+#define FANYI_AVX2 __attribute__((target("avx2,fma")))
+
+template <int kRows>
+FANYI_AVX2 void Avx2Int8Tile(const Int8Call& c, int64_t row, int64_t panel) {
+  __m256i sums[kRows][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    sums[r][0] = _mm256_setzero_si256();
+    sums[r][1] = _mm256_setzero_si256();
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* w = c.packed + panel * c.groups * kWidth * kGroup;
+  const int8_t* x = c.input + row * c.input_stride;
+  for (int64_t g = 0; g < c.groups; ++g) {
+    const __m256i low = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(w + g * kWidth * kGroup));
+    const __m256i high = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(w + g * kWidth * kGroup + 32));
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      int32_t four;
+      std::memcpy(&four, x + r * c.input_stride + g * kGroup, sizeof four);
+      const __m256i xv = _mm256_set1_epi32(four);
+      const __m256i magnitude = _mm256_sign_epi8(xv, xv);
+      const __m256i low_products =
+          _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(low, xv));
+      const __m256i high_products =
+          _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(high, xv));
+      sums[r][0] =
+          _mm256_add_epi32(sums[r][0], _mm256_madd_epi16(low_products, ones));
+      sums[r][1] =
+          _mm256_add_epi32(sums[r][1], _mm256_madd_epi16(high_products, ones));
+    }
+  }
+  const int64_t first = panel * kWidth;
+  const int64_t count = std::min(kWidth, c.out_features - first);
+  const __m256 bias_low = _mm256_loadu_ps(c.bias + first);
+  const __m256 bias_high = _mm256_loadu_ps(c.bias + first + 8);
+  const __m256 scale_low = _mm256_loadu_ps(c.weight_scales + first);
+  const __m256 scale_high = _mm256_loadu_ps(c.weight_scales + first + 8);
+  const __m256 zero = _mm256_setzero_ps();
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    float* y = c.output + (row + r) * c.output_stride + first;
+    const __m256 row_scale = _mm256_set1_ps(c.row_scales[row + r]);
+    __m256 low = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[r][0]),
+                                 _mm256_mul_ps(scale_low, row_scale), bias_low);
+    __m256 high =
+        _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[r][1]),
+                        _mm256_mul_ps(scale_high, row_scale), bias_high);
+    if (c.epilogue == LinearEpilogue::kBiasRelu) {
+      low = _mm256_max_ps(low, zero);
+      high = _mm256_max_ps(high, zero);
+    }
+    if (count == kWidth) {
+      if (c.epilogue == LinearEpilogue::kAddToOutput) {
+        low = _mm256_add_ps(low, _mm256_loadu_ps(y));
+        high = _mm256_add_ps(high, _mm256_loadu_ps(y + 8));
+      }
+      _mm256_storeu_ps(y, low);
+      _mm256_storeu_ps(y + 8, high);
+    } else {  // The last, partial panel.
+      alignas(32) float values[kWidth];
+      _mm256_store_ps(values, low);
+      _mm256_store_ps(values + 8, high);
+      for (int64_t j = 0; j < count; ++j) {
+        y[j] = c.epilogue == LinearEpilogue::kAddToOutput ? y[j] + values[j]
+                                                          : values[j];
+      }
+    }
+  }
+}
+
+FANYI_AVX2 void Avx2Int8(const Int8Call& c, int64_t rows) {
+  using Tile = void (*)(const Int8Call&, int64_t, int64_t);
+  static constexpr Tile kTiles[] = {Avx2Int8Tile<1>, Avx2Int8Tile<2>,
+                                    Avx2Int8Tile<3>, Avx2Int8Tile<4>};
+  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  for (int64_t panel = 0; panel < panels; ++panel) {
+    for (int64_t row = 0; row < rows; row += 4) {
+      kTiles[std::min<int64_t>(4, rows - row) - 1](c, row, panel);
+    }
+  }
+}
+
+// ---- AVX512_VNNI: up to 6 rows × 4 panels (24 sums in registers). ----
+// vpdpbusd multiplies unsigned by signed bytes and adds each lane's four
+// products to its int32 sum exactly. The inputs arrive as value + 128, so
+// each sum exceeds the true one by 128 × the sum of that feature's weights:
+// the compensation, taken off before scaling.
+
+#define FANYI_VNNI                                            \
+  __attribute__((                                             \
+      target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni," \
+             "avx2,fma")))
+
+template <int kRows, int kPanels>
+FANYI_VNNI void VnniTile(const Int8Call& c, int64_t row, int64_t panel) {
+  __m512i sums[kRows][kPanels];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int p = 0; p < kPanels; ++p) sums[r][p] = _mm512_setzero_si512();
+  }
+  const int64_t panel_size = c.groups * kWidth * kGroup;
+  const int8_t* w = c.packed + panel * panel_size;
+  const int8_t* x = c.input + row * c.input_stride;
+  for (int64_t g = 0; g < c.groups; ++g) {
+    __m512i weights[kPanels];
+#pragma GCC unroll 4
+    for (int p = 0; p < kPanels; ++p) {
+      weights[p] = _mm512_loadu_si512(w + p * panel_size + g * kWidth * kGroup);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      int32_t four;
+      std::memcpy(&four, x + r * c.input_stride + g * kGroup, sizeof four);
+      const __m512i xv = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+      for (int p = 0; p < kPanels; ++p) {
+        sums[r][p] = _mm512_dpbusd_epi32(sums[r][p], xv, weights[p]);
+      }
+    }
+  }
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 4
+  for (int p = 0; p < kPanels; ++p) {
+    const int64_t first = (panel + p) * kWidth;
+    const int64_t count = std::min(kWidth, c.out_features - first);
+    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
+    const __m512 bias = _mm512_loadu_ps(c.bias + first);
+    const __m512 scales = _mm512_loadu_ps(c.weight_scales + first);
+    const __m512i compensation = _mm512_loadu_si512(c.compensation + first);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      float* y = c.output + (row + r) * c.output_stride + first;
+      const __m512 sum =
+          _mm512_cvtepi32_ps(_mm512_sub_epi32(sums[r][p], compensation));
+      __m512 value = _mm512_fmadd_ps(
+          sum, _mm512_mul_ps(scales, _mm512_set1_ps(c.row_scales[row + r])),
+          bias);
+      if (c.epilogue == LinearEpilogue::kBiasRelu) {
+        value = _mm512_max_ps(value, zero);
+      } else if (c.epilogue == LinearEpilogue::kAddToOutput) {
+        value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, y));
+      }
+      _mm512_mask_storeu_ps(y, mask, value);
+    }
+  }
+}
+
+using VnniTileFunction = void (*)(const Int8Call&, int64_t, int64_t);
+
+template <int kRows>
+constexpr std::array<VnniTileFunction, 4> VnniTilesOfRows() {
+  return {VnniTile<kRows, 1>, VnniTile<kRows, 2>, VnniTile<kRows, 3>,
+          VnniTile<kRows, 4>};
+}
+
+FANYI_VNNI void VnniInt8(const Int8Call& c, int64_t rows) {
+  // [rows - 1][panels - 1]
+  static constexpr std::array<VnniTileFunction, 4> kTiles[] = {
+      VnniTilesOfRows<1>(), VnniTilesOfRows<2>(), VnniTilesOfRows<3>(),
+      VnniTilesOfRows<4>(), VnniTilesOfRows<5>(), VnniTilesOfRows<6>()};
+  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  for (int64_t panel = 0; panel < panels; panel += 4) {
+    const int64_t panel_count = std::min<int64_t>(4, panels - panel);
+    for (int64_t row = 0; row < rows; row += 6) {
+      const int64_t row_count = std::min<int64_t>(6, rows - row);
+      kTiles[row_count - 1][panel_count - 1](c, row, panel);
+    }
+  }
+}
+
+}  // namespace
+
+void PackedLinear::PackInt8(const torch::Tensor& weight) {
+  const int64_t panels = (out_features_ + kWidth - 1) / kWidth;
+  const int64_t groups = (in_features_ + kGroup - 1) / kGroup;
+  const torch::Tensor w = weight.detach().to(at::kFloat).contiguous();
+  const float* source = w.data_ptr<float>();
+  packed_ = at::zeros({panels, groups, kWidth, kGroup}, at::kChar);
+  weight_scales_ = at::ones({panels * kWidth}, at::kFloat);
+  compensation_ = at::zeros({panels * kWidth}, at::kInt);
+  int8_t* packed = packed_.data_ptr<int8_t>();
+  float* scales = weight_scales_.data_ptr<float>();
+  int32_t* compensation = compensation_.data_ptr<int32_t>();
+  for (int64_t n = 0; n < out_features_; ++n) {
+    const float* row = source + n * in_features_;
+    float largest = 0;
+    for (int64_t k = 0; k < in_features_; ++k) {
+      largest = std::max(largest, std::fabs(row[k]));
+    }
+    const float to_units = largest > 0 ? kLevels / largest : 1.0f;
+    scales[n] = largest > 0 ? largest / kLevels : 1.0f;
+    const int64_t panel = n / kWidth;
+    const int64_t j = n % kWidth;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < in_features_; ++k) {
+      const int32_t unit = static_cast<int32_t>(std::lround(row[k] * to_units));
+      const int64_t g = k / kGroup;
+      packed[((panel * groups + g) * kWidth + j) * kGroup + k % kGroup] =
+          static_cast<int8_t>(std::min(127, std::max(-127, unit)));
+      sum += unit;
+    }
+    compensation[n] = 128 * sum;
+  }
+}
+
+void PackedLinear::ApplyInt8(const float* input, int64_t rows,
+                             int64_t input_stride, float* output,
+                             int64_t output_stride,
+                             LinearEpilogue epilogue) const {
+  static const std::array<Int8Kernel, 3> kernels = {
+      KernelFor(CpuIsa::kPortable), KernelFor(CpuIsa::kAvx2),
+      KernelFor(CpuIsa::kAvx512)};
+  const Int8Kernel kernel = kernels[static_cast<int>(isa_)];
+  const int64_t groups = packed_.size(1);
+  thread_local QuantizedRows quantized;
+  QuantizeRows(input, rows, input_stride, in_features_, groups,
+               kernel == Int8Kernel::kVnni, &quantized);
+  const Int8Call call{quantized.values.data(),
+                      groups * kGroup,
+                      quantized.scales.data(),
+                      output,
+                      output_stride,
+                      packed_.data_ptr<int8_t>(),
+                      bias_.data_ptr<float>(),
+                      weight_scales_.data_ptr<float>(),
+                      compensation_.data_ptr<int32_t>(),
+                      groups,
+                      out_features_,
+                      epilogue};
+  switch (kernel) {
+    case Int8Kernel::kVnni:
+      return VnniInt8(call, rows);
+    case Int8Kernel::kAvx2:
+      return Avx2Int8(call, rows);
+    case Int8Kernel::kPortable:
+      return PortableInt8(call, rows);
+  }
+}
+
+}  // namespace fanyi
