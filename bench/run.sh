@@ -14,9 +14,10 @@
 # batch 1 and BATCH, beam BEAM at BATCH; C: the no-cache reference decoder on
 # the first REFERENCE sentences); check that CTranslate2's greedy output
 # equals fanyi's on >= 99% of sentences; time CTranslate2 on the same token
-# ids with the same threads, in float32 (B) and int8 (B8); time fanyi with
-# LibTorch's own decoding step (A0, --cpu_decoder libtorch) for the same
-# modes; print a table with A÷B, A÷B8 and A÷C.
+# ids with the same threads, in float32 (B) and int8 (B8); time fanyi in
+# int8 (A8, --compute_type int8) and with LibTorch's own decoding step (A0,
+# --cpu_decoder libtorch) for the same modes; print a table with A÷B,
+# A8÷B8, A÷A0 and A÷C.
 # Environment: THREADS (2), WORKERS (1; decoding streams of A and B, which
 # split THREADS between them; C always runs one stream), REPEATS (3),
 # BATCH (32), BEAM (4), REFERENCE (200), BUILD_DIR (build-bench),
@@ -68,6 +69,13 @@ echo "== A, C: fanyi-bench ($threads threads, $workers worker(s))"
   --beam_stops_early \
   --dump_dir "$work_dir/dump" --json "$work_dir/fanyi.json"
 
+echo "== A8: fanyi-bench in int8"
+"$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
+  --threads "$threads" --workers "$workers" --repeats "$repeats" \
+  --batch_size "$batch" --beam_size "$beam" --modes greedy1,greedy,beam \
+  --beam_stops_early \
+  --compute_type int8 --json "$work_dir/fanyi_int8.json"
+
 echo "== A0: fanyi-bench with LibTorch's decoding step"
 "$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
   --threads "$threads" --workers "$workers" --repeats "$repeats" \
@@ -90,5 +98,6 @@ done
 
 echo "== summary ($(nproc) cores, $(uname -m))"
 python3 bench/report.py --fanyi "$work_dir/fanyi.json" \
+  --fanyi_int8 "$work_dir/fanyi_int8.json" \
   --fanyi_libtorch "$work_dir/fanyi_libtorch.json" \
   --ct2 "$work_dir/ct2_float32.json" --ct2_int8 "$work_dir/ct2_int8.json"

@@ -9,11 +9,10 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/clamp.h>
-#include <ATen/ops/floor.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/relu.h>
-#include <ATen/ops/sign.h>
+#include <ATen/ops/round.h>
 #include <ATen/ops/where.h>
 #include <gtest/gtest.h>
 
@@ -75,14 +74,13 @@ TEST(PackedLinearTest, EqualsLinearForEveryVariantAndEpilogue) {
 }
 
 // Each row of `m` [rows, features] rounded to whole units of its largest
-// magnitude / 127 (half away from zero, as PackedLinear rounds), and that
+// magnitude / 127 (ties to even, as PackedLinear rounds), and that
 // unit: {units [rows, features], unit [rows, 1]}.
 std::pair<torch::Tensor, torch::Tensor> QuantizeRows(const torch::Tensor& m) {
   const torch::Tensor largest = at::amax(at::abs(m), {1}, true);
   const torch::Tensor to_units = at::where(largest > 0, 127 / largest, 1.0);
   const torch::Tensor scaled = m * to_units;
-  const torch::Tensor units =
-      at::clamp(at::sign(scaled) * at::floor(at::abs(scaled) + 0.5), -127, 127);
+  const torch::Tensor units = at::clamp(at::round(scaled), -127, 127);
   return {units, at::where(largest > 0, largest / 127, 1.0)};
 }
 
