@@ -40,9 +40,10 @@ ABSL_FLAG(bool, beam_stops_early, false,
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
-ABSL_FLAG(std::string, compute_type, "float32",
-          "The packed CPU step's arithmetic: float32, or int8 (weights per "
-          "output feature, inputs per row; docs/quality.md gives its BLEU).");
+ABSL_FLAG(std::string, compute_type, "int8",
+          "The packed CPU step's arithmetic: int8 (weights per output "
+          "feature, inputs per row; as good on dev, docs/quality.md) or "
+          "float32 (needed by --cpu_decoder libtorch).");
 ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
 ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
 ABSL_FLAG(std::string, dump_dir, "",

@@ -35,9 +35,9 @@ struct BenchmarkOptions {
   int repeats = 3;  // Timed runs per mode; the median is reported.
   double length_penalty = 1.0;    // GNMT α for beam search (as the server).
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
-  std::string cpu_decoder = "packed";    // The step: "packed" or "libtorch"
-                                         // (SelectCpuDecoder).
-  std::string compute_type = "float32";  // Of the packed step: "int8" too.
+  std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
+                                       // (SelectCpuDecoder).
+  std::string compute_type = "int8";   // Of the packed step, or "float32".
 };
 
 // A source sentence that the translator's tokenizer accepted.

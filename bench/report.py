@@ -87,6 +87,7 @@ def main():
     for name, mode in a.items():
         if name == "reference_b1":
             continue
+        tokens = mode["target_tokens_per_second"]
         row = [
             name,
             rate(mode),
@@ -97,7 +98,7 @@ def main():
             ratio(mode, b.get(name)),
             ratio(a8.get(name), b8.get(name)),
             ratio(mode, a0.get(name)),
-            ratio(mode, c).rstrip("0").rstrip(".") if c else "-",
+            "%.1f" % (tokens / c["target_tokens_per_second"]) if c else "-",
         ]
         print("| " + " | ".join(row) + " |")
     if c:

@@ -62,11 +62,11 @@ echo "== export and convert $model_dir"
 python3 scripts/convert_ctranslate2.py --model_dir "$model_dir" \
   --export_dir "$work_dir/export" --out "$work_dir/ct2" --force
 
-echo "== A, C: fanyi-bench ($threads threads, $workers worker(s))"
+echo "== A, C: fanyi-bench in float32 ($threads threads, $workers worker(s))"
 "$bin/fanyi-bench" --model_dir "$model_dir" --input "$sources" \
   --threads "$threads" --workers "$workers" --repeats "$repeats" \
   --batch_size "$batch" --beam_size "$beam" --reference_sentences "$reference" \
-  --beam_stops_early \
+  --beam_stops_early --compute_type float32 \
   --dump_dir "$work_dir/dump" --json "$work_dir/fanyi.json"
 
 echo "== A8: fanyi-bench in int8"
@@ -81,7 +81,8 @@ echo "== A0: fanyi-bench with LibTorch's decoding step"
   --threads "$threads" --workers "$workers" --repeats "$repeats" \
   --batch_size "$batch" --beam_size "$beam" --modes greedy1,greedy,beam \
   --beam_stops_early \
-  --cpu_decoder libtorch --json "$work_dir/fanyi_libtorch.json"
+  --cpu_decoder libtorch --compute_type float32 \
+  --json "$work_dir/fanyi_libtorch.json"
 
 echo "== agreement: CTranslate2 greedy vs fanyi greedy"
 python3 bench/check_agreement.py --ct2_model "$work_dir/ct2" \

@@ -49,9 +49,10 @@ ABSL_FLAG(bool, beam_stops_early, false,
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "
           "kernels) or libtorch (the model's own step, the reference).");
-ABSL_FLAG(std::string, compute_type, "float32",
-          "The packed CPU step's arithmetic: float32, or int8 (weights per "
-          "output feature, inputs per row; docs/quality.md gives its BLEU).");
+ABSL_FLAG(std::string, compute_type, "int8",
+          "The packed CPU step's arithmetic: int8 (weights per output "
+          "feature, inputs per row; as good on dev, docs/quality.md) or "
+          "float32 (needed by --cpu_decoder libtorch).");
 ABSL_FLAG(int, max_glossary_entries, 256,
           "Glossary and do-not-translate terms per request, at most.");
 ABSL_FLAG(int, beam_size, 4,

@@ -42,13 +42,13 @@ struct ServerOptions {
   int max_glossary_entries = 256;   // Glossary terms per request, at most.
   int max_sentence_tokens = 0;  // Longer sentences are translated in clauses;
                                 // 0 = what the model does well.
-  std::string cpu_decoder = "packed";    // The CPU decoding step: "packed"
-                                         // or "libtorch" (TranslatorOptions).
-  std::string compute_type = "float32";  // "float32" or "int8"
-                                         // (TranslatorOptions).
-  bool beam_stops_early = false;         // DecodingOptions::beam_stops_early.
-  int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most
-                                // (and at most max_queue).
+  std::string cpu_decoder = "packed";  // The CPU decoding step: "packed"
+                                       // or "libtorch" (TranslatorOptions).
+  std::string compute_type = "int8";   // "int8" or "float32"
+                                       // (TranslatorOptions).
+  bool beam_stops_early = false;       // DecodingOptions::beam_stops_early.
+  int max_batch_texts = 256;           // TranslateBatch texts per RPC, at most
+                                       // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).
   int max_beam_size = 8;        // Larger requested beams are capped.
   int threads = 0;              // CPU threads for decoding, split evenly

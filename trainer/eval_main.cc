@@ -37,9 +37,10 @@ ABSL_FLAG(bool, beam_stops_early, false,
           "CTranslate2 and fairseq), not once no live beam can beat them.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed or libtorch.");
-ABSL_FLAG(std::string, compute_type, "float32",
-          "The packed CPU step's arithmetic: float32, or int8 (weights per "
-          "output feature, inputs per row; docs/quality.md gives its BLEU).");
+ABSL_FLAG(std::string, compute_type, "int8",
+          "The packed CPU step's arithmetic: int8 (weights per output "
+          "feature, inputs per row; as good on dev, docs/quality.md) or "
+          "float32 (needed by --cpu_decoder libtorch).");
 
 namespace {
 

@@ -547,7 +547,8 @@ void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder,
     if (type != ComputeType::kFloat32) {
       throw std::invalid_argument(
           "compute_type " + compute_type +
-          " needs the packed CPU decoder; libtorch computes in float32");
+          " needs the packed CPU decoder; the libtorch one computes in "
+          "float32 only (compute_type float32)");
     }
     model.SetInferenceKernel(nullptr);
   } else if (cpu_decoder == "packed") {
