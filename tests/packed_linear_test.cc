@@ -166,6 +166,10 @@ TEST(PackedLinearTest, RefusesWhatItCannotMultiply) {
   EXPECT_THROW(PackedLinear(weight, at::randn({5})), std::invalid_argument);
   EXPECT_THROW(PackedLinear(at::randn({4}), {}), std::invalid_argument);
   EXPECT_THROW(PackedLinear(weight.to(at::kDouble), {}), std::invalid_argument);
+  // int8 sums would overflow int32.
+  EXPECT_THROW(PackedLinear(at::randn({1, 65537}), {}, DetectedCpuIsa(),
+                            ComputeType::kInt8),
+               std::invalid_argument);
   const PackedLinear packed(weight, {});
   EXPECT_THROW(packed.Apply(at::randn({2, 4})), std::invalid_argument);
   EXPECT_THROW(packed.Apply(at::randn({2, 3}), LinearEpilogue::kAddToOutput),

@@ -1,7 +1,7 @@
 // PackedLinear's int8 compute type: the weight quantized per output feature
 // when it is packed, each input row quantized per row at every call, int32
 // sums, and the float epilogue of the float32 kernels.
-#include <ATen/ops/empty.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
 #include <immintrin.h>
 
@@ -9,6 +9,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/decoding/packed_linear.h"
@@ -415,9 +417,17 @@ FANYI_VNNI void VnniInt8(const Int8Call& c, int64_t rows) {
 }  // namespace
 
 void PackedLinear::PackInt8(const torch::Tensor& weight) {
+  // An int32 sum of 255 × 127 per input overflows past 66,000 inputs.
+  constexpr int64_t kMostInputs = 65536;
+  if (in_features_ > kMostInputs) {
+    throw std::invalid_argument(
+        "PackedLinear: int8 sums overflow int32 beyond " +
+        std::to_string(kMostInputs) + " input features, not " +
+        std::to_string(in_features_));
+  }
   const int64_t panels = (out_features_ + kWidth - 1) / kWidth;
   const int64_t groups = (in_features_ + kGroup - 1) / kGroup;
-  const torch::Tensor w = weight.detach().to(at::kFloat).contiguous();
+  const torch::Tensor w = weight.detach().to(at::kCPU, at::kFloat).contiguous();
   const float* source = w.data_ptr<float>();
   packed_ = at::zeros({panels, groups, kWidth, kGroup}, at::kChar);
   weight_scales_ = at::ones({panels * kWidth}, at::kFloat);
