@@ -309,6 +309,19 @@ TEST(PackedTransformerTest, RefusesModelsItCannotPack) {
   Transformer training = RandomModel(4, true);
   training->train();
   EXPECT_THROW(PackedTransformer{*training}, std::invalid_argument);
+  // By name: LibTorch's step has no int8; unknown names.
+  Transformer model = RandomModel(6, true);
+  EXPECT_THROW(SelectCpuDecoder(*model, "libtorch", "int8"),
+               std::invalid_argument);
+  EXPECT_THROW(SelectCpuDecoder(*model, "packed", "int4"),
+               std::invalid_argument);
+  EXPECT_THROW(SelectCpuDecoder(*model, "onnx", "float32"),
+               std::invalid_argument);
+  EXPECT_EQ(model->inference_kernel(), nullptr);
+  SelectCpuDecoder(*model, "packed", "int8");
+  EXPECT_NE(model->inference_kernel(), nullptr);
+  SelectCpuDecoder(*model, "libtorch", "float32");
+  EXPECT_EQ(model->inference_kernel(), nullptr);
 }
 
 }  // namespace

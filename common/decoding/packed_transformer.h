@@ -123,7 +123,7 @@ class PackedTransformer : public InferenceKernel {
 // combination. Only for a model that will not be trained further
 // (SetInferenceKernel).
 void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder,
-                      const std::string& compute_type = "float32");
+                      const std::string& compute_type);
 
 }  // namespace fanyi
 
