@@ -54,14 +54,21 @@ struct QuantizedRows {
 #define FANYI_AVX512 \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
+// `value` rounded to a whole unit within ±127. Clamped before the
+// conversion, which is undefined for values outside int32 (and NaN, which
+// a broken model could produce, becomes -127).
+inline int32_t ToUnit(float value) {
+  return static_cast<int32_t>(
+      std::nearbyint(std::min(kLevels, std::max(-kLevels, value))));
+}
+
 // One row's units: `x` [n] times `to_units`, into `q` [n] (+128 as unsigned
-// bytes, i.e. ^ 0x80, when `shift`). Returns nothing; |x| ≤ largest.
+// bytes, i.e. ^ 0x80, when `shift`).
 void QuantizeRowPortable(const float* x, int64_t n, float to_units, bool shift,
                          int8_t* q) {
   for (int64_t k = 0; k < n; ++k) {
-    const auto unit = static_cast<int32_t>(std::nearbyint(x[k] * to_units));
-    const int32_t clamped = std::min(127, std::max(-127, unit));
-    q[k] = static_cast<int8_t>(shift ? (clamped ^ 0x80) : clamped);
+    const int32_t unit = ToUnit(x[k] * to_units);
+    q[k] = static_cast<int8_t>(shift ? (unit ^ 0x80) : unit);
   }
 }
 
@@ -447,10 +454,10 @@ void PackedLinear::PackInt8(const torch::Tensor& weight) {
     const int64_t j = n % kWidth;
     int32_t sum = 0;
     for (int64_t k = 0; k < in_features_; ++k) {
-      const auto unit = static_cast<int32_t>(std::nearbyint(row[k] * to_units));
+      const int32_t unit = ToUnit(row[k] * to_units);
       const int64_t g = k / kGroup;
       packed[((panel * groups + g) * kWidth + j) * kGroup + k % kGroup] =
-          static_cast<int8_t>(std::min(127, std::max(-127, unit)));
+          static_cast<int8_t>(unit);
       sum += unit;
     }
     compensation[n] = 128 * sum;
