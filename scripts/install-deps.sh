@@ -12,6 +12,10 @@ packages=(
   # Sentence breaks (ICU) and Simplified/Traditional Chinese (OpenCC, with
   # its dictionaries).
   libicu-dev libopencc-dev libopencc-data
+  # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
+  # for subword vocabularies, tests compare with spm_encode. (Not
+  # libsentencepiece: see common/text/subword_model.h.)
+  sentencepiece
   # XNNPACK, only as a reference that bench's fanyi-kernels times the CPU
   # path's own kernels against.
   libxnnpack-dev libpthreadpool-dev

@@ -1,0 +1,274 @@
+#include "common/text/subword_model.h"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace fanyi {
+namespace {
+
+constexpr std::string_view kWordStart = "\xE2\x96\x81";  // U+2581 "▁"
+
+// SentencePiece's penalty below the lowest piece score for a character no
+// piece covers (unigram_model.h, kUnkPenalty).
+constexpr float kUnknownPenalty = 10.0f;
+
+// SentencePiece's enums, as numbered in its sentencepiece_model.proto.
+constexpr uint64_t kNormalPiece = 1;
+constexpr uint64_t kUnigramModel = 1;
+
+// Protocol buffers' wire format, enough to read a model file: fields are
+// (tag varint: number << 3 | wire type) followed by a varint (type 0), 8
+// bytes (1), a length-prefixed run (2) or 4 bytes (5).
+class WireReader {
+ public:
+  explicit WireReader(std::string_view bytes) : rest_(bytes) {}
+
+  bool done() const { return rest_.empty(); }
+
+  // The next field's number and wire type.
+  std::pair<uint64_t, int> Tag() {
+    const uint64_t tag = Varint();
+    return {tag >> 3, static_cast<int>(tag & 7)};
+  }
+
+  uint64_t Varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (rest_.empty()) Fail("a number runs past the end");
+      const auto byte = static_cast<uint8_t>(rest_.front());
+      rest_.remove_prefix(1);
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+    Fail("a number is longer than 10 bytes");
+  }
+
+  std::string_view Bytes() {
+    const uint64_t length = Varint();
+    if (length > rest_.size()) Fail("a field runs past the end");
+    const std::string_view bytes = rest_.substr(0, length);
+    rest_.remove_prefix(length);
+    return bytes;
+  }
+
+  float Float() {
+    if (rest_.size() < 4) Fail("a float runs past the end");
+    float value;
+    std::memcpy(&value, rest_.data(), 4);  // Little-endian, as x86-64.
+    rest_.remove_prefix(4);
+    return value;
+  }
+
+  void Skip(int wire_type) {
+    switch (wire_type) {
+      case 0:
+        Varint();
+        return;
+      case 1:
+        if (rest_.size() < 8) Fail("a field runs past the end");
+        rest_.remove_prefix(8);
+        return;
+      case 2:
+        Bytes();
+        return;
+      case 5:
+        Float();
+        return;
+    }
+    Fail("unknown wire type " + std::to_string(wire_type));
+  }
+
+  [[noreturn]] static void Fail(const std::string& what) {
+    throw std::invalid_argument("not a SentencePiece model: " + what);
+  }
+
+ private:
+  std::string_view rest_;
+};
+
+// The length in bytes of the UTF-8 character that starts with `lead`
+// (1 for a stray continuation byte, so that every byte is consumed).
+size_t CharacterLength(unsigned char lead) {
+  if (lead < 0xC0) return 1;
+  if (lead < 0xE0) return 2;
+  if (lead < 0xF0) return 3;
+  return 4;
+}
+
+}  // namespace
+
+SubwordModel SubwordModel::FromSerialized(std::string serialized) {
+  SubwordModel model;
+  uint64_t model_type = kUnigramModel;
+  std::string normalization = "nmt_nfkc";  // SentencePiece's default.
+  float lowest = std::numeric_limits<float>::infinity();
+  WireReader reader(serialized);
+  while (!reader.done()) {
+    const auto [field, wire_type] = reader.Tag();
+    if (field == 1 && wire_type == 2) {  // pieces
+      WireReader piece_reader(reader.Bytes());
+      std::string piece;
+      float score = 0;
+      uint64_t type = kNormalPiece;
+      while (!piece_reader.done()) {
+        const auto [piece_field, piece_wire] = piece_reader.Tag();
+        if (piece_field == 1 && piece_wire == 2) {
+          piece = std::string(piece_reader.Bytes());
+        } else if (piece_field == 2 && piece_wire == 5) {
+          score = piece_reader.Float();
+        } else if (piece_field == 3 && piece_wire == 0) {
+          type = piece_reader.Varint();
+        } else {
+          piece_reader.Skip(piece_wire);
+        }
+      }
+      // Unknown, control and unused pieces never match text.
+      if (type != kNormalPiece || piece.empty()) continue;
+      model.longest_piece_ = std::max(model.longest_piece_, piece.size());
+      lowest = std::min(lowest, score);
+      model.scores_.emplace(std::move(piece), score);
+    } else if (field == 2 && wire_type == 2) {  // trainer_spec
+      WireReader spec(reader.Bytes());
+      while (!spec.done()) {
+        const auto [spec_field, spec_wire] = spec.Tag();
+        if (spec_field == 3 && spec_wire == 0) {
+          model_type = spec.Varint();
+        } else {
+          spec.Skip(spec_wire);
+        }
+      }
+    } else if (field == 3 && wire_type == 2) {  // normalizer_spec
+      WireReader spec(reader.Bytes());
+      while (!spec.done()) {
+        const auto [spec_field, spec_wire] = spec.Tag();
+        if (spec_field == 1 && spec_wire == 2) {
+          normalization = std::string(spec.Bytes());
+        } else if (spec_field >= 3 && spec_field <= 5 && spec_wire == 0 &&
+                   spec.Varint() == 0) {
+          WireReader::Fail(
+              "a model without SentencePiece's default whitespace handling");
+        } else if (spec_field < 3 || spec_field > 5) {
+          spec.Skip(spec_wire);
+        }
+      }
+    } else {
+      reader.Skip(wire_type);
+    }
+  }
+  if (model_type != kUnigramModel) {
+    WireReader::Fail("model type " + std::to_string(model_type) +
+                     "; fanyi reads unigram models (type 1)");
+  }
+  if (normalization != "identity") {
+    WireReader::Fail("normalization rule \"" + normalization +
+                     "\"; fanyi reads models trained with \"identity\"");
+  }
+  if (model.scores_.empty()) WireReader::Fail("no pieces");
+  model.unknown_score_ = lowest - kUnknownPenalty;
+  model.serialized_ = std::move(serialized);
+  return model;
+}
+
+std::vector<std::string> SubwordModel::Encode(std::string_view text) const {
+  std::vector<std::string> pieces;
+  std::string word;
+  size_t start = 0;
+  while (start < text.size()) {
+    // Words are separated by spaces, as SentencePiece's whitespace handling
+    // has it (runs of spaces count as one; no other character separates).
+    const size_t end = std::min(text.find(' ', start), text.size());
+    if (end > start) {
+      word.assign(kWordStart);
+      word.append(text.substr(start, end - start));
+      EncodeWord(word, &pieces);
+    }
+    start = end + 1;
+  }
+  return pieces;
+}
+
+void SubwordModel::EncodeWord(std::string_view word,
+                              std::vector<std::string>* pieces) const {
+  const size_t n = word.size();
+  constexpr float kUnreached = -std::numeric_limits<float>::infinity();
+  // best[i]: the highest score of a segmentation of word[0, i); from[i]:
+  // where its last piece starts; unknown[i]: whether that piece is a
+  // character no piece covers.
+  std::vector<float> best(n + 1, kUnreached);
+  std::vector<size_t> from(n + 1, 0);
+  std::vector<char> unknown(n + 1, 0);
+  best[0] = 0;
+  std::string candidate;
+  for (size_t begin = 0; begin < n;
+       begin += CharacterLength(static_cast<unsigned char>(word[begin]))) {
+    if (best[begin] == kUnreached) continue;
+    const size_t first_length = std::min(
+        n - begin, CharacterLength(static_cast<unsigned char>(word[begin])));
+    bool single_character_piece = false;
+    // Candidates shortest first and a new best only when strictly better,
+    // the order SentencePiece's Viterbi search visits them in.
+    for (size_t end = begin + first_length;
+         end <= n && end - begin <= longest_piece_;
+         end +=
+         end < n ? CharacterLength(static_cast<unsigned char>(word[end])) : 1) {
+      const auto it =
+          scores_.find(std::string(word.substr(begin, end - begin)));
+      if (it != scores_.end()) {
+        if (end == begin + first_length) single_character_piece = true;
+        const float score = best[begin] + it->second;
+        if (score > best[end]) {
+          best[end] = score;
+          from[end] = begin;
+          unknown[end] = 0;
+        }
+      }
+      if (end == n) break;
+    }
+    if (!single_character_piece) {
+      const size_t end = begin + first_length;
+      const float score = best[begin] + unknown_score_;
+      if (score > best[end]) {
+        best[end] = score;
+        from[end] = begin;
+        unknown[end] = 1;
+      }
+    }
+  }
+  // Back from the end; consecutive unknown characters become one piece.
+  std::vector<std::pair<size_t, size_t>> spans;  // [begin, end), reversed.
+  std::vector<char> span_unknown;
+  for (size_t end = n; end > 0; end = from[end]) {
+    const size_t begin = from[end];
+    if (unknown[end] && !span_unknown.empty() && span_unknown.back()) {
+      spans.back().first = begin;
+    } else {
+      spans.emplace_back(begin, end);
+      span_unknown.push_back(unknown[end]);
+    }
+  }
+  for (size_t i = spans.size(); i-- > 0;) {
+    pieces->emplace_back(
+        word.substr(spans[i].first, spans[i].second - spans[i].first));
+  }
+}
+
+std::string SubwordModel::Decode(const std::vector<std::string>& pieces) {
+  std::string text;
+  for (const std::string& piece : pieces) {
+    size_t start = 0;
+    while (start < piece.size()) {
+      const size_t mark = piece.find(kWordStart, start);
+      text.append(piece, start, std::min(mark, piece.size()) - start);
+      if (mark == std::string::npos) break;
+      text.push_back(' ');
+      start = mark + kWordStart.size();
+    }
+  }
+  if (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  return text;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,69 @@
+// SentencePiece subword models: read from SentencePiece's model files and
+// applied to text.
+#ifndef FANYI_COMMON_TEXT_SUBWORD_MODEL_H_
+#define FANYI_COMMON_TEXT_SUBWORD_MODEL_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace fanyi {
+
+// A unigram SentencePiece model (Kudo, 2018; Kudo and Richardson, 2018):
+// text to subword pieces by the most probable segmentation of each word, and
+// back. Fanyi maps pieces to ids with its own Vocabulary, as it does words,
+// so the model only splits text.
+//
+// The model is read from a SentencePiece model file (a serialized
+// ModelProto), written by SentencePiece's trainer (trainer/
+// subword_training.h). Encoding is implemented here rather than by linking
+// Debian's libsentencepiece: that library carries its own copy of protobuf
+// 3.14 with its symbols exported, and any process that also loads the
+// system's protobuf 3.21 (LibTorch and gRPC do) crashes at start-up when
+// the two copies interpose. Models must be trained with the "identity"
+// normalization rule, so that SentencePiece's text normalization (its
+// precompiled NFKC tables, which this reader does not apply) is empty;
+// the Tokenizer normalizes text itself. With that, Encode equals
+// SentencePiece's own encoder (subword_model_test compares them).
+//
+// Immutable once built; thread-safe.
+class SubwordModel {
+ public:
+  // Reads a model file's bytes; throws std::invalid_argument naming what is
+  // wrong when they are not a unigram model with the identity rule.
+  static SubwordModel FromSerialized(std::string serialized);
+
+  // The pieces of `text`: whitespace-separated words, each starting with
+  // "▁" (U+2581), cut into the segmentation with the highest total score.
+  // Runs of characters no piece covers become one piece, as in
+  // SentencePiece (the Vocabulary maps it to <unk>).
+  std::vector<std::string> Encode(std::string_view text) const;
+
+  // The text of `pieces`: concatenated, "▁" read as a space, the leading
+  // space dropped.
+  static std::string Decode(const std::vector<std::string>& pieces);
+
+  // Pieces in the model.
+  int size() const { return static_cast<int>(scores_.size()); }
+
+  // The bytes FromSerialized read.
+  const std::string& serialized() const { return serialized_; }
+
+ private:
+  SubwordModel() = default;
+
+  // Appends the pieces of one word ("▁" included) to `pieces`.
+  void EncodeWord(std::string_view word,
+                  std::vector<std::string>* pieces) const;
+
+  std::string serialized_;
+  std::unordered_map<std::string, float> scores_;  // Piece -> log prob.
+  size_t longest_piece_ = 0;                       // In bytes.
+  float unknown_score_ = 0;  // Of a character no piece covers.
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_TEXT_SUBWORD_MODEL_H_

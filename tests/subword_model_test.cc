@@ -1,0 +1,152 @@
+// SubwordModel against SentencePiece itself: models trained by spm_train
+// (TrainSubwordModel), text encoded by SubwordModel and by spm_encode, piece
+// for piece; round trips; models it must refuse.
+#include "common/text/subword_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.h"
+#include "trainer/subword_training.h"
+
+namespace fanyi {
+namespace {
+
+// One column of a shared corpus file.
+std::vector<std::string> Column(const std::string& file, int column) {
+  std::ifstream corpus(testing_util::SharedDataPath(file));
+  std::vector<std::string> sentences;
+  std::string line;
+  while (std::getline(corpus, line)) {
+    const size_t tab = line.find('\t');
+    sentences.push_back(column == 0 ? line.substr(0, tab)
+                                    : line.substr(tab + 1));
+  }
+  return sentences;
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// What spm_encode makes of each of `lines` with the model in `model_path`:
+// its pieces, space-separated, one line per input line.
+std::vector<std::string> SpmEncode(const std::string& model_path,
+                                   const std::vector<std::string>& lines,
+                                   const std::string& dir) {
+  const std::string input = dir + "/encode_input.txt";
+  std::ofstream out(input, std::ios::binary);
+  for (const std::string& line : lines) out << line << '\n';
+  out.close();
+  const std::string output = dir + "/encode_output.txt";
+  const std::string command =
+      "spm_encode --model=" + model_path + " < " + input + " > " + output;
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(output);
+  std::vector<std::string> encoded;
+  std::string line;
+  while (std::getline(in, line)) encoded.push_back(line);
+  return encoded;
+}
+
+std::string Join(const std::vector<std::string>& pieces) {
+  std::string joined;
+  for (const std::string& piece : pieces) {
+    if (!joined.empty()) joined += ' ';
+    joined += piece;
+  }
+  return joined;
+}
+
+TEST(SubwordModelTest, EncodesAsSentencePieceDoesInBothLanguages) {
+  const std::string dir = testing_util::MakeTempDir("subword_model");
+  for (int column : {0, 1}) {
+    const std::vector<std::string> train =
+        Column("en-zh/train_mini.tsv", column);
+    SubwordTrainingOptions options;
+    // Chinese needs a piece per character (coverage 1.0): 1,444 here.
+    options.vocab_size = column == 0 ? 400 : 2000;
+    const SubwordModel model = TrainSubwordModel(train, options, dir);
+    EXPECT_GT(model.size(), 100);
+    EXPECT_LE(model.size(), options.vocab_size);
+    const std::string model_path = dir + "/model" + std::to_string(column);
+    WriteFile(model_path, model.serialized());
+    // Unseen sentences (with characters no piece covers), odd spacing.
+    std::vector<std::string> lines = Column("en-zh/dev.tsv", column);
+    lines.push_back("  two   spaces and 東京 and Ωmega ");
+    lines.push_back("x");
+    const std::vector<std::string> expected = SpmEncode(model_path, lines, dir);
+    ASSERT_EQ(expected.size(), lines.size());
+    const SubwordModel loaded =
+        SubwordModel::FromSerialized(model.serialized());
+    size_t same = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::vector<std::string> pieces = loaded.Encode(lines[i]);
+      EXPECT_EQ(Join(pieces), expected[i]) << lines[i];
+      same += Join(pieces) == expected[i];
+      // Subwords: fewer pieces than bytes, and the text comes back.
+      if (i + 2 < lines.size()) {
+        EXPECT_LT(pieces.size(), lines[i].size()) << lines[i];
+        EXPECT_EQ(SubwordModel::Decode(pieces), lines[i]);
+      }
+    }
+    std::cout << "column " << column << ": " << same << " of " << lines.size()
+              << " lines encoded as spm_encode does\n";
+  }
+  EXPECT_EQ(SubwordModel::Decode({"▁two", "▁spa", "ces"}), "two spaces");
+}
+
+TEST(SubwordModelTest, RefusesWhatItCannotRead) {
+  EXPECT_THROW(SubwordModel::FromSerialized("not a model"),
+               std::invalid_argument);
+  EXPECT_THROW(SubwordModel::FromSerialized(""), std::invalid_argument);
+  // SentencePiece's defaults: NFKC normalization, which this reader does
+  // not apply; and a BPE model.
+  const std::string dir = testing_util::MakeTempDir("subword_refusals");
+  const std::string input = dir + "/input.txt";
+  std::ofstream out(input);
+  for (const std::string& line : Column("en-zh/train_mini.tsv", 0)) {
+    out << line << '\n';
+  }
+  out.close();
+  for (const std::string& flags :
+       {std::string("--model_type=unigram"),
+        std::string("--model_type=bpe --normalization_rule_name=identity")}) {
+    const std::string command =
+        "spm_train --input=" + input + " --model_prefix=" + dir +
+        "/m --vocab_size=200 --minloglevel=2 " + flags + " > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream model(dir + "/m.model", std::ios::binary);
+    const std::string bytes(std::istreambuf_iterator<char>(model), {});
+    EXPECT_THROW(SubwordModel::FromSerialized(bytes), std::invalid_argument)
+        << flags;
+  }
+}
+
+TEST(SubwordModelTest, TrainingRefusesBadOptions) {
+  const std::string dir = testing_util::MakeTempDir("subword_options");
+  const std::vector<std::string> sentences = {"a b c", "d e f"};
+  SubwordTrainingOptions options;
+  options.vocab_size = 2;
+  EXPECT_THROW(TrainSubwordModel(sentences, options, dir),
+               std::invalid_argument);
+  options = SubwordTrainingOptions();
+  options.character_coverage = 0;
+  EXPECT_THROW(TrainSubwordModel(sentences, options, dir),
+               std::invalid_argument);
+  EXPECT_THROW(TrainSubwordModel({}, SubwordTrainingOptions(), dir),
+               std::invalid_argument);
+  options = SubwordTrainingOptions();
+  options.spm_train = "/nonexistent/spm_train";
+  EXPECT_THROW(TrainSubwordModel(sentences, options, dir), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace fanyi
