@@ -5,14 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/text/tokenizer.h"
 #include "tests/test_util.h"
 #include "trainer/subword_training.h"
 
@@ -106,6 +109,57 @@ TEST(SubwordModelTest, EncodesAsSentencePieceDoesInBothLanguages) {
     EXPECT_LT(total_pieces * 2, total_bytes);
   }
   EXPECT_EQ(SubwordModel::Decode({"▁two", "▁spa", "ces"}), "two spaces");
+}
+
+// A model of one column of the mini training corpus, trained once.
+std::shared_ptr<const SubwordModel> MiniModel(int column) {
+  static std::shared_ptr<const SubwordModel> models[2];
+  if (!models[column]) {
+    SubwordTrainingOptions options;
+    options.vocab_size = column == 0 ? 400 : 2000;
+    models[column] = std::make_shared<const SubwordModel>(
+        TrainSubwordModel(Column("en-zh/train_mini.tsv", column), options,
+                          testing_util::MakeTempDir("subword_tokenizer")));
+  }
+  return models[column];
+}
+
+// The Tokenizer's subword mode: placeholders whole, the spacing around them
+// kept, case kept, whitespace made spaces, control characters dropped.
+TEST(SubwordModelTest, TokenizerKeepsPlaceholdersAndSpacing) {
+  const Tokenizer english("en", MiniModel(0));
+  EXPECT_EQ(english.subwords(), MiniModel(0));
+  const std::string sentence = "Tom paid ｟1｠ for ｟2｠x, at ｟3｠.";
+  const std::vector<std::string> tokens = english.Tokenize(sentence);
+  EXPECT_EQ(english.Detokenize(tokens), sentence);
+  std::vector<std::string> placeholders;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i].rfind("｟", 0) == 0) {
+      placeholders.push_back(tokens[i]);
+      // Each one spaced from the word before: a lone "▁" ahead of it.
+      EXPECT_EQ(tokens.at(i - 1), "▁") << i;
+    }
+  }
+  EXPECT_EQ(placeholders,
+            (std::vector<std::string>{"｟1｠", "｟2｠", "｟3｠"}));
+  EXPECT_EQ(tokens.front(), "▁Tom");  // Not lowercased.
+  EXPECT_EQ(english.Detokenize(english.Tokenize("a\tb\n c\x01"
+                                                "d")),
+            "a b cd");
+
+  const Tokenizer chinese("zh", MiniModel(1));
+  EXPECT_TRUE(chinese.character_mode());
+  const std::string chinese_sentence = "它要｟1｠元，在｟2｠。";
+  const std::vector<std::string> chinese_tokens =
+      chinese.Tokenize(chinese_sentence);
+  EXPECT_EQ(chinese.Detokenize(chinese_tokens), chinese_sentence);
+  // No spaces around them, so no "▁" token before them either.
+  const auto one =
+      std::find(chinese_tokens.begin(), chinese_tokens.end(), "｟1｠");
+  ASSERT_NE(one, chinese_tokens.end());
+  EXPECT_NE(*(one - 1), "▁");
+  EXPECT_NE(std::find(chinese_tokens.begin(), chinese_tokens.end(), "｟2｠"),
+            chinese_tokens.end());
 }
 
 TEST(SubwordModelTest, RefusesWhatItCannotRead) {

@@ -172,7 +172,8 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
   return model;
 }
 
-std::vector<std::string> SubwordModel::Encode(std::string_view text) const {
+std::vector<std::string> SubwordModel::Encode(std::string_view text,
+                                              bool continues_word) const {
   std::vector<std::string> pieces;
   std::string word;
   size_t start = 0;
@@ -181,7 +182,7 @@ std::vector<std::string> SubwordModel::Encode(std::string_view text) const {
     // has it (runs of spaces count as one; no other character separates).
     const size_t end = std::min(text.find(' ', start), text.size());
     if (end > start) {
-      word.assign(kWordStart);
+      word.assign(start == 0 && continues_word ? "" : kWordStart);
       word.append(text.substr(start, end - start));
       EncodeWord(word, &pieces);
     }

@@ -35,11 +35,14 @@ class SubwordModel {
   // wrong when they are not a unigram model with the identity rule.
   static SubwordModel FromSerialized(std::string serialized);
 
-  // The pieces of `text`: whitespace-separated words, each starting with
-  // "▁" (U+2581), cut into the segmentation with the highest total score.
-  // Runs of characters no piece covers become one piece, as in
-  // SentencePiece (the Vocabulary maps it to <unk>).
-  std::vector<std::string> Encode(std::string_view text) const;
+  // The pieces of `text`: space-separated words, each starting with "▁"
+  // (U+2581), cut into the segmentation with the highest total score. Runs
+  // of characters no piece covers become one piece, as in SentencePiece
+  // (the Vocabulary maps it to <unk>). With `continues_word`, text that
+  // does not start with a space continues a word begun before it (after a
+  // placeholder): its first word gets no "▁".
+  std::vector<std::string> Encode(std::string_view text,
+                                  bool continues_word = false) const;
 
   // The text of `pieces`: concatenated, "▁" read as a space, the leading
   // space dropped.

@@ -199,12 +199,53 @@ bool IsCharacterLanguage(const std::string& language) {
 
 }  // namespace
 
-Tokenizer::Tokenizer(std::string language)
+Tokenizer::Tokenizer(std::string language,
+                     std::shared_ptr<const SubwordModel> subwords)
     : language_(std::move(language)),
-      character_mode_(IsCharacterLanguage(language_)) {}
+      character_mode_(IsCharacterLanguage(language_)),
+      subwords_(std::move(subwords)) {}
+
+std::vector<std::string> Tokenizer::TokenizeSubwords(
+    const std::u32string& text) const {
+  std::vector<std::string> tokens;
+  std::u32string segment;       // Text since the last placeholder.
+  bool continues_word = false;  // segment follows a placeholder directly.
+  bool after_space = true;      // The start of the text counts as a space.
+  auto flush = [&] {
+    const std::vector<std::string> pieces =
+        subwords_->Encode(EncodeUtf8(segment), continues_word);
+    tokens.insert(tokens.end(), pieces.begin(), pieces.end());
+    segment.clear();
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char32_t c = text[i];
+    if (IsControl(c)) {
+      ++i;
+    } else if (IsSpace(c)) {
+      segment.push_back(' ');
+      after_space = true;
+      ++i;
+    } else if (const std::size_t end = PlaceholderEnd(text, i); end > i) {
+      flush();
+      if (after_space) tokens.emplace_back("\xE2\x96\x81");  // "▁"
+      PushToken(text, i, end, &tokens);
+      continues_word = true;
+      after_space = false;
+      i = end;
+    } else {
+      segment.push_back(c);
+      after_space = false;
+      ++i;
+    }
+  }
+  flush();
+  return tokens;
+}
 
 std::vector<std::string> Tokenizer::Tokenize(std::string_view text) const {
   std::u32string decoded = DecodeUtf8(text);
+  if (subwords_) return TokenizeSubwords(decoded);
   if (!character_mode_) {
     for (char32_t& c : decoded) c = ToLower(c);
   }
@@ -230,6 +271,7 @@ std::vector<std::string> Tokenizer::Tokenize(std::string_view text) const {
 
 std::string Tokenizer::Detokenize(
     const std::vector<std::string>& tokens) const {
+  if (subwords_) return SubwordModel::Decode(tokens);
   return character_mode_ ? DetokenizeCharacters(tokens)
                          : DetokenizeWords(tokens);
 }

@@ -3,9 +3,12 @@
 #ifndef FANYI_COMMON_TEXT_TOKENIZER_H_
 #define FANYI_COMMON_TEXT_TOKENIZER_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/text/subword_model.h"
 
 namespace fanyi {
 
@@ -28,10 +31,19 @@ namespace fanyi {
 // In both modes whitespace separates tokens and is dropped, control
 // characters (NUL, DEL, C1) are dropped, and a placeholder (`｟1｠`, see
 // text/placeholders.h) is one token.
+//
+// Subword mode (a SubwordModel given, any language): no lowercasing; control
+// characters are dropped and every whitespace character becomes a space;
+// the text between placeholders is cut into the model's pieces; a
+// placeholder is one token, preceded by a "▁" token when a space or the
+// start of the text precedes it, so that the pieces decode back to the
+// spacing they came from.
 class Tokenizer {
  public:
-  // Creates a tokenizer for an ISO 639 language code such as "en" or "zh".
-  explicit Tokenizer(std::string language);
+  // Creates a tokenizer for an ISO 639 language code such as "en" or "zh";
+  // with `subwords`, in subword mode.
+  explicit Tokenizer(std::string language,
+                     std::shared_ptr<const SubwordModel> subwords = nullptr);
 
   // Splits `text`; throws std::invalid_argument on invalid UTF-8.
   std::vector<std::string> Tokenize(std::string_view text) const;
@@ -43,16 +55,24 @@ class Tokenizer {
   // The language code this tokenizer was created for.
   const std::string& language() const { return language_; }
 
-  // True when the language is tokenized per character (Chinese etc.).
+  // True for languages written without spaces between words (Chinese etc.):
+  // tokenized per character unless a subword model is given.
   bool character_mode() const { return character_mode_; }
 
+  // The subword model, or null.
+  const std::shared_ptr<const SubwordModel>& subwords() const {
+    return subwords_;
+  }
+
  private:
+  std::vector<std::string> TokenizeSubwords(const std::u32string& text) const;
   std::string DetokenizeWords(const std::vector<std::string>& tokens) const;
   std::string DetokenizeCharacters(
       const std::vector<std::string>& tokens) const;
 
   std::string language_;
   bool character_mode_;
+  std::shared_ptr<const SubwordModel> subwords_;
 };
 
 }  // namespace fanyi
