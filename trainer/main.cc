@@ -37,6 +37,13 @@ ABSL_FLAG(std::string, target_script, "simplified",
           "Chinese targets: simplified (normalize with OpenCC) or keep.");
 ABSL_FLAG(bool, placeholders, true,
           "Carry numbers, codes and URLs both sides share as placeholders.");
+ABSL_FLAG(int, source_subwords, 0,
+          "Source vocabulary as SentencePiece subwords: a unigram model of "
+          "this many pieces trained on the training sources with Debian's "
+          "spm_train, stored in the checkpoint (0: words).");
+ABSL_FLAG(int, target_subwords, 0,
+          "Target vocabulary as SentencePiece subwords, likewise (0: "
+          "characters for Chinese, words otherwise).");
 ABSL_FLAG(int64_t, vocab_max_size, 0,
           "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
@@ -82,6 +89,8 @@ int main(int argc, char** argv) {
   options.target_script = absl::GetFlag(FLAGS_target_script);
   options.placeholders = absl::GetFlag(FLAGS_placeholders);
   options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
+  options.source_subwords = absl::GetFlag(FLAGS_source_subwords);
+  options.target_subwords = absl::GetFlag(FLAGS_target_subwords);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
   options.average_last = absl::GetFlag(FLAGS_average_last);
   options.threads = absl::GetFlag(FLAGS_threads);

@@ -33,6 +33,7 @@
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
+#include "trainer/subword_training.h"
 #include "trainer/token_batches.h"
 
 namespace fanyi {
@@ -182,6 +183,10 @@ void TrainingOptions::Validate() const {
   require(label_smoothing >= 0 && label_smoothing < 1,
           "--label_smoothing must be in [0, 1)");
   require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
+  require(source_subwords == 0 || source_subwords >= 8,
+          "--source_subwords must be 0 (words) or at least 8");
+  require(target_subwords == 0 || target_subwords >= 8,
+          "--target_subwords must be 0 (characters or words) or at least 8");
   require(target_script == "simplified" || target_script == "keep",
           "--target_script must be simplified or keep");
   require(validate_every_epochs >= 1,
@@ -222,6 +227,8 @@ struct Trainer::State {
   }
 
   void ReadData();
+  // Trains the subword models the options ask for (a new run only).
+  void TrainSubwordModels(const std::vector<SentencePair>& train_pairs);
   // Writes the Chinese side in one script and puts placeholders in place of
   // the spans both sides share (options.target_script, .placeholders);
   // keeps the dev pairs, before placeholders, in raw_dev_pairs.
@@ -286,9 +293,34 @@ void Trainer::State::NormalizePairs(std::vector<SentencePair>* train_pairs,
       << "; " << masked_pairs << " training pairs with placeholders\n";
 }
 
+void Trainer::State::TrainSubwordModels(
+    const std::vector<SentencePair>& train_pairs) {
+  for (int side = 0; side < 2; ++side) {
+    const int pieces =
+        side == 0 ? options.source_subwords : options.target_subwords;
+    if (pieces == 0) continue;
+    std::vector<std::string> sentences;
+    sentences.reserve(train_pairs.size());
+    for (const SentencePair& pair : train_pairs) {
+      sentences.push_back(side == 0 ? pair.source : pair.target);
+    }
+    SubwordTrainingOptions subword_options;
+    subword_options.vocab_size = pieces;
+    const auto started = std::chrono::steady_clock::now();
+    auto model = std::make_shared<const SubwordModel>(
+        TrainSubwordModel(sentences, subword_options, options.out_dir));
+    log << "data: " << (side == 0 ? "source" : "target") << " subword model of "
+        << model->size() << " pieces ("
+        << std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         started)
+               .count()
+        << " s)\n";
+    (side == 0 ? checkpoint.source_subwords : checkpoint.target_subwords) =
+        std::move(model);
+  }
+}
+
 void Trainer::State::ReadData() {
-  Tokenizer source_tokenizer(options.source_language);
-  Tokenizer target_tokenizer(options.target_language);
   auto read = [&](const std::string& path, std::vector<SentencePair>* pairs) {
     ParallelCorpus corpus = ReadParallelTsv(path);
     for (const BadLine& bad : corpus.bad_lines) {
@@ -308,6 +340,11 @@ void Trainer::State::ReadData() {
   result.skipped_train_lines = read(options.train_path, &train_pairs);
   read(options.dev_path, &dev_pairs);
   NormalizePairs(&train_pairs, &dev_pairs);
+  if (!options.resume) TrainSubwordModels(train_pairs);
+  const Tokenizer source_tokenizer(options.source_language,
+                                   checkpoint.source_subwords);
+  const Tokenizer target_tokenizer(options.target_language,
+                                   checkpoint.target_subwords);
 
   std::vector<std::vector<std::string>> train_sources, train_targets;
   for (const SentencePair& pair : train_pairs) {
@@ -389,6 +426,8 @@ void Trainer::State::Resume() {
   Checkpoint saved = LoadCheckpoint(last, device);
   checkpoint.source_vocabulary = saved.source_vocabulary;
   checkpoint.target_vocabulary = saved.target_vocabulary;
+  checkpoint.source_subwords = saved.source_subwords;
+  checkpoint.target_subwords = saved.target_subwords;
   options.model = saved.model->config();
   ReadData();
   BuildModel();

@@ -34,7 +34,13 @@ struct TrainingOptions {
   // a pair share with placeholders (text/placeholders.h), so that the model
   // learns to carry them across.
   bool placeholders = true;
-  int64_t vocab_max_size = 0;         // Including specials; 0 = unlimited.
+  int64_t vocab_max_size = 0;  // Including specials; 0 = unlimited.
+  // SentencePiece subword vocabularies (trainer/subword_training.h): the
+  // pieces of a unigram model trained on each side's training text, cased;
+  // 0 = words for the source side and characters for Chinese, as before.
+  // Resuming keeps the models of the run.
+  int source_subwords = 0;
+  int target_subwords = 0;
   int64_t validate_every_epochs = 1;  // Dev loss/BLEU and saves every N.
   int64_t average_last = 5;     // Keep the last N saves in epochs/ and, when
                                 // training ends, write their average to

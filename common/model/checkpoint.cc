@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <stdexcept>
 
 namespace fanyi {
@@ -58,10 +60,13 @@ nlohmann::json ReadConfig(const fs::path& path) {
                              ": \"format_version\" is missing or not an "
                              "integer");
   }
-  if (*version != kCheckpointFormatVersion) {
+  if (*version < kOldestCheckpointFormatVersion ||
+      *version > kCheckpointFormatVersion) {
     throw std::runtime_error(path.string() + ": format_version " +
                              version->dump() + " is not supported (expected " +
-                             std::to_string(kCheckpointFormatVersion) + ")");
+                             std::to_string(kOldestCheckpointFormatVersion) +
+                             " to " + std::to_string(kCheckpointFormatVersion) +
+                             ")");
   }
   for (const char* field :
        {"model_version", "source_language", "target_language"}) {
@@ -175,6 +180,21 @@ void ReplaceDirectory(const fs::path& staging, const fs::path& target) {
   fs::remove_all(previous);
 }
 
+// Each side's subword model: its config.json field and its file.
+struct SubwordFile {
+  const char* field;
+  const char* file;
+};
+constexpr SubwordFile kSubwordFiles[2] = {
+    {"source_subwords", "src_subwords.model"},
+    {"target_subwords", "tgt_subwords.model"}};
+
+// The subword model of side `side` (0 source, 1 target).
+template <typename CheckpointType>
+auto& SubwordsOf(CheckpointType& checkpoint, int side) {
+  return side == 0 ? checkpoint.source_subwords : checkpoint.target_subwords;
+}
+
 }  // namespace
 
 void SaveCheckpoint(
@@ -196,6 +216,16 @@ void SaveCheckpoint(
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
+  for (int side = 0; side < 2; ++side) {
+    const auto& [field, file] = kSubwordFiles[side];
+    const auto& model = SubwordsOf(checkpoint, side);
+    if (!model) continue;
+    config[field] = file;
+    std::ofstream out(staging / file, std::ios::binary);
+    out << model->serialized();
+    if (!out)
+      throw std::runtime_error("cannot write " + (staging / file).string());
+  }
   WriteJson(config, staging / "config.json");
   checkpoint.source_vocabulary.Save((staging / "src_vocab.json").string());
   checkpoint.target_vocabulary.Save((staging / "tgt_vocab.json").string());
@@ -250,6 +280,26 @@ Checkpoint LoadCheckpoint(const std::string& path,
     throw std::runtime_error(config_path.string() + ": " + error.what());
   }
 
+  for (int side = 0; side < 2; ++side) {
+    const char* field = kSubwordFiles[side].field;
+    if (!config.contains(field)) continue;
+    if (!config[field].is_string()) {
+      throw std::runtime_error(config_path.string() + ": \"" + field +
+                               "\" must be a file name");
+    }
+    // A file in the checkpoint directory, not a path elsewhere.
+    const fs::path file = fs::path(config[field].get<std::string>()).filename();
+    const fs::path model_path = directory / file;
+    std::ifstream in(model_path, std::ios::binary);
+    if (!in) throw std::runtime_error(model_path.string() + ": cannot open");
+    std::string bytes(std::istreambuf_iterator<char>(in), {});
+    try {
+      SubwordsOf(checkpoint, side) = std::make_shared<const SubwordModel>(
+          SubwordModel::FromSerialized(std::move(bytes)));
+    } catch (const std::invalid_argument& error) {
+      throw std::runtime_error(model_path.string() + ": " + error.what());
+    }
+  }
   checkpoint.source_vocabulary =
       Vocabulary::Load((directory / "src_vocab.json").string());
   checkpoint.target_vocabulary =

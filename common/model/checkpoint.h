@@ -2,23 +2,30 @@
 #define FANYI_COMMON_MODEL_CHECKPOINT_H_
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/model/model_config.h"
 #include "common/model/transformer.h"
+#include "common/text/subword_model.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
 
 // Version of the checkpoint directory layout; bumped on incompatible change.
-inline constexpr int kCheckpointFormatVersion = 1;
+// 2 added the subword models; version 1 checkpoints (words and characters)
+// still load.
+inline constexpr int kCheckpointFormatVersion = 2;
+inline constexpr int kOldestCheckpointFormatVersion = 1;
 
 // Everything a checkpoint directory holds:
-//   model.pt         weights, torch::save format (torch.jit.load opens it)
-//   config.json      format version, model config, languages, provenance
-//   src_vocab.json   source vocabulary
-//   tgt_vocab.json   target vocabulary
+//   model.pt            weights, torch::save format (torch.jit.load opens it)
+//   config.json         format version, model config, languages, provenance
+//   src_vocab.json      source vocabulary
+//   tgt_vocab.json      target vocabulary
+//   src_subwords.model  the source side's SentencePiece model, if it has one
+//   tgt_subwords.model  the target side's, if it has one
 struct Checkpoint {
   std::string model_version;    // Identifies this model in responses/metrics.
   std::string source_language;  // e.g. "en"; picks the source tokenizer.
@@ -32,6 +39,10 @@ struct Checkpoint {
   // Start as the four specials only (a vocabulary built from no data).
   Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
   Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);
+  // Each side's subword model (Tokenizer's subword mode), or null for words
+  // (characters for Chinese).
+  std::shared_ptr<const SubwordModel> source_subwords;
+  std::shared_ptr<const SubwordModel> target_subwords;
   Transformer model{nullptr};
   nlohmann::json training = nlohmann::json::object();  // Provenance.
 };
