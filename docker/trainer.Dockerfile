@@ -58,11 +58,12 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
 # the binaries' RPATH and their own $ORIGIN RPATHs name.
 FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS gpu
 COPY --from=build-gpu /runtime-packages /tmp/runtime-packages
-# Versions come from the base image's release; the list from the build stage.
+# Versions come from the base image's release; the list from the build stage;
+# sentencepiece for its spm_train (subword vocabularies).
 # hadolint ignore=DL3008
 RUN apt-get update \
  && xargs --arg-file=/tmp/runtime-packages \
-      apt-get install -y --no-install-recommends tini \
+      apt-get install -y --no-install-recommends sentencepiece tini \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
  && useradd --system --uid 10001 --user-group --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
@@ -89,11 +90,13 @@ FROM debian:bookworm-slim AS cpu
 COPY --from=build-cpu /runtime-packages /tmp/runtime-packages
 # Versions come from bookworm; the list from the build stage. OpenBLAS
 # (pthreads) is named because LibTorch would also accept the slower reference
-# BLAS (docs/design.md measured with OpenBLAS).
+# BLAS (docs/design.md measured with OpenBLAS); sentencepiece because
+# fanyi-train runs its spm_train for subword vocabularies.
 # hadolint ignore=DL3008
 RUN apt-get update \
  && xargs --arg-file=/tmp/runtime-packages \
-      apt-get install -y --no-install-recommends libopenblas0-pthread tini \
+      apt-get install -y --no-install-recommends libopenblas0-pthread \
+      sentencepiece tini \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
  && useradd --system --uid 10001 --user-group --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi

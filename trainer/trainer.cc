@@ -400,6 +400,20 @@ void Trainer::State::ReadData() {
       << " dev pairs; vocabularies: " << checkpoint.source_vocabulary.size()
       << " source, " << checkpoint.target_vocabulary.size()
       << " target tokens\n";
+  // How much of the dev text each side's vocabulary misses: the figure to
+  // compare tokenizers by, beside BLEU.
+  auto unknown_percent = [](const std::vector<std::vector<int64_t>>& rows) {
+    int64_t unknown = 0;
+    int64_t total = 0;
+    for (const std::vector<int64_t>& row : rows) {
+      for (int64_t id : row) unknown += id == Vocabulary::kUnkId;
+      total += static_cast<int64_t>(row.size());
+    }
+    return total > 0 ? 100.0 * static_cast<double>(unknown) / total : 0.0;
+  };
+  log << "data: dev tokens unknown to the vocabularies: "
+      << unknown_percent(dev.sources) << "% source, "
+      << unknown_percent(dev.targets) << "% target\n";
 }
 
 void Trainer::State::BuildModel() {
