@@ -167,7 +167,7 @@ TEST(SubwordModelTest, RefusesWhatItCannotRead) {
                std::invalid_argument);
   EXPECT_THROW(SubwordModel::FromSerialized(""), std::invalid_argument);
   // SentencePiece's defaults: NFKC normalization, which this reader does
-  // not apply; and a BPE model.
+  // not apply; a BPE model; words without their leading "▁".
   const std::string dir = testing_util::MakeTempDir("subword_refusals");
   const std::string input = dir + "/input.txt";
   std::ofstream out(input);
@@ -177,7 +177,9 @@ TEST(SubwordModelTest, RefusesWhatItCannotRead) {
   out.close();
   for (const std::string& flags :
        {std::string("--model_type=unigram"),
-        std::string("--model_type=bpe --normalization_rule_name=identity")}) {
+        std::string("--model_type=bpe --normalization_rule_name=identity"),
+        std::string("--normalization_rule_name=identity "
+                    "--add_dummy_prefix=false")}) {
     const std::string command =
         "spm_train --input=" + input + " --model_prefix=" + dir +
         "/m --vocab_size=200 --minloglevel=2 " + flags + " > /dev/null 2>&1";

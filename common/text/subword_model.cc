@@ -146,11 +146,14 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
         const auto [spec_field, spec_wire] = spec.Tag();
         if (spec_field == 1 && spec_wire == 2) {
           normalization = std::string(spec.Bytes());
-        } else if (spec_field >= 3 && spec_field <= 5 && spec_wire == 0 &&
-                   spec.Varint() == 0) {
-          WireReader::Fail(
-              "a model without SentencePiece's default whitespace handling");
-        } else if (spec_field < 3 || spec_field > 5) {
+        } else if (spec_field >= 3 && spec_field <= 5 && spec_wire == 0) {
+          // add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces:
+          // SubwordModel::Encode does all three.
+          if (spec.Varint() == 0) {
+            WireReader::Fail(
+                "a model without SentencePiece's default whitespace handling");
+          }
+        } else {
           spec.Skip(spec_wire);
         }
       }
