@@ -9,6 +9,9 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
+  # Gloo's headers, which LibTorch's c10d Gloo process group includes
+  # (data-parallel training).
+  libgloo-dev
   # Sentence breaks (ICU) and Simplified/Traditional Chinese (OpenCC, with
   # its dictionaries).
   libicu-dev libopencc-dev libopencc-data

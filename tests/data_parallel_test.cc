@@ -1,0 +1,133 @@
+// DataParallel: ranks of a real Gloo group on 127.0.0.1 (threads of this
+// process, each with its own TCPStore client and process group) sum
+// tensors across the group; a rank that never comes or leaves makes the
+// others fail within the timeout; the rendezvous variables are parsed.
+#include "trainer/data_parallel.h"
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/full.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace fanyi {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A TCP port nobody listens on right now.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+RendezvousEnvironment Rank(int rank, int world_size, int port) {
+  RendezvousEnvironment environment;
+  environment.master_address = "127.0.0.1";
+  environment.master_port = port;
+  environment.world_size = world_size;
+  environment.rank = rank;
+  return environment;
+}
+
+TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
+  static constexpr int kRanks = 3;
+  const int port = FreePort();
+  std::vector<std::future<std::vector<torch::Tensor>>> ranks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ranks.push_back(std::async(std::launch::async, [rank, port] {
+      DataParallel group(Rank(rank, kRanks, port), milliseconds(30000));
+      EXPECT_EQ(group.rank(), rank);
+      EXPECT_EQ(group.world_size(), kRanks);
+      // Rank r holds (r + 1) × [0, 1, ...] in tensors of several shapes.
+      std::vector<torch::Tensor> tensors = {
+          at::arange(12, at::kFloat).view({3, 4}) * (rank + 1),
+          at::arange(5, at::kFloat) * (rank + 1),
+          at::arange(1000, at::kFloat).view({10, 100}) * (rank + 1)};
+      // 64-byte buckets: several tensors per bucket and one bucket per
+      // large tensor, so both paths run.
+      group.SumInPlace(tensors, 64);
+      EXPECT_DOUBLE_EQ(group.Sum(rank + 0.5), 0.5 + 1.5 + 2.5);
+      return tensors;
+    }));
+  }
+  const double factor = 1 + 2 + 3;
+  for (auto& rank : ranks) {
+    const std::vector<torch::Tensor> tensors = rank.get();
+    EXPECT_TRUE(at::allclose(tensors[0],
+                             at::arange(12, at::kFloat).view({3, 4}) * factor));
+    EXPECT_TRUE(at::allclose(tensors[1], at::arange(5, at::kFloat) * factor));
+    EXPECT_TRUE(at::allclose(
+        tensors[2], at::arange(1000, at::kFloat).view({10, 100}) * factor));
+  }
+}
+
+TEST(DataParallelTest, ARankThatNeverComesFailsTheOthersInTime) {
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(DataParallel(Rank(0, 2, FreePort()), milliseconds(2000)),
+               std::runtime_error);
+  EXPECT_LT(std::chrono::steady_clock::now() - started,
+            std::chrono::seconds(30));
+}
+
+TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
+  const int port = FreePort();
+  auto leaver = std::async(std::launch::async, [port] {
+    DataParallel group(Rank(1, 2, port), milliseconds(5000));
+    // Leaves without taking part in the next collective.
+  });
+  DataParallel group(Rank(0, 2, port), milliseconds(5000));
+  leaver.get();
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<torch::Tensor> tensors = {at::full({4}, 1.0f)};
+  EXPECT_THROW(group.SumInPlace(tensors), std::runtime_error);
+  EXPECT_LT(std::chrono::steady_clock::now() - started,
+            std::chrono::seconds(30));
+}
+
+TEST(DataParallelTest, ReadsTheRendezvousVariables) {
+  for (const char* name :
+       {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}) {
+    unsetenv(name);
+  }
+  RendezvousEnvironment one = RendezvousEnvironment::FromEnvironment();
+  EXPECT_EQ(one.world_size, 1);
+  EXPECT_EQ(one.rank, 0);
+  setenv("WORLD_SIZE", "4", 1);
+  EXPECT_THROW(RendezvousEnvironment::FromEnvironment(),
+               std::invalid_argument);  // No MASTER_ADDR.
+  setenv("MASTER_ADDR", "trainer-0.trainer", 1);
+  setenv("MASTER_PORT", "23456", 1);
+  setenv("RANK", "3", 1);
+  const RendezvousEnvironment four = RendezvousEnvironment::FromEnvironment();
+  EXPECT_EQ(four.master_address, "trainer-0.trainer");
+  EXPECT_EQ(four.master_port, 23456);
+  EXPECT_EQ(four.world_size, 4);
+  EXPECT_EQ(four.rank, 3);
+  setenv("RANK", "4", 1);  // Out of range.
+  EXPECT_THROW(RendezvousEnvironment::FromEnvironment(), std::invalid_argument);
+  setenv("RANK", "x", 1);
+  EXPECT_THROW(RendezvousEnvironment::FromEnvironment(), std::invalid_argument);
+  for (const char* name :
+       {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}) {
+    unsetenv(name);
+  }
+}
+
+}  // namespace
+}  // namespace fanyi

@@ -1,0 +1,65 @@
+// Data-parallel training over LibTorch's own c10d process groups.
+#ifndef FANYI_TRAINER_DATA_PARALLEL_H_
+#define FANYI_TRAINER_DATA_PARALLEL_H_
+
+#include <torch/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fanyi {
+
+// Where a rank finds the others: the variables torchrun, the Kubeflow
+// Training Operator's PyTorchJob and a Kubernetes Indexed Job set.
+struct RendezvousEnvironment {
+  std::string master_address = "127.0.0.1";  // MASTER_ADDR
+  int master_port = 29500;                   // MASTER_PORT
+  int world_size = 1;                        // WORLD_SIZE
+  int rank = 0;                              // RANK
+
+  // Reads the four variables; a run with none of them set is one process
+  // (world size 1). Throws std::invalid_argument naming a variable that is
+  // malformed or out of range, or missing while WORLD_SIZE is above 1.
+  static RendezvousEnvironment FromEnvironment();
+};
+
+// One rank of a group of processes that train one model together: each
+// takes its share of the batches, and after backward the gradients are
+// summed across the group so that every rank takes the same optimizer step.
+// On the CPU the group is LibTorch's ProcessGroupGloo; rank 0 hosts the
+// TCPStore the others meet at. Every collective fails with an exception
+// after `timeout` when a rank is gone, rather than waiting for it forever.
+class DataParallel {
+ public:
+  // Joins the group; blocks until every rank has (or throws
+  // std::runtime_error after `timeout`).
+  DataParallel(const RendezvousEnvironment& environment,
+               std::chrono::milliseconds timeout);
+  ~DataParallel();
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+
+  // Sums `tensors` (float32, CPU, contiguous) element-wise across the
+  // ranks, in place: flattened into buckets of about `bucket_bytes`, one
+  // collective per bucket rather than one per tensor.
+  void SumInPlace(const std::vector<torch::Tensor>& tensors,
+                  int64_t bucket_bytes = int64_t{25} << 20);
+
+  // The sum of `value` over the ranks.
+  double Sum(double value);
+
+ private:
+  struct Group;  // The store and the process group (c10d types).
+
+  int rank_ = 0;
+  int world_size_ = 1;
+  std::unique_ptr<Group> group_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_TRAINER_DATA_PARALLEL_H_
