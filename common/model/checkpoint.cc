@@ -223,8 +223,10 @@ void SaveCheckpoint(
     config[field] = file;
     std::ofstream out(staging / file, std::ios::binary);
     out << model->serialized();
-    if (!out)
+    out.close();
+    if (!out) {
       throw std::runtime_error("cannot write " + (staging / file).string());
+    }
   }
   WriteJson(config, staging / "config.json");
   checkpoint.source_vocabulary.Save((staging / "src_vocab.json").string());
