@@ -100,6 +100,18 @@ TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
             std::chrono::seconds(30));
 }
 
+TEST(DataParallelTest, OneRankNeedsNoPeersAndChecksItsTensors) {
+  DataParallel alone(Rank(0, 1, FreePort()), milliseconds(5000));
+  std::vector<torch::Tensor> tensors = {at::full({3}, 2.0f)};
+  alone.SumInPlace(tensors);
+  EXPECT_TRUE(at::allclose(tensors[0], at::full({3}, 2.0f)));
+  EXPECT_DOUBLE_EQ(alone.Sum(1.5), 1.5);
+  std::vector<torch::Tensor> doubles = {at::full({3}, 2.0, at::kDouble)};
+  EXPECT_THROW(alone.SumInPlace(doubles), std::invalid_argument);
+  std::vector<torch::Tensor> strided = {at::full({4, 4}, 1.0f).t()};
+  EXPECT_THROW(alone.SumInPlace(strided), std::invalid_argument);
+}
+
 TEST(DataParallelTest, ReadsTheRendezvousVariables) {
   for (const char* name :
        {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}) {

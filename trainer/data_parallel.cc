@@ -87,6 +87,13 @@ DataParallel::~DataParallel() = default;
 
 void DataParallel::SumInPlace(const std::vector<torch::Tensor>& tensors,
                               int64_t bucket_bytes) {
+  for (const torch::Tensor& tensor : tensors) {
+    if (!tensor.defined() || !tensor.device().is_cpu() ||
+        tensor.scalar_type() != at::kFloat || !tensor.is_contiguous()) {
+      throw std::invalid_argument(
+          "DataParallel::SumInPlace takes contiguous float32 CPU tensors");
+    }
+  }
   if (world_size_ == 1) return;
   size_t first = 0;
   while (first < tensors.size()) {
