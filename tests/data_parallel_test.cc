@@ -1,7 +1,8 @@
 // DataParallel: ranks of a real Gloo group on 127.0.0.1 (threads of this
 // process, each with its own TCPStore client and process group) sum
-// tensors across the group; a rank that never comes or leaves makes the
-// others fail within the timeout; the rendezvous variables are parsed.
+// tensors across the group and copy rank 0's; a rank that never comes or leaves
+// makes the others fail within the timeout; the rendezvous variables are
+// parsed.
 #include "trainer/data_parallel.h"
 
 #include <ATen/ops/allclose.h>
@@ -63,6 +64,12 @@ TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
       // large tensor, so both paths run.
       group.SumInPlace(tensors, 64);
       EXPECT_DOUBLE_EQ(group.Sum(rank + 0.5), 0.5 + 1.5 + 2.5);
+      // Rank 0's values everywhere.
+      std::vector<torch::Tensor> mine = {at::full({7}, float(rank)),
+                                         at::full({2, 3}, float(rank * 10))};
+      group.CopyFromFirstRank(mine, 16);
+      EXPECT_TRUE(at::allclose(mine[0], at::full({7}, 0.0f)));
+      EXPECT_TRUE(at::allclose(mine[1], at::full({2, 3}, 0.0f)));
       return tensors;
     }));
   }

@@ -3,7 +3,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/tensor.h>
 
-#include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -11,40 +11,6 @@
 #include <utility>
 
 namespace fanyi {
-namespace {
-
-// The integer in environment variable `name`, within [low, high]; `fallback`
-// when it is unset.
-int IntegerVariable(const char* name, int fallback, int low, int high) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < low || value > high) {
-    throw std::invalid_argument(
-        std::string(name) + "=" + text + " is not an integer in [" +
-        std::to_string(low) + ", " + std::to_string(high) + "]");
-  }
-  return static_cast<int>(value);
-}
-
-}  // namespace
-
-RendezvousEnvironment RendezvousEnvironment::FromEnvironment() {
-  RendezvousEnvironment environment;
-  environment.world_size = IntegerVariable("WORLD_SIZE", 1, 1, 1 << 16);
-  environment.rank = IntegerVariable("RANK", 0, 0, environment.world_size - 1);
-  environment.master_port = IntegerVariable("MASTER_PORT", 29500, 1, 65535);
-  const char* address = std::getenv("MASTER_ADDR");
-  if (address != nullptr && *address != '\0') {
-    environment.master_address = address;
-  } else if (environment.world_size > 1) {
-    throw std::invalid_argument("MASTER_ADDR is not set, and WORLD_SIZE is " +
-                                std::to_string(environment.world_size));
-  }
-  return environment;
-}
-
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
@@ -87,11 +53,29 @@ DataParallel::~DataParallel() = default;
 
 void DataParallel::SumInPlace(const std::vector<torch::Tensor>& tensors,
                               int64_t bucket_bytes) {
+  InBuckets(tensors, bucket_bytes, "summing gradients across ranks",
+            [this](std::vector<torch::Tensor>& bucket) {
+              group_->gloo->allreduce(bucket)->wait();
+            });
+}
+
+void DataParallel::CopyFromFirstRank(const std::vector<torch::Tensor>& tensors,
+                                     int64_t bucket_bytes) {
+  InBuckets(tensors, bucket_bytes, "copying rank 0's tensors",
+            [this](std::vector<torch::Tensor>& bucket) {
+              group_->gloo->broadcast(bucket)->wait();  // Root: rank 0.
+            });
+}
+
+void DataParallel::InBuckets(
+    const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes,
+    const std::string& what,
+    const std::function<void(std::vector<torch::Tensor>&)>& collective) {
   for (const torch::Tensor& tensor : tensors) {
     if (!tensor.defined() || !tensor.device().is_cpu() ||
         tensor.scalar_type() != at::kFloat || !tensor.is_contiguous()) {
       throw std::invalid_argument(
-          "DataParallel::SumInPlace takes contiguous float32 CPU tensors");
+          "DataParallel takes contiguous float32 CPU tensors");
     }
   }
   if (world_size_ == 1) return;
@@ -108,12 +92,10 @@ void DataParallel::SumInPlace(const std::vector<torch::Tensor>& tensors,
     }
     std::vector<torch::Tensor> bucket = {at::cat(flat)};  // [bucket numel]
     try {
-      group_->gloo->allreduce(bucket)->wait();
+      collective(bucket);
     } catch (const std::exception& error) {
-      throw std::runtime_error("rank " + std::to_string(rank_) +
-                               ": summing gradients across ranks failed "
-                               "(a rank stopped?): " +
-                               error.what());
+      throw std::runtime_error("rank " + std::to_string(rank_) + ": " + what +
+                               " failed (a rank stopped?): " + error.what());
     }
     int64_t offset = 0;
     for (size_t i = first; i < last; ++i) {

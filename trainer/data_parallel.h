@@ -6,25 +6,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "trainer/rendezvous.h"
+
 namespace fanyi {
-
-// Where a rank finds the others: the variables torchrun, the Kubeflow
-// Training Operator's PyTorchJob and a Kubernetes Indexed Job set.
-struct RendezvousEnvironment {
-  std::string master_address = "127.0.0.1";  // MASTER_ADDR
-  int master_port = 29500;                   // MASTER_PORT
-  int world_size = 1;                        // WORLD_SIZE
-  int rank = 0;                              // RANK
-
-  // Reads the four variables; a run with none of them set is one process
-  // (world size 1). Throws std::invalid_argument naming a variable that is
-  // malformed or out of range, or missing while WORLD_SIZE is above 1.
-  static RendezvousEnvironment FromEnvironment();
-};
 
 // One rank of a group of processes that train one model together: each
 // takes its share of the batches, and after backward the gradients are
@@ -49,10 +38,22 @@ class DataParallel {
   void SumInPlace(const std::vector<torch::Tensor>& tensors,
                   int64_t bucket_bytes = int64_t{25} << 20);
 
+  // Overwrites `tensors` (as SumInPlace takes them) with rank 0's, in
+  // buckets: the same starting weights everywhere.
+  void CopyFromFirstRank(const std::vector<torch::Tensor>& tensors,
+                         int64_t bucket_bytes = int64_t{25} << 20);
+
   // The sum of `value` over the ranks.
   double Sum(double value);
 
  private:
+  // Runs `collective` on `tensors` flattened into buckets and copies each
+  // bucket's result back; `what` names the work in errors.
+  void InBuckets(
+      const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes,
+      const std::string& what,
+      const std::function<void(std::vector<torch::Tensor>&)>& collective);
+
   struct Group;  // The store and the process group (c10d types).
 
   int rank_ = 0;
