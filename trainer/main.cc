@@ -27,6 +27,12 @@ ABSL_FLAG(int64_t, epochs, 100, "Maximum passes over the training data.");
 ABSL_FLAG(double, max_minutes, 0,
           "Stop cleanly after this many minutes (0: no limit).");
 ABSL_FLAG(int64_t, batch_tokens, 2048, "Tokens per length-bucketed batch.");
+ABSL_FLAG(int64_t, accumulate_batches, 1,
+          "Batches per rank summed into one optimizer step (a step takes this "
+          "many times WORLD_SIZE batches).");
+ABSL_FLAG(double, collective_timeout_minutes, 30,
+          "Data-parallel runs (WORLD_SIZE > 1, with MASTER_ADDR, MASTER_PORT "
+          "and RANK): how long a rank waits for the others before failing.");
 ABSL_FLAG(int64_t, warmup, 800, "Learning-rate warm-up steps.");
 ABSL_FLAG(double, lr_factor, 2.0,
           "Factor on the paper's learning-rate schedule.");
@@ -82,6 +88,9 @@ int main(int argc, char** argv) {
   options.epochs = absl::GetFlag(FLAGS_epochs);
   options.max_minutes = absl::GetFlag(FLAGS_max_minutes);
   options.batch_tokens = absl::GetFlag(FLAGS_batch_tokens);
+  options.accumulate_batches = absl::GetFlag(FLAGS_accumulate_batches);
+  options.collective_timeout_minutes =
+      absl::GetFlag(FLAGS_collective_timeout_minutes);
   options.warmup_steps = absl::GetFlag(FLAGS_warmup);
   options.lr_factor = absl::GetFlag(FLAGS_lr_factor);
   options.label_smoothing = absl::GetFlag(FLAGS_label_smoothing);
@@ -99,10 +108,13 @@ int main(int argc, char** argv) {
   options.resume = absl::GetFlag(FLAGS_resume);
 
   try {
+    options.rendezvous = fanyi::RendezvousEnvironment::FromEnvironment();
     fanyi::Trainer trainer(options);
     const fanyi::TrainingResult result = trainer.Run(std::cerr);
-    std::cout << "best dev BLEU " << result.best_dev_bleu << ": "
-              << result.best_checkpoint << "\n";
+    if (options.rendezvous.rank == 0) {
+      std::cout << "best dev BLEU " << result.best_dev_bleu << ": "
+                << result.best_checkpoint << "\n";
+    }
   } catch (const std::exception& error) {
     std::cerr << "fanyi-train: " << error.what() << "\n";
     return 1;

@@ -33,6 +33,7 @@
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
+#include "trainer/data_parallel.h"
 #include "trainer/subword_training.h"
 #include "trainer/token_batches.h"
 
@@ -178,6 +179,19 @@ void TrainingOptions::Validate() const {
   require(epochs >= 1, "--epochs must be at least 1");
   require(max_minutes >= 0, "--max_minutes must not be negative");
   require(batch_tokens >= 1, "--batch_tokens must be at least 1");
+  require(accumulate_batches >= 1, "--accumulate_batches must be at least 1");
+  require(collective_timeout_minutes > 0,
+          "--collective_timeout_minutes must be positive");
+  require(rendezvous.world_size >= 1 && rendezvous.rank >= 0 &&
+              rendezvous.rank < rendezvous.world_size,
+          "RANK must be in [0, WORLD_SIZE)");
+  require(rendezvous.world_size == 1 ||
+              (source_subwords == 0 && target_subwords == 0),
+          "subword vocabularies are trained in one-process runs only, for "
+          "now (WORLD_SIZE is " +
+              std::to_string(rendezvous.world_size) + ")");
+  require(rendezvous.world_size == 1 || device != "cuda",
+          "data-parallel training runs on the CPU (Gloo) only, for now");
   require(warmup_steps >= 1, "--warmup must be at least 1");
   require(lr_factor > 0, "--lr_factor must be positive");
   require(label_smoothing >= 0 && label_smoothing < 1,
@@ -209,6 +223,8 @@ struct Trainer::State {
   EncodedCorpus dev;
   std::vector<SentencePair> raw_dev_pairs;  // Normalized script only.
   std::unique_ptr<torch::optim::Adam> optimizer;
+  // The other ranks of a data-parallel run; null when training alone.
+  std::unique_ptr<DataParallel> group;
   std::ofstream json_log;
   int64_t step = 0;
   int64_t epoch = 0;
@@ -220,6 +236,15 @@ struct Trainer::State {
   double ElapsedSeconds() const {
     return resumed_seconds +
            std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  // Rank 0 (or the only rank): the one that validates, saves and logs.
+  bool leads() const { return !group || group->rank() == 0; }
+  // Whether to stop now: the budget is spent, as rank 0's clock says, so
+  // that every rank stops at the same step. A collective when there are
+  // other ranks: every rank calls it at the same points.
+  bool StopNow() {
+    const bool over = leads() && OverBudget();
+    return group ? group->Sum(over ? 1.0 : 0.0) > 0 : over;
   }
   bool OverBudget() const {
     return options.max_minutes > 0 &&
@@ -236,6 +261,8 @@ struct Trainer::State {
                       std::vector<SentencePair>* dev_pairs);
   void BuildModel();
   void Resume();
+  // Sums the gradients of `parameters` over the ranks.
+  void SumGradients(const std::vector<torch::Tensor>& parameters);
   // Trains one epoch or until the budget ends; returns mean train loss.
   double TrainEpoch(double* tokens_per_second);
   EpochReport Validate(double train_loss, double tokens_per_second);
@@ -498,6 +525,19 @@ void Trainer::State::ShowProgress(double loss, double lr,
   }
 }
 
+void Trainer::State::SumGradients(
+    const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> gradients;
+  for (const torch::Tensor& parameter : parameters) {
+    // A rank with no batch in the last step has no gradients: it adds 0.
+    if (!parameter.grad().defined()) {
+      parameter.mutable_grad() = torch::zeros_like(parameter);
+    }
+    gradients.push_back(parameter.grad());
+  }
+  group->SumInPlace(gradients);
+}
+
 double Trainer::State::TrainEpoch(double* tokens_per_second) {
   std::mt19937_64 rng(options.seed * 1000003 + epoch);
   std::vector<PairLength> lengths;
@@ -505,32 +545,52 @@ double Trainer::State::TrainEpoch(double* tokens_per_second) {
     lengths.push_back({static_cast<int64_t>(train.sources[i].size()) + 1,
                        static_cast<int64_t>(train.targets[i].size()) + 1});
   }
+  // Every rank makes the same batches (same data, same seed) and takes its
+  // share of each step: a step is `per_step` consecutive batches, rank r
+  // takes accumulate_batches of them from r × accumulate_batches on.
   const auto batches = MakeTokenBatches(lengths, options.batch_tokens, rng);
+  const auto size = static_cast<int64_t>(batches.size());
+  const int64_t accumulate = options.accumulate_batches;
+  const int64_t per_step = accumulate * (group ? group->world_size() : 1);
+  const int64_t rank = group ? group->rank() : 0;
   checkpoint.model->train();
+  const std::vector<torch::Tensor> parameters = checkpoint.model->parameters();
   double loss_sum = 0;
-  int64_t token_sum = 0;
+  int64_t token_sum = 0;  // This rank's.
   const Clock::time_point epoch_start = Clock::now();
-  for (size_t b = 0; b < batches.size(); ++b) {
-    TensorBatch batch = MakeTensorBatch(train, batches[b], device);
+  for (int64_t first = 0; first < size; first += per_step) {
+    const int64_t step_end = std::min(size, first + per_step);
+    // The loss is summed over the step's target tokens, every rank's, and
+    // divided by their count: the gradient of the mean over the whole step,
+    // whichever rank computed which part of it.
+    int64_t step_tokens = 0;
+    for (int64_t b = first; b < step_end; ++b) {
+      for (int64_t pair : batches[b]) step_tokens += lengths[pair].target;
+    }
     ++step;
     const double lr = NoamLearningRate(step, options.model.d_model,
                                        options.warmup_steps, options.lr_factor);
-    for (auto& group : optimizer->param_groups()) {
-      static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+    for (auto& param_group : optimizer->param_groups()) {
+      static_cast<torch::optim::AdamOptions&>(param_group.options()).lr(lr);
     }
     optimizer->zero_grad();
-    torch::Tensor loss =
-        BatchLoss(*checkpoint.model, batch, options.label_smoothing);
-    (loss / static_cast<double>(batch.target_tokens)).backward();
+    const int64_t mine = std::min(step_end, first + rank * accumulate);
+    for (int64_t b = mine; b < std::min(step_end, mine + accumulate); ++b) {
+      TensorBatch batch = MakeTensorBatch(train, batches[b], device);
+      torch::Tensor loss =
+          BatchLoss(*checkpoint.model, batch, options.label_smoothing);
+      (loss / static_cast<double>(step_tokens)).backward();
+      loss_sum += loss.item<double>();
+      token_sum += batch.target_tokens;
+    }
+    if (group) SumGradients(parameters);
     optimizer->step();
-    loss_sum += loss.item<double>();
-    token_sum += batch.target_tokens;
     const double seconds =
         std::chrono::duration<double>(Clock::now() - epoch_start).count();
     *tokens_per_second = token_sum / std::max(seconds, 1e-9);
-    ShowProgress(loss_sum / token_sum, lr, *tokens_per_second, b + 1,
-                 batches.size(), step % kLogEverySteps == 0);
-    if (OverBudget()) break;
+    ShowProgress(token_sum ? loss_sum / token_sum : 0.0, lr, *tokens_per_second,
+                 step_end, size, leads() && step % kLogEverySteps == 0);
+    if (StopNow()) break;
   }
   if (options.show_progress && isatty(fileno(stderr))) std::fputs("\n", stderr);
   return token_sum ? loss_sum / token_sum : 0.0;
@@ -641,10 +701,26 @@ TrainingResult Trainer::Run(std::ostream& log) {
   torch::set_num_threads(std::max(threads, 1));
   torch::manual_seed(options_.seed);
   state.device = ResolveDevice(options_.device);
+  if (options_.rendezvous.world_size > 1) {
+    state.group = std::make_unique<DataParallel>(
+        options_.rendezvous, std::chrono::milliseconds(static_cast<int64_t>(
+                                 options_.collective_timeout_minutes * 60000)));
+    log << "rank " << state.group->rank() << " of " << state.group->world_size()
+        << " joined at " << options_.rendezvous.master_address << ":"
+        << options_.rendezvous.master_port << "\n";
+  }
   const bool resuming = StartsFromLastRun(options_, log);
-  fs::create_directories(options_.out_dir);
-  state.json_log.open(fs::path(options_.out_dir) / "train_log.jsonl",
-                      std::ios::app);
+  if (state.group && state.group->Sum(resuming ? 1 : 0) !=
+                         (resuming ? state.group->world_size() : 0)) {
+    throw std::runtime_error(
+        "the ranks disagree on resuming: every rank must see the same --out "
+        "(shared storage) holding last/");
+  }
+  if (state.leads()) {
+    fs::create_directories(options_.out_dir);
+    state.json_log.open(fs::path(options_.out_dir) / "train_log.jsonl",
+                        std::ios::app);
+  }
   state.checkpoint.model_version =
       fs::path(options_.out_dir).filename().string() + "-" + Timestamp();
 
@@ -655,14 +731,21 @@ TrainingResult Trainer::Run(std::ostream& log) {
     state.ReadData();
     state.BuildModel();
   }
+  if (state.group) {
+    // The same starting weights on every rank; then each rank its own
+    // dropout.
+    torch::NoGradGuard no_grad;
+    state.group->CopyFromFirstRank(state.checkpoint.model->parameters());
+    torch::manual_seed(options_.seed + 1000003 * state.group->rank());
+  }
   state.result.best_dev_bleu = std::max(state.best_dev_bleu, 0.0);
-  while (state.epoch < options_.epochs && !state.OverBudget()) {
+  while (state.epoch < options_.epochs && !state.StopNow()) {
     ++state.epoch;
     double tokens_per_second = 0;
     const double train_loss = state.TrainEpoch(&tokens_per_second);
-    const bool last_epoch =
-        state.epoch == options_.epochs || state.OverBudget();
-    if (state.epoch % options_.validate_every_epochs != 0 && !last_epoch) {
+    const bool last_epoch = state.epoch == options_.epochs || state.StopNow();
+    if (!state.leads() ||
+        (state.epoch % options_.validate_every_epochs != 0 && !last_epoch)) {
       continue;
     }
     EpochReport report = state.Validate(train_loss, tokens_per_second);
@@ -688,7 +771,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
         << report.tokens_per_second << " tok/s " << report.elapsed_seconds
         << "s\n";
   }
-  if (options_.average_last > 1) state.AverageKeptEpochs(log);
+  if (options_.average_last > 1 && state.leads()) state.AverageKeptEpochs(log);
   state.result.best_checkpoint = (fs::path(options_.out_dir) / "best").string();
   return state.result;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/model/model_config.h"
+#include "trainer/rendezvous.h"
 
 namespace fanyi {
 
@@ -21,9 +22,19 @@ struct TrainingOptions {
   int64_t epochs = 100;                // Upper bound on passes over the data.
   double max_minutes = 0;              // Wall-clock budget; 0 = no budget.
   int64_t batch_tokens = 2048;         // Rows × longest side per batch.
-  int64_t warmup_steps = 800;          // Linear warm-up of the learning rate.
-  double lr_factor = 2.0;              // Scales the paper's schedule.
-  double label_smoothing = 0.1;        // Mass spread over the other tokens.
+  // Batches whose gradients are summed into one optimizer step, per rank:
+  // a step takes accumulate_batches × world size batches in all.
+  int64_t accumulate_batches = 1;
+  // The ranks of a data-parallel run (trainer/data_parallel.h); world size
+  // 1 trains in this process alone. Rank 0 validates and writes the
+  // checkpoints; the others only train.
+  RendezvousEnvironment rendezvous;
+  // How long a rank waits for the others in a collective (or to join)
+  // before it fails: a rank that died makes the rest exit, never hang.
+  double collective_timeout_minutes = 30;
+  int64_t warmup_steps = 800;    // Linear warm-up of the learning rate.
+  double lr_factor = 2.0;        // Scales the paper's schedule.
+  double label_smoothing = 0.1;  // Mass spread over the other tokens.
   // Rarer tokens become <unk>; 2 so that <unk> itself is trained (words seen
   // once stand for the words a user sends that training never saw).
   int64_t vocab_min_count = 2;

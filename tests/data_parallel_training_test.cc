@@ -1,0 +1,143 @@
+// Data-parallel training with the real fanyi-train binary: two ranks on
+// 127.0.0.1 (Gloo, rendezvous from MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
+// RANK) end with the weights of one process that sums the same two batches
+// into each step; a rank that is killed makes the other exit non-zero
+// within the collective timeout.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include "common/model/checkpoint.h"
+#include "tests/server_test_util.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A TCP port nobody listens on right now.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// fanyi-train on the mini corpus with a tiny model and no dropout (so that
+// every rank's arithmetic is the same whatever its random state), plus
+// `flags`, as a shell command line.
+std::string TrainCommand(const std::string& out, const std::string& flags) {
+  return testing_util::BinaryPath("fanyi-train") + " --train " +
+         testing_util::SharedDataPath("en-zh/train_mini.tsv") + " --dev " +
+         testing_util::SharedDataPath("en-zh/dev_mini.tsv") +
+         " --layers 1 --d_model 32 --d_ff 64 --heads 2 --dropout 0"
+         " --threads 1 --average_last 0 --batch_tokens 512 --out " +
+         out + " " + flags;
+}
+
+std::string Rank(int rank, int port) {
+  return "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+         " WORLD_SIZE=2 RANK=" + std::to_string(rank) + " ";
+}
+
+TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
+  const std::string dir = testing_util::MakeTempDir("data_parallel_training");
+  const int port = FreePort();
+  const std::string ranked = dir + "/ranked";  // Both ranks share it.
+  auto rank1 = std::async(std::launch::async, [&] {
+    return testing_util::RunCommand(
+        Rank(1, port) + TrainCommand(ranked, "--epochs 2") + " 2>&1");
+  });
+  const testing_util::CommandResult rank0 = testing_util::RunCommand(
+      Rank(0, port) + TrainCommand(ranked, "--epochs 2") + " 2>&1");
+  ASSERT_EQ(rank0.exit_code, 0) << rank0.output;
+  const testing_util::CommandResult rank1_result = rank1.get();
+  ASSERT_EQ(rank1_result.exit_code, 0) << rank1_result.output;
+  const std::string alone = dir + "/alone";
+  const testing_util::CommandResult one = testing_util::RunCommand(
+      TrainCommand(alone, "--epochs 2 --accumulate_batches 2") + " 2>&1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+
+  const Checkpoint a = LoadCheckpoint(ranked + "/last", torch::kCPU);
+  const Checkpoint b = LoadCheckpoint(alone + "/last", torch::kCPU);
+  EXPECT_EQ(a.training.at("step"), b.training.at("step"));
+  EXPECT_GT(a.training.at("step").get<int64_t>(), 10);
+  auto expected = b.model->named_parameters();
+  double largest = 0;
+  for (const auto& parameter : a.model->named_parameters()) {
+    const torch::Tensor difference =
+        (parameter.value() - expected[parameter.key()]).abs().max();
+    largest = std::max(largest, difference.item<double>());
+  }
+  std::cout << "largest weight difference " << largest << "\n";
+  // The same sums in another order: equal to float rounding.
+  EXPECT_LT(largest, 1e-5);
+  // Only rank 0 wrote: one log, one set of checkpoints.
+  EXPECT_TRUE(fs::exists(ranked + "/best"));
+  EXPECT_EQ(rank1_result.output.find("best dev BLEU"), std::string::npos);
+}
+
+TEST(DataParallelTrainingTest, AKilledRankMakesTheOtherExitInTime) {
+  const std::string dir = testing_util::MakeTempDir("data_parallel_kill");
+  const int port = FreePort();
+  const std::string out = dir + "/run";
+  const std::string flags =
+      "--epochs 10000 --validate_every 10000 --collective_timeout_minutes 0.5";
+  // Rank 1 in the background; its process id in a file.
+  const std::string pid_file = dir + "/rank1.pid";
+  ASSERT_EQ(std::system(("sh -c 'exec env " + Rank(1, port) +
+                         TrainCommand(out, flags) + " > " + dir +
+                         "/rank1.log 2>&1' & echo $! > " + pid_file)
+                            .c_str()),
+            0);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return testing_util::RunCommand(Rank(0, port) + TrainCommand(out, flags) +
+                                    " 2>&1");
+  });
+  // Kill rank 1 once it trains (its log names the model), not before.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (ReadFile(dir + "/rank1.log").find("model:") == std::string::npos) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << ReadFile(dir + "/rank1.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const pid_t rank1 = std::stoi(ReadFile(pid_file));
+  ASSERT_EQ(kill(rank1, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(rank0.wait_for(std::chrono::minutes(2)), std::future_status::ready)
+      << "rank 0 still runs 2 minutes after rank 1 was killed";
+  const testing_util::CommandResult result = rank0.get();
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("a rank stopped?"), std::string::npos)
+      << result.output;
+  // Well within the 30 s collective timeout: the connection closed.
+  EXPECT_LT(std::chrono::steady_clock::now() - killed,
+            std::chrono::seconds(45));
+}
+
+}  // namespace
+}  // namespace fanyi
