@@ -1,8 +1,8 @@
 // Data-parallel training with the real fanyi-train binary: two ranks on
 // 127.0.0.1 (Gloo, rendezvous from MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
 // RANK) end with the weights of one process that sums the same two batches
-// into each step; a rank that is killed makes the other exit non-zero
-// within the collective timeout.
+// into each step, and their run resumes in one process; a rank that is
+// killed makes the other exit non-zero within the collective timeout.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -98,6 +98,16 @@ TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
   // Only rank 0 wrote: one log, one set of checkpoints.
   EXPECT_TRUE(fs::exists(ranked + "/best"));
   EXPECT_EQ(rank1_result.output.find("best dev BLEU"), std::string::npos);
+
+  // The two-rank run resumes in one process (another world size): its
+  // saves are per epoch, not per rank.
+  const testing_util::CommandResult resumed = testing_util::RunCommand(
+      TrainCommand(ranked, "--epochs 3 --resume") + " 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const Checkpoint after = LoadCheckpoint(ranked + "/last", torch::kCPU);
+  EXPECT_EQ(after.training.at("epoch"), 3);
+  EXPECT_GT(after.training.at("step").get<int64_t>(),
+            a.training.at("step").get<int64_t>());
 }
 
 TEST(DataParallelTrainingTest, AKilledRankMakesTheOtherExitInTime) {
