@@ -556,7 +556,8 @@ double Trainer::State::TrainEpoch(double* tokens_per_second) {
   checkpoint.model->train();
   const std::vector<torch::Tensor> parameters = checkpoint.model->parameters();
   double loss_sum = 0;
-  int64_t token_sum = 0;  // This rank's.
+  int64_t token_sum = 0;       // This rank's, for its loss.
+  int64_t trained_tokens = 0;  // Every rank's, for the rate.
   const Clock::time_point epoch_start = Clock::now();
   for (int64_t first = 0; first < size; first += per_step) {
     const int64_t step_end = std::min(size, first + per_step);
@@ -583,11 +584,12 @@ double Trainer::State::TrainEpoch(double* tokens_per_second) {
       loss_sum += loss.item<double>();
       token_sum += batch.target_tokens;
     }
+    trained_tokens += step_tokens;
     if (group) SumGradients(parameters);
     optimizer->step();
     const double seconds =
         std::chrono::duration<double>(Clock::now() - epoch_start).count();
-    *tokens_per_second = token_sum / std::max(seconds, 1e-9);
+    *tokens_per_second = trained_tokens / std::max(seconds, 1e-9);
     ShowProgress(token_sum ? loss_sum / token_sum : 0.0, lr, *tokens_per_second,
                  step_end, size, leads() && step % kLogEverySteps == 0);
     if (StopNow()) break;
