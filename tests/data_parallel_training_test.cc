@@ -110,6 +110,34 @@ TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
             a.training.at("step").get<int64_t>());
 }
 
+// Subword models: rank 0 trains them and hands them to rank 1, whose
+// tokens must then match (or the gradients would be of other batches).
+TEST(DataParallelTrainingTest, RanksShareRankZerosSubwordModels) {
+  const std::string dir = testing_util::MakeTempDir("data_parallel_subwords");
+  const int port = FreePort();
+  const std::string out = dir + "/run";
+  const std::string flags =
+      "--epochs 1 --source_subwords 300 --target_subwords 1500";
+  auto rank1 = std::async(std::launch::async, [&] {
+    return testing_util::RunCommand(Rank(1, port) + TrainCommand(out, flags) +
+                                    " 2>&1");
+  });
+  const testing_util::CommandResult rank0 = testing_util::RunCommand(
+      Rank(0, port) + TrainCommand(out, flags) + " 2>&1");
+  ASSERT_EQ(rank0.exit_code, 0) << rank0.output;
+  const testing_util::CommandResult rank1_result = rank1.get();
+  ASSERT_EQ(rank1_result.exit_code, 0) << rank1_result.output;
+  const Checkpoint checkpoint = LoadCheckpoint(out + "/last", torch::kCPU);
+  ASSERT_NE(checkpoint.source_subwords, nullptr);
+  ASSERT_NE(checkpoint.target_subwords, nullptr);
+  // Both ranks built the same vocabularies from the same pieces.
+  const auto vocabularies = [](const std::string& output) {
+    const size_t at = output.find("vocabularies:");
+    return output.substr(at, output.find('\n', at) - at);
+  };
+  EXPECT_EQ(vocabularies(rank0.output), vocabularies(rank1_result.output));
+}
+
 TEST(DataParallelTrainingTest, AKilledRankMakesTheOtherExitInTime) {
   const std::string dir = testing_util::MakeTempDir("data_parallel_kill");
   const int port = FreePort();

@@ -107,6 +107,25 @@ void DataParallel::InBuckets(
   }
 }
 
+std::string DataParallel::ShareFromFirstRank(const std::string& key,
+                                             const std::string& bytes) {
+  if (world_size_ == 1) return bytes;
+  const std::string store_key = "fanyi/" + key;
+  try {
+    if (rank_ == 0) {
+      group_->store->set(store_key,
+                         std::vector<uint8_t>(bytes.begin(), bytes.end()));
+      return bytes;
+    }
+    const std::vector<uint8_t> shared = group_->store->get(store_key);
+    return std::string(shared.begin(), shared.end());
+  } catch (const std::exception& error) {
+    throw std::runtime_error("rank " + std::to_string(rank_) + ": sharing " +
+                             key +
+                             " failed (a rank stopped?): " + error.what());
+  }
+}
+
 double DataParallel::Sum(double value) {
   if (world_size_ == 1) return value;
   std::vector<torch::Tensor> one = {at::tensor({value}, at::kDouble)};

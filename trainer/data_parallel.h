@@ -46,6 +46,11 @@ class DataParallel {
   // The sum of `value` over the ranks.
   double Sum(double value);
 
+  // Rank 0's `bytes` under `key`, on every rank: rank 0 passes them, the
+  // others wait for them (through the rendezvous store) and get them.
+  std::string ShareFromFirstRank(const std::string& key,
+                                 const std::string& bytes);
+
  private:
   // Runs `collective` on `tensors` flattened into buckets and copies each
   // bucket's result back; `what` names the work in errors.

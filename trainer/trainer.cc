@@ -185,11 +185,6 @@ void TrainingOptions::Validate() const {
   require(rendezvous.world_size >= 1 && rendezvous.rank >= 0 &&
               rendezvous.rank < rendezvous.world_size,
           "RANK must be in [0, WORLD_SIZE)");
-  require(rendezvous.world_size == 1 ||
-              (source_subwords == 0 && target_subwords == 0),
-          "subword vocabularies are trained in one-process runs only, for "
-          "now (WORLD_SIZE is " +
-              std::to_string(rendezvous.world_size) + ")");
   require(rendezvous.world_size == 1 || device != "cuda",
           "data-parallel training runs on the CPU (Gloo) only, for now");
   require(warmup_steps >= 1, "--warmup must be at least 1");
@@ -334,8 +329,20 @@ void Trainer::State::TrainSubwordModels(
     SubwordTrainingOptions subword_options;
     subword_options.vocab_size = pieces;
     const auto started = std::chrono::steady_clock::now();
+    // Rank 0 trains the model; the other ranks take its bytes, so that
+    // every rank tokenizes alike.
+    std::string serialized;
+    if (leads()) {
+      serialized =
+          TrainSubwordModel(sentences, subword_options, options.out_dir)
+              .serialized();
+    }
+    if (group) {
+      serialized = group->ShareFromFirstRank(
+          side == 0 ? "source_subwords" : "target_subwords", serialized);
+    }
     auto model = std::make_shared<const SubwordModel>(
-        TrainSubwordModel(sentences, subword_options, options.out_dir));
+        SubwordModel::FromSerialized(std::move(serialized)));
     log << "data: " << (side == 0 ? "source" : "target") << " subword model of "
         << model->size() << " pieces ("
         << std::chrono::duration<double>(std::chrono::steady_clock::now() -
