@@ -9,8 +9,6 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/full.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,23 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace fanyi {
 namespace {
 
 using std::chrono::milliseconds;
-
-// A TCP port nobody listens on right now.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 RendezvousEnvironment Rank(int rank, int world_size, int port) {
   RendezvousEnvironment environment;
@@ -48,7 +35,7 @@ RendezvousEnvironment Rank(int rank, int world_size, int port) {
 
 TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
   static constexpr int kRanks = 3;
-  const int port = FreePort();
+  const int port = testing_util::FreePort();
   std::vector<std::future<std::vector<torch::Tensor>>> ranks;
   for (int rank = 0; rank < kRanks; ++rank) {
     ranks.push_back(std::async(std::launch::async, [rank, port] {
@@ -86,14 +73,15 @@ TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
 
 TEST(DataParallelTest, ARankThatNeverComesFailsTheOthersInTime) {
   const auto started = std::chrono::steady_clock::now();
-  EXPECT_THROW(DataParallel(Rank(0, 2, FreePort()), milliseconds(2000)),
-               std::runtime_error);
+  EXPECT_THROW(
+      DataParallel(Rank(0, 2, testing_util::FreePort()), milliseconds(2000)),
+      std::runtime_error);
   EXPECT_LT(std::chrono::steady_clock::now() - started,
             std::chrono::seconds(30));
 }
 
 TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
-  const int port = FreePort();
+  const int port = testing_util::FreePort();
   auto leaver = std::async(std::launch::async, [port] {
     DataParallel group(Rank(1, 2, port), milliseconds(5000));
     // Leaves without taking part in the next collective.
@@ -108,7 +96,7 @@ TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
 }
 
 TEST(DataParallelTest, OneRankNeedsNoPeersAndChecksItsTensors) {
-  DataParallel alone(Rank(0, 1, FreePort()), milliseconds(5000));
+  DataParallel alone(Rank(0, 1, testing_util::FreePort()), milliseconds(5000));
   std::vector<torch::Tensor> tensors = {at::full({3}, 2.0f)};
   alone.SumInPlace(tensors);
   EXPECT_TRUE(at::allclose(tensors[0], at::full({3}, 2.0f)));

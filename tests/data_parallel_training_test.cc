@@ -4,9 +4,7 @@
 // into each step, and their run resumes in one process; a rank that is
 // killed makes the other exit non-zero within the collective timeout.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,19 +25,6 @@ namespace fanyi {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A TCP port nobody listens on right now.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
@@ -65,7 +50,7 @@ std::string Rank(int rank, int port) {
 
 TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
   const std::string dir = testing_util::MakeTempDir("data_parallel_training");
-  const int port = FreePort();
+  const int port = testing_util::FreePort();
   const std::string ranked = dir + "/ranked";  // Both ranks share it.
   auto rank1 = std::async(std::launch::async, [&] {
     return testing_util::RunCommand(
@@ -114,7 +99,7 @@ TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
 // tokens must then match (or the gradients would be of other batches).
 TEST(DataParallelTrainingTest, RanksShareRankZerosSubwordModels) {
   const std::string dir = testing_util::MakeTempDir("data_parallel_subwords");
-  const int port = FreePort();
+  const int port = testing_util::FreePort();
   const std::string out = dir + "/run";
   const std::string flags =
       "--epochs 1 --source_subwords 300 --target_subwords 1500";
@@ -140,7 +125,7 @@ TEST(DataParallelTrainingTest, RanksShareRankZerosSubwordModels) {
 
 TEST(DataParallelTrainingTest, AKilledRankMakesTheOtherExitInTime) {
   const std::string dir = testing_util::MakeTempDir("data_parallel_kill");
-  const int port = FreePort();
+  const int port = testing_util::FreePort();
   const std::string out = dir + "/run";
   const std::string flags =
       "--epochs 10000 --validate_every 10000 --collective_timeout_minutes 0.5";

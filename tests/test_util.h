@@ -30,6 +30,10 @@ std::string TrainTinyModelOn(const std::string& pairs_path,
 // A fresh empty directory under the test temp dir.
 std::string MakeTempDir(const std::string& name);
 
+// A TCP port on 127.0.0.1 that nobody listens on right now (for servers
+// that need their port before they start, such as a rendezvous store).
+int FreePort();
+
 }  // namespace fanyi::testing_util
 
 #endif  // FANYI_TESTS_TEST_UTIL_H_

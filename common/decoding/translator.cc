@@ -203,8 +203,9 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   auto impl = std::unique_ptr<Impl>(new Impl{
       checkpoint,
       Tokenizer(checkpoint.source_language, checkpoint.source_subwords),
-      Tokenizer(checkpoint.target_language, checkpoint.target_subwords), decoding, options.length_penalty,
-      device, SentenceSplitter(checkpoint.source_language), max_sentence_tokens,
+      Tokenizer(checkpoint.target_language, checkpoint.target_subwords),
+      decoding, options.length_penalty, device,
+      SentenceSplitter(checkpoint.source_language), max_sentence_tokens,
       KnownPlaceholders(checkpoint), std::move(converters)});
   return std::unique_ptr<Translator>(new Translator(std::move(impl)));
 }
