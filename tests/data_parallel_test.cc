@@ -82,11 +82,16 @@ TEST(DataParallelTest, ARankThatNeverComesFailsTheOthersInTime) {
 
 TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
   const int port = testing_util::FreePort();
-  auto leaver = std::async(std::launch::async, [port] {
+  // Rank 1 leaves once rank 0 has joined too: leaving while rank 0 still
+  // connects would fail rank 0's join instead, which is another test.
+  std::promise<void> joined;
+  auto leaver = std::async(std::launch::async, [port, &joined] {
     DataParallel group(Rank(1, 2, port), milliseconds(5000));
+    joined.get_future().wait();
     // Leaves without taking part in the next collective.
   });
   DataParallel group(Rank(0, 2, port), milliseconds(5000));
+  joined.set_value();
   leaver.get();
   const auto started = std::chrono::steady_clock::now();
   std::vector<torch::Tensor> tensors = {at::full({4}, 1.0f)};
