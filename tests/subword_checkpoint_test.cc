@@ -66,8 +66,8 @@ std::string TrainSubwordModelCheckpoint(const std::string& dir) {
   options.batch_tokens = 128;
   options.warmup_steps = 50;
   options.label_smoothing = 0.0;
-  options.source_subwords = 120;
-  options.target_subwords = 400;  // Fewer: the pieces 30 sentences have.
+  options.corpus.source_subwords = 120;
+  options.corpus.target_subwords = 400;  // Fewer: the pieces 30 sentences have.
   std::ostringstream log;
   Trainer(options).Run(log);
   return dir + "/run/best";

@@ -32,8 +32,8 @@ std::string MakeTempDir(const std::string& name) {
 TrainingOptions TinyTrainingOptions(const std::string& train_path,
                                     const std::string& out_dir) {
   TrainingOptions options;
-  options.train_path = train_path;
-  options.dev_path = train_path;
+  options.corpus.train_path = train_path;
+  options.corpus.dev_path = train_path;
   options.out_dir = out_dir;
   options.model.encoder_layers = 1;
   options.model.decoder_layers = 1;
@@ -42,7 +42,7 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
   options.model.heads = 2;
   options.model.max_positions = 64;
   // Tiny corpora: every token counts, or most would be <unk>.
-  options.vocab_min_count = 1;
+  options.corpus.vocab_min_count = 1;
   options.threads = 1;
   options.device = "cpu";
   options.show_progress = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "tests/test_util.h"
+#include "trainer/corpus_preparation.h"
 #include "trainer/token_batches.h"
 
 namespace fanyi {
@@ -176,7 +178,7 @@ TEST(TrainerTest, RerunWithoutResumeIsRefusedAndBestIsUntouched) {
   EXPECT_NE(log.str().find("starting one"), std::string::npos);
 }
 
-TEST(TrainerTest, AveragesTheLastEpochsAtTheEnd) {
+TEST(TrainerTest, AveragesTheLastSavesAtTheEnd) {
   const std::string directory = testing_util::MakeTempDir("trainer_keep");
   TrainingOptions options = testing_util::TinyTrainingOptions(
       testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
@@ -192,10 +194,20 @@ TEST(TrainerTest, AveragesTheLastEpochsAtTheEnd) {
     names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"epoch-0003", "epoch-0004"}));
+  // Saves are named by their step.
+  ASSERT_EQ(result.epochs.size(), 4u);
+  auto save_name = [](int64_t step) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "step-%010lld",
+                  static_cast<long long>(step));
+    return std::string(name);
+  };
+  const std::string third_name = save_name(result.epochs[2].step);
+  const std::string fourth_name = save_name(result.epochs[3].step);
+  EXPECT_EQ(names, (std::vector<std::string>{third_name, fourth_name}));
   // The newest equals last/.
   const Checkpoint newest =
-      LoadCheckpoint((kept / "epoch-0004").string(), torch::kCPU);
+      LoadCheckpoint((kept / fourth_name).string(), torch::kCPU);
   const Checkpoint last = LoadCheckpoint(
       (fs::path(options.out_dir) / "last").string(), torch::kCPU);
   EXPECT_EQ(newest.training["step"], last.training["step"]);
@@ -210,7 +222,7 @@ TEST(TrainerTest, AveragesTheLastEpochsAtTheEnd) {
   const Checkpoint averaged = LoadCheckpoint(
       (fs::path(options.out_dir) / "averaged").string(), torch::kCPU);
   const Checkpoint third =
-      LoadCheckpoint((kept / "epoch-0003").string(), torch::kCPU);
+      LoadCheckpoint((kept / third_name).string(), torch::kCPU);
   auto third_parameters = third.model->named_parameters();
   for (const auto& parameter : averaged.model->named_parameters()) {
     const torch::Tensor mean =
@@ -230,10 +242,111 @@ TEST(TrainerTest, AveragesTheLastEpochsAtTheEnd) {
             averaged_bleu > best_single);
 }
 
+// The largest difference between two checkpoints' weights.
+double LargestDifference(const std::string& a, const std::string& b) {
+  const Checkpoint first = LoadCheckpoint(a, torch::kCPU);
+  const Checkpoint second = LoadCheckpoint(b, torch::kCPU);
+  auto second_parameters = second.model->named_parameters();
+  double largest = 0;
+  for (const auto& parameter : first.model->named_parameters()) {
+    largest = std::max(largest,
+                       (parameter.value() - second_parameters[parameter.key()])
+                           .abs()
+                           .max()
+                           .item<double>());
+  }
+  return largest;
+}
+
+// One epoch on dev_mini.tsv without dropout: the same batches give the same
+// weights.
+TrainingOptions DeterministicEpoch(const std::string& out_dir) {
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      testing_util::SharedDataPath("en-zh/dev_mini.tsv"), out_dir);
+  options.model.dropout = 0.0;
+  options.batch_tokens = 256;
+  options.shuffle_window = 64;  // Several windows an epoch.
+  options.epochs = 1;
+  options.average_last = 0;
+  return options;
+}
+
+TEST(TrainerTest, StepReportsSaveMidEpochAndResumeGoesOnFromThere) {
+  const std::string directory = testing_util::MakeTempDir("trainer_steps");
+  std::ostringstream log;
+  const TrainingResult whole =
+      Trainer(DeterministicEpoch(directory + "/whole")).Run(log);
+  ASSERT_EQ(whole.epochs.size(), 1u);
+  const int64_t epoch_steps = whole.epochs.back().step;
+  ASSERT_GE(epoch_steps, 8) << "too few steps an epoch to stop within one";
+
+  // Stopped after 5 steps, with reports every 2: saves at steps 2, 4 and 5,
+  // all within the first epoch.
+  TrainingOptions options = DeterministicEpoch(directory + "/stopped");
+  options.max_steps = 5;
+  options.validate_every_steps = 2;
+  const TrainingResult stopped = Trainer(options).Run(log);
+  ASSERT_EQ(stopped.epochs.size(), 3u);
+  EXPECT_EQ(stopped.epochs[0].step, 2);
+  EXPECT_EQ(stopped.epochs[2].step, 5);
+  const Checkpoint last = LoadCheckpoint(stopped.last_checkpoint, torch::kCPU);
+  EXPECT_EQ(last.training["epoch"], 1);
+  EXPECT_EQ(last.training["epoch_complete"], false);
+
+  // Resumed, it trains the rest of the epoch's batches, no more and no
+  // fewer: the weights of the run that never stopped.
+  options.max_steps = 0;
+  options.validate_every_steps = 0;
+  options.resume = true;
+  std::ostringstream resume_log;
+  const TrainingResult resumed = Trainer(options).Run(resume_log);
+  EXPECT_NE(resume_log.str().find("within the epoch"), std::string::npos)
+      << resume_log.str();
+  ASSERT_EQ(resumed.epochs.size(), 1u);
+  EXPECT_EQ(resumed.epochs.back().step, epoch_steps);
+  EXPECT_LT(LargestDifference(whole.last_checkpoint, resumed.last_checkpoint),
+            1e-6);
+}
+
+TEST(TrainerTest, APreparedCorpusTrainsAsItsRawText) {
+  const std::string directory = testing_util::MakeTempDir("trainer_data");
+  std::ostringstream log;
+  TrainingOptions raw = DeterministicEpoch(directory + "/raw");
+  raw.model.dropout = 0.1;  // The same seed: the same dropout too.
+  const TrainingResult from_text = Trainer(raw).Run(log);
+
+  // Prepared apart, on two threads, with the trainer's length cap.
+  PreparationOptions preparation = raw.corpus;
+  preparation.max_tokens = raw.model.max_positions - 1;
+  preparation.threads = 2;
+  const PreparedCorpus corpus =
+      PrepareCorpus(preparation, directory + "/prepared", log);
+  TrainingOptions prepared = raw;
+  prepared.corpus = PreparationOptions();
+  prepared.corpus.train_path.clear();
+  prepared.corpus.dev_path.clear();
+  prepared.data_dir = corpus.directory();
+  prepared.out_dir = directory + "/from_data";
+  const TrainingResult from_data = Trainer(prepared).Run(log);
+  EXPECT_EQ(
+      LargestDifference(from_text.last_checkpoint, from_data.last_checkpoint),
+      0.0);
+  EXPECT_DOUBLE_EQ(from_data.epochs.back().dev_bleu,
+                   from_text.epochs.back().dev_bleu);
+
+  // A model whose positions cannot hold the corpus's pairs is refused.
+  prepared.out_dir = directory + "/too_short";
+  prepared.model.max_positions = 32;
+  EXPECT_THROW(Trainer(prepared).Run(log), std::runtime_error);
+  // --data and --train together are refused.
+  prepared.corpus.train_path = raw.corpus.train_path;
+  EXPECT_THROW(Trainer{prepared}, std::invalid_argument);
+}
+
 TEST(TrainerTest, BadOptionsAreRefused) {
   TrainingOptions options;
-  options.train_path = "a.tsv";
-  options.dev_path = "b.tsv";
+  options.corpus.train_path = "a.tsv";
+  options.corpus.dev_path = "b.tsv";
   options.out_dir = "out";
   options.label_smoothing = 1.5;
   EXPECT_THROW(Trainer{options}, std::invalid_argument);

@@ -1,5 +1,6 @@
-// fanyi-train: trains a Transformer translation model on a parallel TSV and
-// writes checkpoints (best/ and last/) to --out.
+// fanyi-train: trains a Transformer translation model on a parallel TSV (or
+// a corpus fanyi-prepare wrote) and writes checkpoints (best/ and last/) to
+// --out.
 #include <iostream>
 #include <string>
 
@@ -10,8 +11,13 @@
 #include "trainer/trainer.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
-ABSL_FLAG(std::string, train, "", "Training TSV: source<TAB>target per line.");
+ABSL_FLAG(std::string, train, "",
+          "Training TSV: source<TAB>target per line (prepared into "
+          "--out/data first).");
 ABSL_FLAG(std::string, dev, "", "Validation TSV, same format.");
+ABSL_FLAG(std::string, data, "",
+          "A corpus prepared by fanyi-prepare, instead of --train and --dev "
+          "(its languages, script, placeholders and vocabularies apply).");
 ABSL_FLAG(std::string, out, "",
           "Output directory (best/, last/, train_log.jsonl).");
 ABSL_FLAG(std::string, source_language, "en", "Source language code.");
@@ -24,9 +30,13 @@ ABSL_FLAG(double, dropout, 0.1, "Dropout probability.");
 ABSL_FLAG(int64_t, max_positions, 256, "Longest sequence the model handles.");
 ABSL_FLAG(bool, tie_embeddings, true, "Share target embedding and generator.");
 ABSL_FLAG(int64_t, epochs, 100, "Maximum passes over the training data.");
+ABSL_FLAG(int64_t, max_steps, 0, "Maximum optimizer steps (0: no limit).");
 ABSL_FLAG(double, max_minutes, 0,
           "Stop cleanly after this many minutes (0: no limit).");
 ABSL_FLAG(int64_t, batch_tokens, 2048, "Tokens per length-bucketed batch.");
+ABSL_FLAG(int64_t, shuffle_window, 1000000,
+          "Pairs batched and shuffled together: shards are read in a "
+          "shuffled order, this many pairs at a time.");
 ABSL_FLAG(int64_t, accumulate_batches, 1,
           "Batches per rank summed into one optimizer step (a step takes this "
           "many times WORLD_SIZE batches).");
@@ -53,6 +63,9 @@ ABSL_FLAG(int, target_subwords, 0,
 ABSL_FLAG(int64_t, vocab_max_size, 0,
           "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
+ABSL_FLAG(int64_t, validate_every_steps, 0,
+          "Also validate and save every N optimizer steps (0: at epoch ends "
+          "only).");
 ABSL_FLAG(int64_t, average_last, 5,
           "Keep the last N saves in --out/epochs/ and, at the end, write their "
           "average to --out/averaged/ (and best/ if it scores higher on dev); "
@@ -68,15 +81,17 @@ int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
   absl::SetProgramUsageMessage(
       "Trains a translation model.\n"
-      "  fanyi-train --train train.tsv --dev dev.tsv --out models/en-zh");
+      "  fanyi-train --train train.tsv --dev dev.tsv --out models/en-zh\n"
+      "  fanyi-train --data prepared/en-zh --out models/en-zh");
   absl::ParseCommandLine(argc, argv);
 
   fanyi::TrainingOptions options;
-  options.train_path = absl::GetFlag(FLAGS_train);
-  options.dev_path = absl::GetFlag(FLAGS_dev);
+  options.corpus.train_path = absl::GetFlag(FLAGS_train);
+  options.corpus.dev_path = absl::GetFlag(FLAGS_dev);
+  options.data_dir = absl::GetFlag(FLAGS_data);
   options.out_dir = absl::GetFlag(FLAGS_out);
-  options.source_language = absl::GetFlag(FLAGS_source_language);
-  options.target_language = absl::GetFlag(FLAGS_target_language);
+  options.corpus.source_language = absl::GetFlag(FLAGS_source_language);
+  options.corpus.target_language = absl::GetFlag(FLAGS_target_language);
   options.model.encoder_layers = absl::GetFlag(FLAGS_layers);
   options.model.decoder_layers = absl::GetFlag(FLAGS_layers);
   options.model.d_model = absl::GetFlag(FLAGS_d_model);
@@ -86,21 +101,24 @@ int main(int argc, char** argv) {
   options.model.max_positions = absl::GetFlag(FLAGS_max_positions);
   options.model.tie_target_embeddings = absl::GetFlag(FLAGS_tie_embeddings);
   options.epochs = absl::GetFlag(FLAGS_epochs);
+  options.max_steps = absl::GetFlag(FLAGS_max_steps);
   options.max_minutes = absl::GetFlag(FLAGS_max_minutes);
   options.batch_tokens = absl::GetFlag(FLAGS_batch_tokens);
+  options.shuffle_window = absl::GetFlag(FLAGS_shuffle_window);
   options.accumulate_batches = absl::GetFlag(FLAGS_accumulate_batches);
   options.collective_timeout_minutes =
       absl::GetFlag(FLAGS_collective_timeout_minutes);
   options.warmup_steps = absl::GetFlag(FLAGS_warmup);
   options.lr_factor = absl::GetFlag(FLAGS_lr_factor);
   options.label_smoothing = absl::GetFlag(FLAGS_label_smoothing);
-  options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
-  options.target_script = absl::GetFlag(FLAGS_target_script);
-  options.placeholders = absl::GetFlag(FLAGS_placeholders);
-  options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
-  options.source_subwords = absl::GetFlag(FLAGS_source_subwords);
-  options.target_subwords = absl::GetFlag(FLAGS_target_subwords);
+  options.corpus.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
+  options.corpus.target_script = absl::GetFlag(FLAGS_target_script);
+  options.corpus.placeholders = absl::GetFlag(FLAGS_placeholders);
+  options.corpus.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
+  options.corpus.source_subwords = absl::GetFlag(FLAGS_source_subwords);
+  options.corpus.target_subwords = absl::GetFlag(FLAGS_target_subwords);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
+  options.validate_every_steps = absl::GetFlag(FLAGS_validate_every_steps);
   options.average_last = absl::GetFlag(FLAGS_average_last);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.device = absl::GetFlag(FLAGS_device);

@@ -28,14 +28,10 @@
 #include "common/model/checkpoint.h"
 #include "common/model/checkpoint_averaging.h"
 #include "common/model/device.h"
-#include "common/text/parallel_corpus.h"
-#include "common/text/placeholders.h"
-#include "common/text/script_converter.h"
-#include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
 #include "trainer/data_parallel.h"
-#include "trainer/subword_training.h"
-#include "trainer/token_batches.h"
+#include "trainer/prepared_corpus.h"
+#include "trainer/training_batches.h"
 
 namespace fanyi {
 
@@ -47,15 +43,7 @@ namespace {
 constexpr int64_t kDevBatchSize = 64;
 constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
 
-// A tokenized, id-mapped corpus.
-struct EncodedCorpus {
-  std::vector<std::vector<int64_t>> sources;
-  std::vector<std::vector<int64_t>> targets;
-  std::vector<std::string> texts;       // Raw source text, for BLEU.
-  std::vector<std::string> references;  // Raw target text, for BLEU.
-};
-
-// Ids of the pairs in `batch` as model inputs: source with </s>, target input
+// Ids of a batch's pairs as model inputs: source with </s>, target input
 // starting with <s>, target output ending with </s>.
 struct TensorBatch {
   torch::Tensor source;         // [batch, src_len + 1]
@@ -64,17 +52,15 @@ struct TensorBatch {
   int64_t target_tokens = 0;
 };
 
-TensorBatch MakeTensorBatch(const EncodedCorpus& corpus,
-                            const std::vector<int64_t>& batch,
+TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
+                            const std::vector<std::vector<int64_t>>& targets,
                             const torch::Device& device) {
-  std::vector<std::vector<int64_t>> sources, inputs, outputs;
+  std::vector<std::vector<int64_t>> inputs, outputs;
   TensorBatch tensors;
-  for (int64_t index : batch) {
-    sources.push_back(corpus.sources[index]);
+  for (const std::vector<int64_t>& target : targets) {
     std::vector<int64_t> input = {Vocabulary::kBosId};
-    input.insert(input.end(), corpus.targets[index].begin(),
-                 corpus.targets[index].end());
-    std::vector<int64_t> output = corpus.targets[index];
+    input.insert(input.end(), target.begin(), target.end());
+    std::vector<int64_t> output = target;
     output.push_back(Vocabulary::kEosId);
     tensors.target_tokens += static_cast<int64_t>(output.size());
     inputs.push_back(std::move(input));
@@ -101,18 +87,21 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
           .reduction(torch::kSum));
 }
 
-// The epoch saves in `directory` (epochs/epoch-K, complete ones only, not a
-// save's .tmp staging directory), oldest first: the names sort by epoch.
+// The saves in `directory` (epochs/, complete ones only, not a save's .tmp
+// staging directory), oldest first. Saves are named step-N (N zero-padded,
+// so the names sort by step); runs from before step saves named them
+// epoch-K, which sort first: they are older than any step-N beside them.
 std::vector<std::string> EpochSaves(const fs::path& directory) {
   std::vector<std::string> saves;
   if (!fs::is_directory(directory)) return saves;
   for (const auto& entry : fs::directory_iterator(directory)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("epoch-", 0) == 0 && entry.path().extension().empty()) {
+    if ((name.rfind("step-", 0) == 0 || name.rfind("epoch-", 0) == 0) &&
+        entry.path().extension().empty()) {
       saves.push_back(entry.path().string());
     }
   }
-  std::sort(saves.begin(), saves.end());
+  std::sort(saves.begin(), saves.end());  // "epoch-" < "step-".
   return saves;
 }
 
@@ -173,12 +162,18 @@ void TrainingOptions::Validate() const {
   auto require = [](bool condition, const std::string& message) {
     if (!condition) throw std::invalid_argument(message);
   };
-  require(!train_path.empty(), "--train is required");
-  require(!dev_path.empty(), "--dev is required");
+  if (data_dir.empty()) {
+    corpus.Validate();
+  } else {
+    require(corpus.train_path.empty() && corpus.dev_path.empty(),
+            "--data replaces --train and --dev: give one or the other");
+  }
   require(!out_dir.empty(), "--out is required");
   require(epochs >= 1, "--epochs must be at least 1");
+  require(max_steps >= 0, "--max_steps must not be negative");
   require(max_minutes >= 0, "--max_minutes must not be negative");
   require(batch_tokens >= 1, "--batch_tokens must be at least 1");
+  require(shuffle_window >= 1, "--shuffle_window must be at least 1");
   require(accumulate_batches >= 1, "--accumulate_batches must be at least 1");
   require(collective_timeout_minutes > 0,
           "--collective_timeout_minutes must be positive");
@@ -191,22 +186,25 @@ void TrainingOptions::Validate() const {
   require(lr_factor > 0, "--lr_factor must be positive");
   require(label_smoothing >= 0 && label_smoothing < 1,
           "--label_smoothing must be in [0, 1)");
-  require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
-  require(source_subwords == 0 || source_subwords >= 8,
-          "--source_subwords must be 0 (words) or at least 8");
-  require(target_subwords == 0 || target_subwords >= 8,
-          "--target_subwords must be 0 (characters or words) or at least 8");
-  require(target_script == "simplified" || target_script == "keep",
-          "--target_script must be simplified or keep");
-  require(validate_every_epochs >= 1,
-          "--validate_every_epochs must be at least 1");
+  require(validate_every_epochs >= 1, "--validate_every must be at least 1");
+  require(validate_every_steps >= 0,
+          "--validate_every_steps must not be negative");
   require(average_last >= 0, "--average_last must not be negative");
   require(device == "auto" || device == "cpu" || device == "cuda",
           "--device must be auto, cpu or cuda");
 }
 
-// Placeholders a training sentence may hold (｟1｠ ... ｟8｠).
-constexpr int kMaxPlaceholders = 8;
+namespace {
+
+// Why training paused.
+enum class Pause {
+  kEpochEnd,    // The epoch's batches are done.
+  kStepReport,  // validate_every_steps steps since the last report.
+  kMaxSteps,    // max_steps reached.
+  kBudget,      // max_minutes spent.
+};
+
+}  // namespace
 
 // Everything a run holds between its steps.
 struct Trainer::State {
@@ -214,9 +212,15 @@ struct Trainer::State {
   std::ostream& log;
   torch::Device device{torch::kCPU};
   Checkpoint checkpoint;  // Model, vocabularies and provenance.
-  EncodedCorpus train;
-  EncodedCorpus dev;
-  std::vector<SentencePair> raw_dev_pairs;  // Normalized script only.
+  std::optional<PreparedCorpus> corpus;
+  DevSet dev;
+  // This epoch's batches; empty between epochs.
+  std::optional<TrainingBatches> batches;
+  int64_t epoch_batches = 0;   // Batches of this epoch trained (every rank's).
+  bool epoch_complete = true;  // Whether `epoch` has ended.
+  // A rank other than 0 prepares raw text here for itself; removed at the
+  // end.
+  fs::path scratch_dir;
   std::unique_ptr<torch::optim::Adam> optimizer;
   // The other ranks of a data-parallel run; null when training alone.
   std::unique_ptr<DataParallel> group;
@@ -226,8 +230,19 @@ struct Trainer::State {
   double best_dev_bleu = -1;
   Clock::time_point start = Clock::now();
   double resumed_seconds = 0;  // Training time spent before a resume.
+  // Since the last report: this rank's loss and tokens, every rank's
+  // tokens, and when it began.
+  double loss_sum = 0;
+  int64_t token_sum = 0;
+  int64_t trained_tokens = 0;
+  Clock::time_point report_start = Clock::now();
+  bool first_step_logged = false;
   TrainingResult result;
 
+  ~State() {
+    std::error_code ignored;
+    if (!scratch_dir.empty()) fs::remove_all(scratch_dir, ignored);
+  }
   double ElapsedSeconds() const {
     return resumed_seconds +
            std::chrono::duration<double>(Clock::now() - start).count();
@@ -246,208 +261,161 @@ struct Trainer::State {
            ElapsedSeconds() >= options.max_minutes * 60.0;
   }
 
-  void ReadData();
-  // Trains the subword models the options ask for (a new run only).
-  void TrainSubwordModels(const std::vector<SentencePair>& train_pairs);
-  // Writes the Chinese side in one script and puts placeholders in place of
-  // the spans both sides share (options.target_script, .placeholders);
-  // keeps the dev pairs, before placeholders, in raw_dev_pairs.
-  void NormalizePairs(std::vector<SentencePair>* train_pairs,
-                      std::vector<SentencePair>* dev_pairs);
+  // Opens the corpus: options.data_dir, or the raw text prepared into
+  // out_dir/data/ (a scratch directory on ranks other than 0), with the
+  // vocabularies of `fixed` when resuming. Fills the checkpoint's
+  // languages, script, vocabularies and the dev set.
+  void OpenData(const CorpusVocabularies* fixed);
+  // Prepares options.corpus into `directory` with rank 0's vocabularies
+  // (or `fixed`'s) on every rank.
+  PreparedCorpus PrepareRawText(const fs::path& directory,
+                                const CorpusVocabularies* fixed);
   void BuildModel();
   void Resume();
+  // Starts the next epoch's batches, or this one's again after `skip`
+  // batches (a resumed run).
+  void StartEpochBatches(int64_t skip);
   // Sums the gradients of `parameters` over the ranks.
   void SumGradients(const std::vector<torch::Tensor>& parameters);
-  // Trains one epoch or until the budget ends; returns mean train loss.
-  double TrainEpoch(double* tokens_per_second);
-  EpochReport Validate(double train_loss, double tokens_per_second);
+  // Trains until the epoch ends, a report is due or training must stop.
+  Pause TrainUntilPause();
+  EpochReport Validate();
   // Dev BLEU of `model`'s greedy translations, by the same code as
   // fanyi-eval.
   double DevBleu(const Checkpoint& model);
   // Writes last/ (with the optimizer state), best/ when dev BLEU improved,
-  // and the epoch's copy when keeping epochs.
+  // and the save's copy in epochs/ when keeping saves.
   void Save(const EpochReport& report);
-  // Saves this epoch to epochs/epoch-K and drops all but the newest
-  // average_last there.
-  void KeepEpoch();
+  // Saves to epochs/step-N and drops all but the newest average_last there.
+  void KeepSave();
   // Averages the saves in epochs/ into averaged/, scores it on dev, and
   // makes it best/ when it beats the best single save.
   void AverageKeptEpochs(std::ostream& log);
+  // Validates, saves and logs the report (rank 0).
+  void Report();
   // Updates the terminal progress line; also appends a JSON record if
   // `write_json`.
   void ShowProgress(double loss, double lr, double tokens_per_second,
-                    int64_t batch_index, int64_t batches, bool write_json);
+                    bool write_json);
 };
 
-void Trainer::State::NormalizePairs(std::vector<SentencePair>* train_pairs,
-                                    std::vector<SentencePair>* dev_pairs) {
-  const bool chinese = IsChineseLanguage(options.target_language);
-  checkpoint.target_script =
-      chinese && options.target_script == "simplified" ? "simplified" : "";
-  std::optional<ScriptConverter> to_simplified;
-  if (!checkpoint.target_script.empty()) {
-    to_simplified.emplace(ChineseScript::kSimplified);
+PreparedCorpus Trainer::State::PrepareRawText(const fs::path& directory,
+                                              const CorpusVocabularies* fixed) {
+  PreparationOptions preparation = options.corpus;
+  preparation.max_tokens = options.model.max_positions - 1;
+  preparation.threads = options.threads;
+  if (fixed || !group) {
+    return PrepareCorpus(preparation, directory.string(), log, fixed);
   }
-  const PlaceholderMasker masker({}, kMaxPlaceholders);
-  int64_t masked_pairs = 0;
-  for (std::vector<SentencePair>* pairs : {train_pairs, dev_pairs}) {
-    for (SentencePair& pair : *pairs) {
-      if (to_simplified) pair.target = to_simplified->Convert(pair.target);
-      if (pairs == dev_pairs) raw_dev_pairs.push_back(pair);
-      if (!options.placeholders) continue;
-      MaskedPair masked = masker.MaskPair(pair.source, pair.target);
-      if (masked.spans == 0) continue;
-      // Numbered from a first index that the line picks, so that every
-      // index up to kMaxPlaceholders is trained, not only ｟1｠ and ｟2｠:
-      // a sentence with many numbers uses them all.
-      const int first_index = static_cast<int>(
-          std::hash<std::string>()(pair.source) %
-          static_cast<size_t>(kMaxPlaceholders - masked.spans + 1));
-      if (first_index > 0) {
-        masked = masker.MaskPair(pair.source, pair.target, first_index);
+  // A new data-parallel run: rank 0 builds the vocabularies, the others
+  // take its files (through the rendezvous store), so every rank maps text
+  // to the same ids.
+  std::optional<PreparedCorpus> prepared;
+  if (leads()) {
+    prepared.emplace(
+        PrepareCorpus(preparation, directory.string(), log, nullptr));
+  }
+  fs::create_directories(directory);
+  const fs::path own = prepared ? fs::path(prepared->directory()) : directory;
+  CorpusVocabularies shared;
+  for (const char* name : {"source_vocabulary.json", "target_vocabulary.json",
+                           "source_subwords.model", "target_subwords.model"}) {
+    std::string bytes;
+    if (leads() && fs::exists(own / name)) {
+      std::ifstream in(own / name, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    bytes = group->ShareFromFirstRank(name, bytes);
+    if (leads() || bytes.empty()) continue;
+    const fs::path path = directory / (std::string("shared_") + name);
+    std::ofstream(path, std::ios::binary) << bytes;
+    const std::string file = name;
+    if (file == "source_vocabulary.json") {
+      shared.source = Vocabulary::Load(path.string());
+    } else if (file == "target_vocabulary.json") {
+      shared.target = Vocabulary::Load(path.string());
+    } else {
+      (file == "source_subwords.model" ? shared.source_subwords
+                                       : shared.target_subwords) =
+          std::make_shared<const SubwordModel>(
+              SubwordModel::FromSerialized(std::move(bytes)));
+    }
+  }
+  if (prepared) return std::move(*prepared);
+  return PrepareCorpus(preparation, (directory / "corpus").string(), log,
+                       &shared);
+}
+
+void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
+  if (!options.data_dir.empty()) {
+    corpus.emplace(PreparedCorpus::Open(options.data_dir));
+    if (group && group->ShareFromFirstRank("corpus_manifest",
+                                           corpus->manifest().dump()) !=
+                     corpus->manifest().dump()) {
+      throw std::runtime_error("--data " + options.data_dir +
+                               " differs from rank 0's: every "
+                               "rank must read the same prepared corpus");
+    }
+  } else if (leads()) {
+    const fs::path own = fs::path(options.out_dir) / "data";
+    // A resumed run reads the corpus it prepared, when that is still there
+    // and was made with the run's vocabularies.
+    std::optional<PreparedCorpus> reused;
+    if (fixed && fs::exists(own / PreparedCorpus::kManifestFile)) {
+      try {
+        reused.emplace(PreparedCorpus::Open(own.string()));
+        if (!(reused->vocabularies() == *fixed) ||
+            reused->manifest().value("train", "") !=
+                options.corpus.train_path) {
+          reused.reset();
+        }
+      } catch (const std::exception&) {
+        reused.reset();
       }
-      if (pairs == train_pairs) ++masked_pairs;
-      pair.source = std::move(masked.source);
-      pair.target = std::move(masked.target);
     }
+    corpus.emplace(reused ? std::move(*reused) : PrepareRawText(own, fixed));
+  } else {
+    scratch_dir = fs::temp_directory_path() /
+                  ("fanyi-train-rank" + std::to_string(group->rank()) + "-" +
+                   std::to_string(getpid()));
+    corpus.emplace(PrepareRawText(scratch_dir, fixed));
   }
-  log << "data: target script " << (chinese ? options.target_script : "n/a")
-      << "; " << masked_pairs << " training pairs with placeholders\n";
-}
-
-void Trainer::State::TrainSubwordModels(
-    const std::vector<SentencePair>& train_pairs) {
-  for (int side = 0; side < 2; ++side) {
-    const int pieces =
-        side == 0 ? options.source_subwords : options.target_subwords;
-    if (pieces == 0) continue;
-    std::vector<std::string> sentences;
-    sentences.reserve(train_pairs.size());
-    for (const SentencePair& pair : train_pairs) {
-      sentences.push_back(side == 0 ? pair.source : pair.target);
-    }
-    SubwordTrainingOptions subword_options;
-    subword_options.vocab_size = pieces;
-    const auto started = std::chrono::steady_clock::now();
-    // Rank 0 trains the model; the other ranks take its bytes, so that
-    // every rank tokenizes alike.
-    std::string serialized;
-    if (leads()) {
-      serialized =
-          TrainSubwordModel(sentences, subword_options, options.out_dir)
-              .serialized();
-    }
-    if (group) {
-      serialized = group->ShareFromFirstRank(
-          side == 0 ? "source_subwords" : "target_subwords", serialized);
-    }
-    auto model = std::make_shared<const SubwordModel>(
-        SubwordModel::FromSerialized(std::move(serialized)));
-    log << "data: " << (side == 0 ? "source" : "target") << " subword model of "
-        << model->size() << " pieces ("
-        << std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         started)
-               .count()
-        << " s)\n";
-    (side == 0 ? checkpoint.source_subwords : checkpoint.target_subwords) =
-        std::move(model);
+  if (fixed && !(corpus->vocabularies() == *fixed)) {
+    throw std::runtime_error("the prepared corpus " + corpus->directory() +
+                             " has other vocabularies than the run's "
+                             "checkpoint in " +
+                             options.out_dir + "/last");
   }
-}
-
-void Trainer::State::ReadData() {
-  auto read = [&](const std::string& path, std::vector<SentencePair>* pairs) {
-    ParallelCorpus corpus = ReadParallelTsv(path);
-    for (const BadLine& bad : corpus.bad_lines) {
-      log << path << ":" << bad.line_number << ": skipped: " << bad.reason
-          << "\n";
-    }
-    if (!corpus.bad_lines.empty()) {
-      log << path << ": skipped " << corpus.bad_lines.size() << " bad lines\n";
-    }
-    if (corpus.pairs.empty()) {
-      throw std::runtime_error(path + ": no usable sentence pairs");
-    }
-    *pairs = std::move(corpus.pairs);
-    return static_cast<int64_t>(corpus.bad_lines.size());
-  };
-  std::vector<SentencePair> train_pairs, dev_pairs;
-  result.skipped_train_lines = read(options.train_path, &train_pairs);
-  read(options.dev_path, &dev_pairs);
-  NormalizePairs(&train_pairs, &dev_pairs);
-  if (!options.resume) TrainSubwordModels(train_pairs);
-  const Tokenizer source_tokenizer(options.source_language,
-                                   checkpoint.source_subwords);
-  const Tokenizer target_tokenizer(options.target_language,
-                                   checkpoint.target_subwords);
-
-  std::vector<std::vector<std::string>> train_sources, train_targets;
-  for (const SentencePair& pair : train_pairs) {
-    train_sources.push_back(source_tokenizer.Tokenize(pair.source));
-    train_targets.push_back(target_tokenizer.Tokenize(pair.target));
+  if (corpus->max_tokens() > options.model.max_positions - 1) {
+    throw std::runtime_error(
+        "the prepared corpus " + corpus->directory() +
+        " keeps pairs of up to " + std::to_string(corpus->max_tokens()) +
+        " tokens; --max_positions " +
+        std::to_string(options.model.max_positions) + " must be at least " +
+        std::to_string(corpus->max_tokens() + 1));
   }
-  if (!options.resume) {
-    checkpoint.source_vocabulary = Vocabulary::Build(
-        train_sources, options.vocab_min_count, options.vocab_max_size);
-    checkpoint.target_vocabulary = Vocabulary::Build(
-        train_targets, options.vocab_min_count, options.vocab_max_size);
-  }
-  // Pairs that do not fit the position table cannot be trained on.
-  const int64_t max_tokens = options.model.max_positions - 1;
-  int64_t too_long = 0;
-  checkpoint.longest_source_tokens = 0;
-  for (size_t i = 0; i < train_pairs.size(); ++i) {
-    if (static_cast<int64_t>(train_sources[i].size()) > max_tokens ||
-        static_cast<int64_t>(train_targets[i].size()) > max_tokens) {
-      ++too_long;
-      continue;
-    }
-    checkpoint.longest_source_tokens =
-        std::max<int64_t>(checkpoint.longest_source_tokens,
-                          static_cast<int64_t>(train_sources[i].size()));
-    train.sources.push_back(
-        checkpoint.source_vocabulary.Encode(train_sources[i]));
-    train.targets.push_back(
-        checkpoint.target_vocabulary.Encode(train_targets[i]));
-  }
-  if (too_long > 0) {
-    log << options.train_path << ": skipped " << too_long
-        << " pairs longer than " << max_tokens << " tokens\n";
-  }
-  for (const SentencePair& pair : dev_pairs) {
-    std::vector<int64_t> source = checkpoint.source_vocabulary.Encode(
-        source_tokenizer.Tokenize(pair.source));
-    std::vector<int64_t> target = checkpoint.target_vocabulary.Encode(
-        target_tokenizer.Tokenize(pair.target));
-    source.resize(std::min<size_t>(source.size(), max_tokens));
-    target.resize(std::min<size_t>(target.size(), max_tokens));
-    dev.sources.push_back(std::move(source));
-    dev.targets.push_back(std::move(target));
-  }
-  // Dev BLEU translates the raw sources as the server would, against the
-  // references in the script the model writes.
-  for (const SentencePair& pair : raw_dev_pairs) {
-    dev.texts.push_back(pair.source);
-    dev.references.push_back(pair.target);
-  }
-  log << "data: " << train.sources.size() << " training pairs, "
+  const CorpusVocabularies& vocabularies = corpus->vocabularies();
+  checkpoint.source_vocabulary = vocabularies.source;
+  checkpoint.target_vocabulary = vocabularies.target;
+  checkpoint.source_subwords = vocabularies.source_subwords;
+  checkpoint.target_subwords = vocabularies.target_subwords;
+  checkpoint.source_language = corpus->source_language();
+  checkpoint.target_language = corpus->target_language();
+  checkpoint.target_script = corpus->target_script();
+  checkpoint.longest_source_tokens = corpus->longest_source_tokens();
+  dev = corpus->ReadDev();
+  const nlohmann::json& manifest = corpus->manifest();
+  result.skipped_train_lines = manifest.value("skipped_lines", int64_t{0});
+  log << "data: " << corpus->directory() << ": " << corpus->train_pairs()
+      << " training pairs in " << corpus->shard_paths().size() << " shards, "
       << dev.sources.size()
-      << " dev pairs; vocabularies: " << checkpoint.source_vocabulary.size()
-      << " source, " << checkpoint.target_vocabulary.size()
-      << " target tokens\n";
+      << " dev pairs; vocabularies: " << vocabularies.source.size()
+      << " source, " << vocabularies.target.size() << " target tokens\n";
   // How much of the dev text each side's vocabulary misses: the figure to
   // compare tokenizers by, beside BLEU.
-  auto unknown_percent = [](const std::vector<std::vector<int64_t>>& rows) {
-    int64_t unknown = 0;
-    int64_t total = 0;
-    for (const std::vector<int64_t>& row : rows) {
-      for (int64_t id : row) unknown += id == Vocabulary::kUnkId;
-      total += static_cast<int64_t>(row.size());
-    }
-    return total > 0 ? 100.0 * static_cast<double>(unknown) / total : 0.0;
-  };
   log << "data: dev tokens unknown to the vocabularies: "
-      << unknown_percent(dev.sources) << "% source, "
-      << unknown_percent(dev.targets) << "% target\n";
+      << manifest.value("dev_unknown_source_percent", 0.0) << "% source, "
+      << manifest.value("dev_unknown_target_percent", 0.0) << "% target\n";
 }
 
 void Trainer::State::BuildModel() {
@@ -456,8 +424,6 @@ void Trainer::State::BuildModel() {
   config.target_vocab_size = checkpoint.target_vocabulary.size();
   checkpoint.model = Transformer(config);
   checkpoint.model->to(device);
-  checkpoint.source_language = options.source_language;
-  checkpoint.target_language = options.target_language;
   optimizer = std::make_unique<torch::optim::Adam>(
       checkpoint.model->parameters(),
       torch::optim::AdamOptions(0.0).betas({0.9, 0.98}).eps(1e-9));
@@ -472,12 +438,13 @@ void Trainer::State::BuildModel() {
 void Trainer::State::Resume() {
   const std::string last = (fs::path(options.out_dir) / "last").string();
   Checkpoint saved = LoadCheckpoint(last, device);
-  checkpoint.source_vocabulary = saved.source_vocabulary;
-  checkpoint.target_vocabulary = saved.target_vocabulary;
-  checkpoint.source_subwords = saved.source_subwords;
-  checkpoint.target_subwords = saved.target_subwords;
+  CorpusVocabularies vocabularies;
+  vocabularies.source = saved.source_vocabulary;
+  vocabularies.target = saved.target_vocabulary;
+  vocabularies.source_subwords = saved.source_subwords;
+  vocabularies.target_subwords = saved.target_subwords;
   options.model = saved.model->config();
-  ReadData();
+  OpenData(&vocabularies);
   BuildModel();
   {
     torch::NoGradGuard no_grad;
@@ -492,19 +459,40 @@ void Trainer::State::Resume() {
   epoch = training.at("epoch").get<int64_t>();
   best_dev_bleu = training.value("best_dev_bleu", -1.0);
   resumed_seconds = training.value("training_seconds", 0.0);
+  // Saves from before step reports were all at epoch ends.
+  epoch_complete = training.value("epoch_complete", true);
+  if (!epoch_complete) {
+    StartEpochBatches(training.value("epoch_batches", int64_t{0}));
+  }
   log << "resumed from " << last << " at epoch " << epoch << ", step " << step
+      << (epoch_complete ? ""
+                         : " (within the epoch, after " +
+                               std::to_string(epoch_batches) + " batches)")
       << "\n";
 }
 
+void Trainer::State::StartEpochBatches(int64_t skip) {
+  // The same seed on every rank and in a resumed run: the same batches.
+  batches.emplace(corpus->shard_paths(), options.batch_tokens,
+                  options.shuffle_window, options.seed * 1000003 + epoch);
+  TrainingBatch skipped;
+  for (epoch_batches = 0; epoch_batches < skip; ++epoch_batches) {
+    if (!batches->Next(&skipped, /*with_ids=*/false)) break;
+  }
+}
+
 void Trainer::State::ShowProgress(double loss, double lr,
-                                  double tokens_per_second, int64_t batch_index,
-                                  int64_t batches, bool write_json) {
+                                  double tokens_per_second, bool write_json) {
   const double elapsed = ElapsedSeconds();
+  const double epoch_share =
+      batches ? static_cast<double>(batches->pairs_read()) /
+                    std::max<int64_t>(corpus->train_pairs(), 1)
+              : 0.0;
   double eta = 0;
   if (options.max_minutes > 0) {
     eta = std::max(0.0, options.max_minutes * 60.0 - elapsed);
   } else {
-    const double done = epoch - 1 + double(batch_index) / batches;
+    const double done = static_cast<double>(epoch - 1) + epoch_share;
     const double total = static_cast<double>(options.epochs);
     if (done > 0) eta = elapsed / done * (total - done);
   }
@@ -522,11 +510,10 @@ void Trainer::State::ShowProgress(double loss, double lr,
   }
   if (options.show_progress && isatty(fileno(stderr))) {
     std::fprintf(stderr,
-                 "\repoch %lld step %lld (%lld/%lld) loss %.3f lr %.2e "
+                 "\repoch %lld (%.1f%%) step %lld loss %.3f lr %.2e "
                  "%.0f tok/s ETA %.0fs   ",
-                 static_cast<long long>(epoch), static_cast<long long>(step),
-                 static_cast<long long>(batch_index),
-                 static_cast<long long>(batches), loss, lr, tokens_per_second,
+                 static_cast<long long>(epoch), 100.0 * epoch_share,
+                 static_cast<long long>(step), loss, lr, tokens_per_second,
                  eta);
     std::fflush(stderr);
   }
@@ -545,36 +532,39 @@ void Trainer::State::SumGradients(
   group->SumInPlace(gradients);
 }
 
-double Trainer::State::TrainEpoch(double* tokens_per_second) {
-  std::mt19937_64 rng(options.seed * 1000003 + epoch);
-  std::vector<PairLength> lengths;
-  for (size_t i = 0; i < train.sources.size(); ++i) {
-    lengths.push_back({static_cast<int64_t>(train.sources[i].size()) + 1,
-                       static_cast<int64_t>(train.targets[i].size()) + 1});
-  }
-  // Every rank makes the same batches (same data, same seed) and takes its
-  // share of each step: a step is `per_step` consecutive batches, rank r
-  // takes accumulate_batches of them from r × accumulate_batches on.
-  const auto batches = MakeTokenBatches(lengths, options.batch_tokens, rng);
-  const auto size = static_cast<int64_t>(batches.size());
+Pause Trainer::State::TrainUntilPause() {
+  // Every rank walks the same batches and takes its share of each step: a
+  // step is accumulate × world size consecutive batches, rank r trains
+  // accumulate of them from r × accumulate on.
   const int64_t accumulate = options.accumulate_batches;
   const int64_t per_step = accumulate * (group ? group->world_size() : 1);
   const int64_t rank = group ? group->rank() : 0;
   checkpoint.model->train();
   const std::vector<torch::Tensor> parameters = checkpoint.model->parameters();
-  double loss_sum = 0;
-  int64_t token_sum = 0;       // This rank's, for its loss.
-  int64_t trained_tokens = 0;  // Every rank's, for the rate.
-  const Clock::time_point epoch_start = Clock::now();
-  for (int64_t first = 0; first < size; first += per_step) {
-    const int64_t step_end = std::min(size, first + per_step);
+  std::vector<TrainingBatch> mine;
+  while (true) {
+    mine.clear();
     // The loss is summed over the step's target tokens, every rank's, and
     // divided by their count: the gradient of the mean over the whole step,
     // whichever rank computed which part of it.
     int64_t step_tokens = 0;
-    for (int64_t b = first; b < step_end; ++b) {
-      for (int64_t pair : batches[b]) step_tokens += lengths[pair].target;
+    int64_t step_batches = 0;
+    for (; step_batches < per_step; ++step_batches) {
+      const bool is_mine = step_batches / accumulate == rank;
+      TrainingBatch batch;
+      if (!batches->Next(&batch, is_mine)) break;
+      step_tokens += batch.target_tokens;
+      if (is_mine) mine.push_back(std::move(batch));
     }
+    if (step_batches == 0) {
+      batches.reset();
+      epoch_complete = true;
+      if (options.show_progress && isatty(fileno(stderr))) {
+        std::fputs("\n", stderr);
+      }
+      return Pause::kEpochEnd;
+    }
+    epoch_batches += step_batches;
     ++step;
     const double lr = NoamLearningRate(step, options.model.d_model,
                                        options.warmup_steps, options.lr_factor);
@@ -582,36 +572,49 @@ double Trainer::State::TrainEpoch(double* tokens_per_second) {
       static_cast<torch::optim::AdamOptions&>(param_group.options()).lr(lr);
     }
     optimizer->zero_grad();
-    const int64_t mine = std::min(step_end, first + rank * accumulate);
-    for (int64_t b = mine; b < std::min(step_end, mine + accumulate); ++b) {
-      TensorBatch batch = MakeTensorBatch(train, batches[b], device);
+    for (const TrainingBatch& batch : mine) {
+      TensorBatch tensors =
+          MakeTensorBatch(batch.sources, batch.targets, device);
       torch::Tensor loss =
-          BatchLoss(*checkpoint.model, batch, options.label_smoothing);
+          BatchLoss(*checkpoint.model, tensors, options.label_smoothing);
       (loss / static_cast<double>(step_tokens)).backward();
       loss_sum += loss.item<double>();
-      token_sum += batch.target_tokens;
+      token_sum += tensors.target_tokens;
     }
     trained_tokens += step_tokens;
     if (group) SumGradients(parameters);
     optimizer->step();
+    if (!first_step_logged) {
+      first_step_logged = true;
+      log << "training: first step done " << ElapsedSeconds() - resumed_seconds
+          << " s after start\n";
+    }
     const double seconds =
-        std::chrono::duration<double>(Clock::now() - epoch_start).count();
-    *tokens_per_second = trained_tokens / std::max(seconds, 1e-9);
-    ShowProgress(token_sum ? loss_sum / token_sum : 0.0, lr, *tokens_per_second,
-                 step_end, size, leads() && step % kLogEverySteps == 0);
-    if (StopNow()) break;
+        std::chrono::duration<double>(Clock::now() - report_start).count();
+    ShowProgress(token_sum ? loss_sum / token_sum : 0.0, lr,
+                 trained_tokens / std::max(seconds, 1e-9),
+                 leads() && step % kLogEverySteps == 0);
+    if (StopNow()) return Pause::kBudget;
+    if (options.max_steps > 0 && step >= options.max_steps) {
+      return Pause::kMaxSteps;
+    }
+    if (options.validate_every_steps > 0 &&
+        step % options.validate_every_steps == 0) {
+      return Pause::kStepReport;
+    }
   }
-  if (options.show_progress && isatty(fileno(stderr))) std::fputs("\n", stderr);
-  return token_sum ? loss_sum / token_sum : 0.0;
 }
 
-EpochReport Trainer::State::Validate(double train_loss,
-                                     double tokens_per_second) {
+EpochReport Trainer::State::Validate() {
   EpochReport report;
   report.epoch = epoch;
   report.step = step;
-  report.train_loss = train_loss;
-  report.tokens_per_second = tokens_per_second;
+  report.train_loss = token_sum ? loss_sum / token_sum : 0.0;
+  report.tokens_per_second =
+      trained_tokens /
+      std::max(
+          std::chrono::duration<double>(Clock::now() - report_start).count(),
+          1e-9);
   TransformerImpl& model = *checkpoint.model;
   model.eval();
 
@@ -622,17 +625,21 @@ EpochReport Trainer::State::Validate(double train_loss,
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     return dev.sources[a].size() < dev.sources[b].size();
   });
-  double loss_sum = 0;
-  int64_t token_sum = 0;
+  double dev_loss_sum = 0;
+  int64_t dev_tokens = 0;
   for (size_t begin = 0; begin < order.size(); begin += kDevBatchSize) {
     const size_t end = std::min(order.size(), begin + kDevBatchSize);
-    std::vector<int64_t> batch(order.begin() + begin, order.begin() + end);
+    std::vector<std::vector<int64_t>> sources, targets;
+    for (size_t i = begin; i < end; ++i) {
+      sources.push_back(dev.sources[order[i]]);
+      targets.push_back(dev.targets[order[i]]);
+    }
     torch::NoGradGuard no_grad;
-    TensorBatch tensors = MakeTensorBatch(dev, batch, device);
-    loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
-    token_sum += tensors.target_tokens;
+    TensorBatch tensors = MakeTensorBatch(sources, targets, device);
+    dev_loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
+    dev_tokens += tensors.target_tokens;
   }
-  report.dev_loss = loss_sum / std::max<int64_t>(token_sum, 1);
+  report.dev_loss = dev_loss_sum / std::max<int64_t>(dev_tokens, 1);
 
   report.dev_bleu = DevBleu(checkpoint);
   report.elapsed_seconds = ElapsedSeconds();
@@ -644,7 +651,7 @@ double Trainer::State::DevBleu(const Checkpoint& model) {
   const CorpusTranslation translation =
       TranslateCorpus(*translator, dev.texts, kDevBatchSize, /*beam_size=*/1);
   return ScoreCorpus(translation.hypotheses, dev.references,
-                     options.target_language)
+                     checkpoint.target_language)
       .bleu.score;
 }
 
@@ -652,15 +659,22 @@ void Trainer::State::Save(const EpochReport& report) {
   const bool best = report.dev_bleu > best_dev_bleu;
   if (best) best_dev_bleu = report.dev_bleu;
   checkpoint.training = {
-      {"train", options.train_path},
-      {"dev", options.dev_path},
+      {"train", options.data_dir.empty()
+                    ? options.corpus.train_path
+                    : corpus->manifest().value("train", "")},
+      {"dev", options.data_dir.empty() ? options.corpus.dev_path
+                                       : corpus->manifest().value("dev", "")},
+      {"data", corpus->directory()},
       {"epoch", epoch},
+      {"epoch_complete", epoch_complete},
+      {"epoch_batches", epoch_batches},
       {"step", step},
       {"dev_bleu", report.dev_bleu},
       {"dev_loss", report.dev_loss},
       {"best_dev_bleu", best_dev_bleu},
       {"training_seconds", report.elapsed_seconds},
       {"batch_tokens", options.batch_tokens},
+      {"shuffle_window", options.shuffle_window},
       {"warmup_steps", options.warmup_steps},
       {"lr_factor", options.lr_factor},
       {"label_smoothing", options.label_smoothing},
@@ -677,19 +691,45 @@ void Trainer::State::Save(const EpochReport& report) {
     result.best_checkpoint = (out / "best").string();
     SaveCheckpoint(checkpoint, result.best_checkpoint);
   }
-  if (options.average_last > 1) KeepEpoch();
+  if (options.average_last > 1) KeepSave();
 }
 
-void Trainer::State::KeepEpoch() {
+void Trainer::State::KeepSave() {
   const fs::path kept = fs::path(options.out_dir) / "epochs";
   char name[32];
-  std::snprintf(name, sizeof(name), "epoch-%04lld",
-                static_cast<long long>(epoch));
+  std::snprintf(name, sizeof(name), "step-%010lld",
+                static_cast<long long>(step));
   SaveCheckpoint(checkpoint, (kept / name).string());
   // Drop all but the newest average_last.
   const std::vector<std::string> saves = EpochSaves(kept);
   const size_t keep = static_cast<size_t>(options.average_last);
   for (size_t i = 0; i + keep < saves.size(); ++i) fs::remove_all(saves[i]);
+}
+
+void Trainer::State::Report() {
+  EpochReport report = Validate();
+  Save(report);
+  result.epochs.push_back(report);
+  result.best_dev_bleu = best_dev_bleu;
+  json_log << nlohmann::json{{"event", "epoch"},
+                             {"epoch", report.epoch},
+                             {"epoch_complete", epoch_complete},
+                             {"step", report.step},
+                             {"train_loss", report.train_loss},
+                             {"dev_loss", report.dev_loss},
+                             {"dev_bleu", report.dev_bleu},
+                             {"tokens_per_second", report.tokens_per_second},
+                             {"elapsed_seconds", report.elapsed_seconds}}
+                  .dump()
+           << "\n";
+  json_log.flush();
+  log << std::fixed << std::setprecision(3) << "epoch " << report.epoch
+      << (epoch_complete ? "" : " (in progress)") << " step " << report.step
+      << " train_loss " << report.train_loss << " dev_loss " << report.dev_loss
+      << std::setprecision(2) << " dev_bleu " << report.dev_bleu
+      << std::setprecision(0) << " " << report.tokens_per_second << " tok/s "
+      << report.elapsed_seconds << "s\n"
+      << std::defaultfloat << std::setprecision(6);
 }
 
 Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {
@@ -737,7 +777,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
   if (resuming) {
     state.Resume();
   } else {
-    state.ReadData();
+    state.OpenData(nullptr);
     state.BuildModel();
   }
   if (state.group) {
@@ -748,37 +788,30 @@ TrainingResult Trainer::Run(std::ostream& log) {
     torch::manual_seed(options_.seed + 1000003 * state.group->rank());
   }
   state.result.best_dev_bleu = std::max(state.best_dev_bleu, 0.0);
-  while (state.epoch < options_.epochs && !state.StopNow()) {
-    ++state.epoch;
-    double tokens_per_second = 0;
-    const double train_loss = state.TrainEpoch(&tokens_per_second);
-    const bool last_epoch = state.epoch == options_.epochs || state.StopNow();
-    if (!state.leads() ||
-        (state.epoch % options_.validate_every_epochs != 0 && !last_epoch)) {
-      continue;
+  state.report_start = Clock::now();
+  while (!state.StopNow() &&
+         (options_.max_steps == 0 || state.step < options_.max_steps)) {
+    if (state.epoch_complete) {
+      if (state.epoch >= options_.epochs) break;
+      ++state.epoch;
+      state.epoch_complete = false;
+      state.StartEpochBatches(0);
     }
-    EpochReport report = state.Validate(train_loss, tokens_per_second);
-    state.Save(report);
-    state.result.epochs.push_back(report);
-    state.result.best_dev_bleu = state.best_dev_bleu;
-    state.json_log
-        << nlohmann::json{{"event", "epoch"},
-                          {"epoch", report.epoch},
-                          {"step", report.step},
-                          {"train_loss", report.train_loss},
-                          {"dev_loss", report.dev_loss},
-                          {"dev_bleu", report.dev_bleu},
-                          {"tokens_per_second", report.tokens_per_second},
-                          {"elapsed_seconds", report.elapsed_seconds}}
-               .dump()
-        << "\n";
-    state.json_log.flush();
-    log << std::fixed << std::setprecision(3) << "epoch " << report.epoch
-        << " step " << report.step << " train_loss " << report.train_loss
-        << " dev_loss " << report.dev_loss << std::setprecision(2)
-        << " dev_bleu " << report.dev_bleu << std::setprecision(0) << " "
-        << report.tokens_per_second << " tok/s " << report.elapsed_seconds
-        << "s\n";
+    const Pause pause = state.TrainUntilPause();
+    const bool last = pause == Pause::kBudget || pause == Pause::kMaxSteps ||
+                      (pause == Pause::kEpochEnd &&
+                       (state.epoch == options_.epochs || state.StopNow()));
+    const bool report = last || pause == Pause::kStepReport ||
+                        (pause == Pause::kEpochEnd &&
+                         state.epoch % options_.validate_every_epochs == 0);
+    if (report) {
+      if (state.leads()) state.Report();
+      state.loss_sum = 0;
+      state.token_sum = 0;
+      state.trained_tokens = 0;
+      state.report_start = Clock::now();
+    }
+    if (last) break;
   }
   if (options_.average_last > 1 && state.leads()) state.AverageKeptEpochs(log);
   state.result.best_checkpoint = (fs::path(options_.out_dir) / "best").string();

@@ -7,21 +7,29 @@
 #include <vector>
 
 #include "common/model/model_config.h"
+#include "trainer/corpus_preparation.h"
 #include "trainer/rendezvous.h"
 
 namespace fanyi {
 
 // Settings of one training run, validated by Trainer's constructor.
 struct TrainingOptions {
-  std::string train_path;              // TSV of source<TAB>target pairs.
-  std::string dev_path;                // TSV for validation; required.
-  std::string out_dir;                 // Gets best/, last/ and train_log.jsonl.
-  std::string source_language = "en";  // Picks the source tokenizer.
-  std::string target_language = "zh";  // Picks the target tokenizer.
-  ModelConfig model;                   // Vocabulary sizes are filled in.
-  int64_t epochs = 100;                // Upper bound on passes over the data.
-  double max_minutes = 0;              // Wall-clock budget; 0 = no budget.
-  int64_t batch_tokens = 2048;         // Rows × longest side per batch.
+  // The corpus, as raw text (prepared into out_dir/data/ first) ...
+  PreparationOptions corpus;  // Its max_tokens and threads are the run's:
+                              // model.max_positions - 1 and `threads`.
+  // ... or as a directory that fanyi-prepare wrote (then corpus.train_path
+  // and corpus.dev_path stay empty, and the corpus's settings apply).
+  std::string data_dir;
+  std::string out_dir;          // Gets best/, last/ and train_log.jsonl.
+  ModelConfig model;            // Vocabulary sizes are filled in.
+  int64_t epochs = 100;         // Upper bound on passes over the data.
+  int64_t max_steps = 0;        // Upper bound on optimizer steps; 0 = none.
+  double max_minutes = 0;       // Wall-clock budget; 0 = no budget.
+  int64_t batch_tokens = 2048;  // Rows × longest side per batch.
+  // Pairs whose batches are made and shuffled together: the shards are
+  // read in a shuffled order, this many pairs at a time
+  // (trainer/training_batches.h). Memory grows with it.
+  int64_t shuffle_window = 1000000;
   // Batches whose gradients are summed into one optimizer step, per rank:
   // a step takes accumulate_batches × world size batches in all.
   int64_t accumulate_batches = 1;
@@ -32,27 +40,13 @@ struct TrainingOptions {
   // How long a rank waits for the others in a collective (or to join)
   // before it fails: a rank that died makes the rest exit, never hang.
   double collective_timeout_minutes = 30;
-  int64_t warmup_steps = 800;    // Linear warm-up of the learning rate.
-  double lr_factor = 2.0;        // Scales the paper's schedule.
-  double label_smoothing = 0.1;  // Mass spread over the other tokens.
-  // Rarer tokens become <unk>; 2 so that <unk> itself is trained (words seen
-  // once stand for the words a user sends that training never saw).
-  int64_t vocab_min_count = 2;
-  // The script the Chinese side is normalized to before training:
-  // "simplified" (OpenCC), or "keep" to train on the corpus as it is.
-  std::string target_script = "simplified";
-  // Replace numbers, codes, URLs and copied Latin words that both sides of
-  // a pair share with placeholders (text/placeholders.h), so that the model
-  // learns to carry them across.
-  bool placeholders = true;
-  int64_t vocab_max_size = 0;  // Including specials; 0 = unlimited.
-  // SentencePiece subword vocabularies (trainer/subword_training.h): the
-  // pieces of a unigram model trained on each side's training text, cased;
-  // 0 = words for the source side and characters for Chinese, as before.
-  // Resuming keeps the models of the run.
-  int source_subwords = 0;
-  int target_subwords = 0;
+  int64_t warmup_steps = 800;         // Linear warm-up of the learning rate.
+  double lr_factor = 2.0;             // Scales the paper's schedule.
+  double label_smoothing = 0.1;       // Mass spread over the other tokens.
   int64_t validate_every_epochs = 1;  // Dev loss/BLEU and saves every N.
+  // Also every N optimizer steps (an epoch of a large corpus takes hours);
+  // 0 = at epoch ends only.
+  int64_t validate_every_steps = 0;
   int64_t average_last = 5;     // Keep the last N saves in epochs/ and, when
                                 // training ends, write their average to
                                 // averaged/ (best/ too if it scores higher on
@@ -60,23 +54,27 @@ struct TrainingOptions {
   int threads = 0;              // Intra-op threads; 0 = all cores.
   std::string device = "auto";  // auto, cpu or cuda.
   uint64_t seed = 1;            // Seeds weights, dropout and batching.
-  bool resume = false;          // Continue the run in out_dir (from its last/);
-                        // starts one when out_dir holds none. Without it,
-                        // an out_dir holding a run is refused.
+  // Continue the run in out_dir from its last/, mid-epoch if it stopped
+  // there; starts one when out_dir holds none. Without it, an out_dir
+  // holding a run is refused.
+  bool resume = false;
   bool show_progress = true;  // Progress line on a terminal.
 
   // Throws std::invalid_argument naming the first bad field.
   void Validate() const;
 };
 
-// Figures of one validation pass.
+// Figures of one validation pass (at an epoch's end, every
+// validate_every_steps steps, or when training stops).
 struct EpochReport {
-  int64_t epoch = 0;
+  int64_t epoch = 0;  // The epoch in progress or just ended.
   int64_t step = 0;
-  double train_loss = 0;         // Mean per target token, label-smoothed.
+  double train_loss = 0;         // Mean per target token since the last report,
+                                 // label-smoothed.
   double dev_loss = 0;           // Mean per target token, no smoothing.
   double dev_bleu = 0;           // Corpus BLEU of greedy translations.
-  double tokens_per_second = 0;  // Target tokens trained per second.
+  double tokens_per_second = 0;  // Target tokens trained per second since
+                                 // the last report, every rank's.
   double elapsed_seconds = 0;
 };
 

@@ -15,28 +15,30 @@ namespace {
 
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
-// Removes IsSpace characters (ASCII and Unicode spaces) at both ends of
-// valid UTF-8 text.
-std::string Trim(std::string_view text) {
-  const std::u32string decoded = DecodeUtf8(text);
+// Removes IsSpace characters (ASCII and Unicode spaces) at both ends.
+std::u32string_view Trim(std::u32string_view text) {
   std::size_t begin = 0;
-  std::size_t end = decoded.size();
-  while (begin < end && IsSpace(decoded[begin])) ++begin;
-  while (end > begin && IsSpace(decoded[end - 1])) --end;
-  return EncodeUtf8(std::u32string_view(decoded).substr(begin, end - begin));
+  std::size_t end = text.size();
+  while (begin < end && IsSpace(text[begin])) ++begin;
+  while (end > begin && IsSpace(text[end - 1])) --end;
+  return text.substr(begin, end - begin);
 }
 
 // Returns an empty string and fills `pair` for a usable line, or the reason
-// the line is skipped.
+// the line is skipped. The line is decoded once: this runs for every line
+// of corpora of millions.
 std::string ParseLine(std::string_view line, SentencePair* pair) {
-  if (Trim(line).empty()) return "empty line";
-  const std::size_t tab = line.find('\t');
-  if (tab == std::string_view::npos) return "no tab";
-  const std::size_t second_tab = line.find('\t', tab + 1);
-  pair->source = Trim(line.substr(0, tab));
-  pair->target = Trim(line.substr(tab + 1, second_tab == std::string_view::npos
-                                               ? std::string_view::npos
-                                               : second_tab - tab - 1));
+  const std::u32string decoded = DecodeUtf8(line);  // Throws on bad bytes.
+  const std::u32string_view text = decoded;
+  if (Trim(text).empty()) return "empty line";
+  const std::size_t tab = text.find(U'\t');
+  if (tab == std::u32string_view::npos) return "no tab";
+  const std::size_t second_tab = text.find(U'\t', tab + 1);
+  pair->source = EncodeUtf8(Trim(text.substr(0, tab)));
+  pair->target = EncodeUtf8(
+      Trim(text.substr(tab + 1, second_tab == std::u32string_view::npos
+                                    ? std::u32string_view::npos
+                                    : second_tab - tab - 1)));
   if (pair->source.empty()) return "empty source";
   if (pair->target.empty()) return "empty target";
   return "";
@@ -44,41 +46,51 @@ std::string ParseLine(std::string_view line, SentencePair* pair) {
 
 }  // namespace
 
-ParallelCorpus ReadParallelTsv(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw std::runtime_error("cannot open parallel corpus file " + path + ": " +
-                             std::strerror(errno));
+ParallelTsvReader::ParallelTsvReader(std::string path)
+    : path_(std::move(path)), file_(path_, std::ios::binary) {
+  if (!file_) {
+    throw std::runtime_error("cannot open parallel corpus file " + path_ +
+                             ": " + std::strerror(errno));
   }
-  ParallelCorpus corpus;
+}
+
+bool ParallelTsvReader::Read(int64_t max_lines, ParallelCorpus* chunk) {
   std::string line;
-  int64_t line_number = 0;
-  while (std::getline(file, line)) {
-    ++line_number;
+  int64_t read = 0;
+  while (read < max_lines && std::getline(file_, line)) {
+    ++read;
+    ++line_number_;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::string_view view = line;
-    if (line_number == 1 &&
+    if (line_number_ == 1 &&
         view.substr(0, kByteOrderMark.size()) == kByteOrderMark) {
       view.remove_prefix(kByteOrderMark.size());
     }
     SentencePair pair;
-    pair.line_number = line_number;
+    pair.line_number = line_number_;
     std::string reason;
     try {
-      DecodeUtf8(line);  // validates; its message names the byte
       reason = ParseLine(view, &pair);
     } catch (const std::invalid_argument& e) {
       reason = e.what();
     }
     if (reason.empty()) {
-      corpus.pairs.push_back(std::move(pair));
+      chunk->pairs.push_back(std::move(pair));
     } else {
-      corpus.bad_lines.push_back({line_number, std::move(reason)});
+      chunk->bad_lines.push_back({line_number_, std::move(reason)});
     }
   }
-  if (file.bad()) {
+  if (file_.bad()) {
     throw std::runtime_error("error while reading parallel corpus file " +
-                             path + ": " + std::strerror(errno));
+                             path_ + ": " + std::strerror(errno));
+  }
+  return read > 0;
+}
+
+ParallelCorpus ReadParallelTsv(const std::string& path) {
+  ParallelTsvReader reader(path);
+  ParallelCorpus corpus;
+  while (reader.Read(int64_t{1} << 20, &corpus)) {
   }
   return corpus;
 }

@@ -3,6 +3,7 @@
 #define FANYI_COMMON_TEXT_PARALLEL_CORPUS_H_
 
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,28 @@ struct ParallelCorpus {
   std::vector<BadLine> bad_lines;
 };
 
-// Reads a UTF-8 TSV file of source<TAB>target lines. A trailing '\r', a
+// Reads a UTF-8 TSV file of source<TAB>target lines a chunk at a time, so
+// that a corpus of any size is read in bounded memory. A trailing '\r', a
 // leading byte-order mark and columns after the second are ignored (Tatoeba
 // files carry an attribution column); whitespace around each side is
-// trimmed. Throws std::runtime_error naming the file if it cannot be read.
+// trimmed.
+class ParallelTsvReader {
+ public:
+  // Opens `path`; throws std::runtime_error naming the file.
+  explicit ParallelTsvReader(std::string path);
+
+  // Reads up to `max_lines` more lines into `chunk` (appended to it);
+  // returns false when the file had no line left. Throws
+  // std::runtime_error naming the file on a read error.
+  bool Read(int64_t max_lines, ParallelCorpus* chunk);
+
+ private:
+  std::string path_;
+  std::ifstream file_;
+  int64_t line_number_ = 0;  // Of the last line read.
+};
+
+// Reads a whole TSV file as ParallelTsvReader does.
 ParallelCorpus ReadParallelTsv(const std::string& path);
 
 }  // namespace fanyi

@@ -71,6 +71,18 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens)
 Vocabulary Vocabulary::Build(
     const std::vector<std::vector<std::string>>& sentences, int64_t min_count,
     int64_t max_size) {
+  std::unordered_map<std::string, int64_t> counts;
+  for (const std::vector<std::string>& sentence : sentences) {
+    for (const std::string& token : sentence) {
+      if (!token.empty()) ++counts[token];
+    }
+  }
+  return FromCounts(std::move(counts), min_count, max_size);
+}
+
+Vocabulary Vocabulary::FromCounts(
+    std::unordered_map<std::string, int64_t> counts, int64_t min_count,
+    int64_t max_size) {
   const int64_t special_count = static_cast<int64_t>(SpecialTokens().size());
   if (min_count < 0) {
     throw std::invalid_argument("vocabulary min_count must be >= 0, got " +
@@ -82,12 +94,7 @@ Vocabulary Vocabulary::Build(
         std::to_string(special_count) + " (the special tokens), got " +
         std::to_string(max_size));
   }
-  std::unordered_map<std::string, int64_t> counts;
-  for (const std::vector<std::string>& sentence : sentences) {
-    for (const std::string& token : sentence) {
-      if (!token.empty()) ++counts[token];
-    }
-  }
+  counts.erase("");
   for (const std::string& special : SpecialTokens()) counts.erase(special);
 
   std::vector<std::pair<std::string, int64_t>> entries;

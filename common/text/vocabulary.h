@@ -31,6 +31,11 @@ class Vocabulary {
       const std::vector<std::vector<std::string>>& sentences, int64_t min_count,
       int64_t max_size);
 
+  // The same from counts of tokens already made (a corpus counted in
+  // parallel, chunk by chunk).
+  static Vocabulary FromCounts(std::unordered_map<std::string, int64_t> counts,
+                               int64_t min_count, int64_t max_size);
+
   // Reads a vocabulary file; throws std::runtime_error naming the file and
   // the problem.
   static Vocabulary Load(const std::string& path);

@@ -1,0 +1,253 @@
+// Corpus preparation (trainer/corpus_preparation.h), its shards and the
+// batches streamed from them: every usable pair lands in a shard once, as
+// the ids its tokens map to, the same on any thread count; bad and long
+// lines are left out and counted; damaged files are refused naming them; an
+// epoch's batches hold every pair once, the same for the same seed, across
+// shuffling windows smaller than the corpus.
+#include "trainer/corpus_preparation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/text/parallel_corpus.h"
+#include "common/text/tokenizer.h"
+#include "tests/test_util.h"
+#include "trainer/token_shard.h"
+#include "trainer/training_batches.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+using IdPair = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+
+// Every pair of the corpus's shards, in the order they were written.
+std::vector<IdPair> ShardPairs(const PreparedCorpus& corpus) {
+  std::vector<IdPair> pairs;
+  for (const std::string& path : corpus.shard_paths()) {
+    const TokenShard shard = TokenShard::Read(path);
+    for (int64_t i = 0; i < shard.size(); ++i) {
+      const IdSpan source = shard.source(i);
+      const IdSpan target = shard.target(i);
+      pairs.emplace_back(
+          std::vector<int64_t>(source.data, source.data + source.size),
+          std::vector<int64_t>(target.data, target.data + target.size));
+    }
+  }
+  return pairs;
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// dev_mini.tsv as it is (no script conversion, no placeholders), so that
+// the test can tokenize it the plain way and compare.
+PreparationOptions PlainOptions() {
+  PreparationOptions options;
+  options.train_path = testing_util::SharedDataPath("en-zh/dev_mini.tsv");
+  options.dev_path = options.train_path;
+  options.target_script = "keep";
+  options.placeholders = false;
+  options.vocab_min_count = 1;
+  options.shard_pairs = 45;
+  options.threads = 1;
+  return options;
+}
+
+TEST(CorpusPreparationTest, ShardsHoldEveryPairAsItsTokensIdsOnAnyThreadCount) {
+  const std::string directory = testing_util::MakeTempDir("prepare_plain");
+  PreparationOptions options = PlainOptions();
+  std::ostringstream log;
+  const PreparedCorpus one = PrepareCorpus(options, directory + "/one", log);
+  options.threads = 2;
+  const PreparedCorpus two = PrepareCorpus(options, directory + "/two", log);
+
+  // The plain way: tokenize every pair, build the vocabularies from all of
+  // them, map each pair to ids.
+  const ParallelCorpus corpus = ReadParallelTsv(options.train_path);
+  const Tokenizer source_tokenizer("en"), target_tokenizer("zh");
+  std::vector<std::vector<std::string>> sources, targets;
+  for (const SentencePair& pair : corpus.pairs) {
+    sources.push_back(source_tokenizer.Tokenize(pair.source));
+    targets.push_back(target_tokenizer.Tokenize(pair.target));
+  }
+  CorpusVocabularies expected;
+  expected.source = Vocabulary::Build(sources, 1, 0);
+  expected.target = Vocabulary::Build(targets, 1, 0);
+  EXPECT_TRUE(one.vocabularies() == expected);
+  std::vector<IdPair> expected_pairs;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    expected_pairs.emplace_back(expected.source.Encode(sources[i]),
+                                expected.target.Encode(targets[i]));
+  }
+  EXPECT_EQ(ShardPairs(one), expected_pairs);
+  EXPECT_EQ(one.train_pairs(), static_cast<int64_t>(corpus.pairs.size()));
+  // 200 pairs, 45 a shard.
+  EXPECT_EQ(one.shard_paths().size(), 5u);
+
+  // Two threads write the same bytes.
+  ASSERT_EQ(two.shard_paths().size(), one.shard_paths().size());
+  for (size_t i = 0; i < one.shard_paths().size(); ++i) {
+    EXPECT_EQ(FileBytes(one.shard_paths()[i]), FileBytes(two.shard_paths()[i]))
+        << one.shard_paths()[i];
+  }
+  EXPECT_TRUE(two.vocabularies() == one.vocabularies());
+
+  // The dev set: the same pairs, with their texts.
+  const DevSet dev = one.ReadDev();
+  ASSERT_EQ(dev.sources.size(), corpus.pairs.size());
+  EXPECT_EQ(dev.sources[7], expected_pairs[7].first);
+  EXPECT_EQ(dev.texts[7], corpus.pairs[7].source);
+  EXPECT_EQ(dev.references[7], corpus.pairs[7].target);
+}
+
+TEST(CorpusPreparationTest, BadAndLongLinesAreLeftOutAndCounted) {
+  const std::string directory = testing_util::MakeTempDir("prepare_bad");
+  const std::string train = directory + "/train.tsv";
+  {
+    std::ofstream out(train);
+    out << "Hello.\t你好。\n"
+        << "no tab here\n"
+        << "Bad \xff bytes\t坏\n"
+        << "one two three four five six seven\t一二三四五六七\n"
+        << "Thank you.\t謝謝。\n";
+  }
+  PreparationOptions options;
+  options.train_path = train;
+  options.dev_path = train;
+  options.vocab_min_count = 1;
+  options.max_tokens = 5;
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(options, directory + "/prepared", log);
+  EXPECT_EQ(corpus.train_pairs(), 2);
+  EXPECT_EQ(corpus.manifest()["skipped_lines"], 2);
+  EXPECT_EQ(corpus.manifest()["too_long_pairs"], 1);
+  EXPECT_NE(log.str().find(":2: skipped: no tab"), std::string::npos)
+      << log.str();
+  // The Chinese side in Simplified script.
+  EXPECT_EQ(corpus.target_script(), "simplified");
+  EXPECT_GE(corpus.vocabularies().target.Id("谢"), 4);
+  EXPECT_EQ(corpus.vocabularies().target.Id("謝"), Vocabulary::kUnkId);
+  // Dev pairs are cut to max_tokens, not left out.
+  const DevSet dev = corpus.ReadDev();
+  ASSERT_EQ(dev.sources.size(), 3u);
+  EXPECT_EQ(dev.sources[1].size(), 5u);
+}
+
+TEST(CorpusPreparationTest, GivenVocabulariesAreKept) {
+  const std::string directory = testing_util::MakeTempDir("prepare_fixed");
+  PreparationOptions options = PlainOptions();
+  std::ostringstream log;
+  const PreparedCorpus first = PrepareCorpus(options, directory + "/a", log);
+  CorpusVocabularies small;
+  small.source = Vocabulary({"<pad>", "<unk>", "<s>", "</s>", "the", "."});
+  small.target = first.vocabularies().target;
+  const PreparedCorpus kept =
+      PrepareCorpus(options, directory + "/b", log, &small);
+  EXPECT_TRUE(kept.vocabularies() == small);
+  for (const IdPair& pair : ShardPairs(kept)) {
+    for (int64_t id : pair.first) EXPECT_LT(id, 6);
+  }
+  // Preparing again replaces the directory.
+  const PreparedCorpus again = PrepareCorpus(options, directory + "/b", log);
+  EXPECT_TRUE(again.vocabularies() == first.vocabularies());
+}
+
+TEST(CorpusPreparationTest, DamagedFilesAreRefusedNamingThem) {
+  const std::string directory = testing_util::MakeTempDir("prepare_damaged");
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(PlainOptions(), directory + "/prepared", log);
+  const std::string shard = corpus.shard_paths().front();
+  const std::string bytes = FileBytes(shard);
+  auto refused = [](const std::function<void()>& open,
+                    const std::string& name) {
+    try {
+      open();
+      return std::string("accepted");
+    } catch (const std::runtime_error& error) {
+      const std::string message = error.what();
+      return message.find(name) == std::string::npos ? message
+                                                     : std::string("refused");
+    }
+  };
+  auto read_shard = [&] { TokenShard::Read(shard); };
+  std::ofstream(shard, std::ios::binary) << bytes.substr(0, bytes.size() - 4);
+  EXPECT_EQ(refused(read_shard, shard), "refused");
+  std::ofstream(shard, std::ios::binary) << "FANYISHX" << bytes.substr(8);
+  EXPECT_EQ(refused(read_shard, shard), "refused");
+  fs::remove(shard);
+  EXPECT_EQ(refused([&] { PreparedCorpus::Open(corpus.directory()); }, shard),
+            "refused");
+  const std::string manifest = corpus.directory() + "/corpus.json";
+  fs::remove(manifest);
+  EXPECT_EQ(
+      refused([&] { PreparedCorpus::Open(corpus.directory()); }, manifest),
+      "refused");
+  PreparationOptions options = PlainOptions();
+  options.train_path = directory + "/missing.tsv";
+  EXPECT_THROW(PrepareCorpus(options, directory + "/other", log),
+               std::runtime_error);
+}
+
+TEST(TrainingBatchesTest, AnEpochHoldsEveryPairOnceAcrossWindows) {
+  const std::string directory = testing_util::MakeTempDir("batches_epoch");
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(PlainOptions(), directory + "/prepared", log);
+  const std::vector<IdPair> all = ShardPairs(corpus);
+  // Windows of 100 pairs over shards of 45: three windows an epoch.
+  auto epoch = [&](uint64_t seed) {
+    TrainingBatches batches(corpus.shard_paths(), 120, 100, seed);
+    std::vector<IdPair> seen;
+    TrainingBatch batch;
+    while (batches.Next(&batch)) {
+      int64_t longest = 0, target_tokens = 0;
+      for (int64_t row = 0; row < batch.rows; ++row) {
+        seen.emplace_back(batch.sources[row], batch.targets[row]);
+        longest =
+            std::max<int64_t>(longest, std::max(batch.sources[row].size() + 1,
+                                                batch.targets[row].size() + 1));
+        target_tokens += static_cast<int64_t>(batch.targets[row].size()) + 1;
+      }
+      EXPECT_TRUE(longest * batch.rows <= 120 || batch.rows == 1);
+      EXPECT_EQ(batch.target_tokens, target_tokens);
+    }
+    EXPECT_EQ(batches.pairs_read(), static_cast<int64_t>(all.size()));
+    return seen;
+  };
+  const std::vector<IdPair> first = epoch(7);
+  EXPECT_EQ(std::multiset<IdPair>(first.begin(), first.end()),
+            std::multiset<IdPair>(all.begin(), all.end()));
+  EXPECT_EQ(epoch(7), first);
+  EXPECT_NE(epoch(8), first);
+
+  // Skipping batches without their ids lands where reading them would.
+  TrainingBatches read(corpus.shard_paths(), 120, 100, 7);
+  TrainingBatches skipped(corpus.shard_paths(), 120, 100, 7);
+  TrainingBatch a, b;
+  for (int i = 0; i < 9; ++i) {
+    ASSERT_TRUE(read.Next(&a));
+    ASSERT_TRUE(skipped.Next(&b, /*with_ids=*/false));
+    EXPECT_EQ(a.target_tokens, b.target_tokens);
+    EXPECT_TRUE(b.sources.empty());
+  }
+  ASSERT_TRUE(read.Next(&a));
+  ASSERT_TRUE(skipped.Next(&b));
+  EXPECT_EQ(a.sources, b.sources);
+}
+
+}  // namespace
+}  // namespace fanyi

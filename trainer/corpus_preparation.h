@@ -1,0 +1,60 @@
+// Preparing a parallel TSV for training: read once more per pass in chunks,
+// normalized and tokenized on every core, written as id shards. Memory stays
+// bounded whatever the corpus size (docs/design.md, "Corpora of millions").
+#ifndef FANYI_TRAINER_CORPUS_PREPARATION_H_
+#define FANYI_TRAINER_CORPUS_PREPARATION_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "trainer/prepared_corpus.h"
+
+namespace fanyi {
+
+// How a corpus is prepared; validated by PrepareCorpus.
+struct PreparationOptions {
+  std::string train_path;              // TSV of source<TAB>target pairs.
+  std::string dev_path;                // TSV for validation; required.
+  std::string source_language = "en";  // Picks the source tokenizer.
+  std::string target_language = "zh";  // Picks the target tokenizer.
+  // The script the Chinese side is normalized to before training:
+  // "simplified" (OpenCC), or "keep" to train on the corpus as it is.
+  std::string target_script = "simplified";
+  // Replace numbers, codes, URLs and copied Latin words that both sides of
+  // a pair share with placeholders (text/placeholders.h), so that the model
+  // learns to carry them across.
+  bool placeholders = true;
+  // SentencePiece subword vocabularies (trainer/subword_training.h): the
+  // pieces of a unigram model trained on each side's training text, cased;
+  // 0 = words for the source side and characters for Chinese.
+  int source_subwords = 0;
+  int target_subwords = 0;
+  // Rarer tokens become <unk>; 2 so that <unk> itself is trained (words seen
+  // once stand for the words a user sends that training never saw).
+  int64_t vocab_min_count = 2;
+  int64_t vocab_max_size = 0;  // Including specials; 0 = unlimited.
+  // Training pairs with more tokens on a side are left out (the model's
+  // position table must hold them and </s>); dev pairs are cut to it.
+  int64_t max_tokens = 255;
+  int64_t shard_pairs = 100000;  // Training pairs per shard file.
+  int threads = 0;               // Tokenizing threads; 0 = all cores.
+
+  // Throws std::invalid_argument naming the first bad field.
+  void Validate() const;
+};
+
+// Reads, normalizes and tokenizes `options`' corpus and writes it to
+// `directory` as a PreparedCorpus, replacing what is there (the new one is
+// written beside it and renamed into place). The vocabularies (and subword
+// models) are built from the training data, or taken from `fixed` when it
+// is given (a resumed run keeps its own). Bad lines are logged and skipped.
+// Throws std::runtime_error naming the file on unreadable input or when no
+// usable pair is left.
+PreparedCorpus PrepareCorpus(const PreparationOptions& options,
+                             const std::string& directory, std::ostream& log,
+                             const CorpusVocabularies* fixed = nullptr);
+
+}  // namespace fanyi
+
+#endif  // FANYI_TRAINER_CORPUS_PREPARATION_H_
