@@ -46,8 +46,8 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
     TORCH_CMAKE_PREFIX="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
     DEBS_DIR="" BUILD_DIR=build bash scripts/build-gpu.sh \
  && mkdir -p /staging/usr/local/bin \
- && cp build/bin/fanyi-train build/bin/fanyi-eval /staging/usr/local/bin/ \
- && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-eval \
+ && cp build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval /staging/usr/local/bin/ \
+ && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval \
       > /runtime-packages \
  && site_packages="$(/opt/torch/bin/python -c 'import site; print(site.getsitepackages()[0])')" \
  && mkdir -p "/staging${site_packages}/torch" \
@@ -82,8 +82,8 @@ COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
     bash scripts/build.sh \
  && mkdir -p /staging/usr/local/bin \
- && cp build/bin/fanyi-train build/bin/fanyi-eval /staging/usr/local/bin/ \
- && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-eval \
+ && cp build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval /staging/usr/local/bin/ \
+ && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval \
       > /runtime-packages
 
 FROM debian:bookworm-slim AS cpu

@@ -2,13 +2,18 @@
 # Lints fanyi's deployment files offline (CTest: deploy_lint):
 #   - hadolint: docker/*.Dockerfile; bash -n / py_compile: the images' scripts
 #   - yamllint: deploy/ (settings in deploy/yamllint.yaml)
-#   - kubectl kustomize: renders deploy/overlays/{cpu,gpu}
+#   - kubectl kustomize: renders deploy/overlays/{cpu,gpu} and
+#     deploy/distributed/{prepare,pytorchjob,indexed-job}
 #   - kubernetes-validate --strict: the rendered built-in kinds against the
 #     Kubernetes 1.27 schemas (the first with GA gRPC probes) and the newest
 #     bundled; ServiceMonitor and PrometheusRule (CRDs, no offline schema) are
 #     checked by tests/deploy_manifest_checks.py instead, with the couplings
 #     between files (alert threshold vs --max_queue, ports, probes, volumes,
 #     metric names)
+#   - the data-parallel training manifests: tests/deploy_distributed_checks.py
+#     checks the PyTorchJob against tests/schemas/pytorchjob-kubeflow-v1.json
+#     and the couplings between the ranks, fanyi-prepare and the servers; its
+#     pod templates and the built-in kinds go through kubernetes-validate
 #   - promtool check config / check rules: deploy/prometheus/, and every
 #     PromQL expression of deploy/grafana/fanyi-dashboard.json
 # Debian tools (scripts/install-deps.sh: kubectl, promtool, yamllint) must be
@@ -112,6 +117,41 @@ for overlay in cpu gpu; do
     done
   fi
 done
+
+echo "== Data-parallel training (deploy/distributed)"
+for part in prepare pytorchjob indexed-job; do
+  if ! kubectl kustomize "deploy/distributed/$part" >"$work_dir/$part.yaml" \
+      2>"$work_dir/stderr"; then
+    cat "$work_dir/stderr" >&2
+    exit 1
+  fi
+  grep -v "is deprecated. Please use" "$work_dir/stderr" >&2 || true
+done
+# jsonschema comes with kubernetes-validate.
+schema_check=()
+if ! "$python" -c 'import jsonschema' 2>/dev/null; then
+  echo "SKIPPED PyTorchJob schema: jsonschema not installed" \
+    "(python3 -m pip install kubernetes-validate)"
+  skipped+=(pytorchjob-schema)
+  schema_check=(--no-schema)
+fi
+"$python" tests/deploy_distributed_checks.py "${schema_check[@]}" \
+  "$work_dir/prepare.yaml" "$work_dir/pytorchjob.yaml" \
+  "$work_dir/indexed-job.yaml" "$work_dir/distributed-core.yaml"
+if [ "${#validate[@]}" -gt 0 ]; then
+  for version in 1.27.0 ""; do
+    output=$("${validate[@]}" --strict ${version:+-k "$version"} \
+      "$work_dir/distributed-core.yaml" 2>&1) || { echo "$output" >&2; exit 1; }
+    if grep -v "^INFO" <<<"$output" | grep -q .; then
+      echo "$output" >&2
+      echo "deploy_lint: distributed: kubernetes-validate warned" >&2
+      exit 1
+    fi
+    echo "  distributed: $(grep -c passed <<<"$output") objects valid" \
+      "(strict; the PyTorchJob's pod templates as PodTemplates) against" \
+      "Kubernetes ${version:-$("${validate[@]}" --version)}"
+  done
+fi
 
 echo "== Prometheus"
 echo "$(promtool --version 2>&1 | head -1)"
