@@ -47,6 +47,25 @@ bool IsCancelled(const PendingRequest::CancelledPredicate& cancelled) {
   }
 }
 
+// gRPC cancels a call when its deadline passes, on its own monotonic
+// timer; the deadline read back from the call is converted to the system
+// clock and can come a few milliseconds after that moment. A cancellation
+// that close to the deadline is the deadline passing, and is reported so.
+constexpr std::chrono::milliseconds kDeadlineClockSlack{20};
+
+// Why `request` is no longer wanted at `now`, or OK while it still is;
+// `when` says where it was ("while queued", "during decoding").
+grpc::Status Abandoned(const PendingRequest& request,
+                       std::chrono::system_clock::time_point now,
+                       const std::string& when) {
+  const grpc::Status deadline_passed(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                     "deadline passed " + when);
+  if (request.deadline <= now) return deadline_passed;
+  if (!IsCancelled(request.cancelled)) return grpc::Status::OK;
+  if (request.deadline <= now + kDeadlineClockSlack) return deadline_passed;
+  return grpc::Status(grpc::StatusCode::CANCELLED, "request cancelled " + when);
+}
+
 }  // namespace
 
 void CompleteRequest(PendingRequest& request, const grpc::Status& status,
@@ -119,14 +138,9 @@ void DecodeWorker::Admit(std::vector<PendingRequest> requests) {
     }
     // Nobody is waiting for these results any more; don't spend the model on
     // them.
-    if (request.deadline <= now) {
-      CompleteRequest(request,
-                      grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                   "deadline passed while the request was "
-                                   "queued"));
-    } else if (IsCancelled(request.cancelled)) {
-      CompleteRequest(request, grpc::Status(grpc::StatusCode::CANCELLED,
-                                            "request cancelled while queued"));
+    if (grpc::Status abandoned = Abandoned(request, now, "while queued");
+        !abandoned.ok()) {
+      CompleteRequest(request, abandoned);
     } else {
       sources.push_back(request.source);
       accepted.push_back(std::move(request));
@@ -161,16 +175,12 @@ void DecodeWorker::DropAbandoned() {
   std::vector<grpc::Status> statuses;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     PendingRequest& request = it->second;
-    if (request.deadline <= now) {
-      statuses.emplace_back(grpc::StatusCode::DEADLINE_EXCEEDED,
-                            "deadline passed during decoding");
-    } else if (IsCancelled(request.cancelled)) {
-      statuses.emplace_back(grpc::StatusCode::CANCELLED,
-                            "request cancelled during decoding");
-    } else {
+    grpc::Status abandoned = Abandoned(request, now, "during decoding");
+    if (abandoned.ok()) {
       ++it;
       continue;
     }
+    statuses.push_back(std::move(abandoned));
     handles.push_back(it->first);
     rows_ -= request.rows();
     dropped.push_back(std::move(request));
