@@ -200,6 +200,9 @@ TEST(CorpusPreparationTest, DamagedFilesAreRefusedNamingThem) {
   options.train_path = directory + "/missing.tsv";
   EXPECT_THROW(PrepareCorpus(options, directory + "/other", log),
                std::runtime_error);
+  // A failed preparation leaves nothing behind.
+  EXPECT_FALSE(fs::exists(directory + "/other"));
+  EXPECT_FALSE(fs::exists(directory + "/other.tmp"));
 }
 
 TEST(TrainingBatchesTest, AnEpochHoldsEveryPairOnceAcrossWindows) {

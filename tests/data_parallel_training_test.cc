@@ -1,8 +1,9 @@
 // Data-parallel training with the real fanyi-train binary: two ranks on
 // 127.0.0.1 (Gloo, rendezvous from MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
 // RANK) end with the weights of one process that sums the same two batches
-// into each step, and their run resumes in one process; a rank that is
-// killed makes the other exit non-zero within the collective timeout.
+// into each step, and their run resumes in one process; ranks read one
+// corpus prepared by fanyi-prepare; a rank that is killed makes the other
+// exit non-zero within the collective timeout.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -121,6 +122,57 @@ TEST(DataParallelTrainingTest, RanksShareRankZerosSubwordModels) {
     return output.substr(at, output.find('\n', at) - at);
   };
   EXPECT_EQ(vocabularies(rank0.output), vocabularies(rank1_result.output));
+}
+
+// A corpus prepared by the real fanyi-prepare: ranks that read the same
+// one train; a rank given another is refused, and so the other stops too.
+TEST(DataParallelTrainingTest, RanksReadOnePreparedCorpus) {
+  const std::string dir = testing_util::MakeTempDir("data_parallel_prepared");
+  auto prepare = [&](const std::string& train, const std::string& out) {
+    const testing_util::CommandResult prepared = testing_util::RunCommand(
+        testing_util::BinaryPath("fanyi-prepare") + " --train " +
+        testing_util::SharedDataPath(train) + " --dev " +
+        testing_util::SharedDataPath("en-zh/dev_mini.tsv") +
+        " --threads 2 --shard_pairs 300 --out " + out + " 2>&1");
+    EXPECT_EQ(prepared.exit_code, 0) << prepared.output;
+  };
+  prepare("en-zh/train_mini.tsv", dir + "/mini");
+  prepare("en-zh/dev_mini.tsv", dir + "/other");
+  // --data replaces --train and --dev.
+  auto train = [&](int rank, int port, const std::string& data,
+                   const std::string& out) {
+    return testing_util::RunCommand(
+        Rank(rank, port) + testing_util::BinaryPath("fanyi-train") +
+        " --data " + data +
+        " --layers 1 --d_model 32 --d_ff 64 --heads 2 --threads 1"
+        " --average_last 0 --epochs 1 --collective_timeout_minutes 0.5"
+        " --out " +
+        out + " 2>&1");
+  };
+  int port = testing_util::FreePort();
+  auto same = std::async(std::launch::async, [&] {
+    return train(1, port, dir + "/mini", dir + "/a");
+  });
+  const testing_util::CommandResult first =
+      train(0, port, dir + "/mini", dir + "/a");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(same.get().exit_code, 0);
+  EXPECT_NE(first.output.find("1000 training pairs in 4 shards"),
+            std::string::npos)
+      << first.output;
+
+  port = testing_util::FreePort();
+  auto other = std::async(std::launch::async, [&] {
+    return train(1, port, dir + "/other", dir + "/b");
+  });
+  const testing_util::CommandResult refused =
+      train(0, port, dir + "/mini", dir + "/b");
+  const testing_util::CommandResult other_result = other.get();
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(other_result.exit_code, 0) << other_result.output;
+  EXPECT_NE(other_result.output.find("differs from rank 0's"),
+            std::string::npos)
+      << other_result.output;
 }
 
 TEST(DataParallelTrainingTest, AKilledRankMakesTheOtherExitInTime) {

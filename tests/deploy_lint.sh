@@ -92,40 +92,46 @@ echo "kubectl $(kubectl version --client 2>/dev/null | grep -o 'v[0-9][0-9.]*' |
 if [ "${#validate[@]}" -gt 0 ]; then
   echo "kubernetes-validate $("${validate[@]}" --version)"
 fi
-for overlay in cpu gpu; do
-  rendered="$work_dir/$overlay.yaml"
-  # kustomize 5 warns about the fields kubectl 1.20's kustomize needs.
-  if ! kubectl kustomize "deploy/overlays/$overlay" >"$rendered" 2>"$work_dir/stderr"; then
+# Renders the kustomization in $1 to $2; kustomize 5 warns about the fields
+# kubectl 1.20's kustomize needs, which are left out of the output.
+render() {
+  if ! kubectl kustomize "$1" >"$2" 2>"$work_dir/stderr"; then
     cat "$work_dir/stderr" >&2
     exit 1
   fi
   grep -v "is deprecated. Please use" "$work_dir/stderr" >&2 || true
+}
+
+# Validates the built-in kinds in $2 (strict) against Kubernetes 1.27 and the
+# newest bundled schemas; $1 names them in the output.
+validate_core() {
+  local name=$1 file=$2 version output
+  [ "${#validate[@]}" -gt 0 ] || return 0
+  for version in 1.27.0 ""; do
+    output=$("${validate[@]}" --strict ${version:+-k "$version"} "$file" 2>&1) ||
+      { echo "$output" >&2; exit 1; }
+    if grep -v "^INFO" <<<"$output" | grep -q .; then
+      echo "$output" >&2
+      echo "deploy_lint: $name: kubernetes-validate warned" >&2
+      exit 1
+    fi
+    echo "  $name: $(grep -c passed <<<"$output") objects valid (strict)" \
+      "against Kubernetes ${version:-$("${validate[@]}" --version)}"
+  done
+}
+
+for overlay in cpu gpu; do
+  rendered="$work_dir/$overlay.yaml"
+  render "deploy/overlays/$overlay" "$rendered"
   echo "  $overlay: kubectl kustomize rendered $(grep -c '^kind:' "$rendered") objects"
   "$python" tests/deploy_manifest_checks.py "$overlay" "$rendered" \
     "$work_dir/$overlay-core.yaml" "$work_dir/dashboard-rules.yml"
-  if [ "${#validate[@]}" -gt 0 ]; then
-    for version in 1.27.0 ""; do
-      output=$("${validate[@]}" --strict ${version:+-k "$version"} \
-        "$work_dir/$overlay-core.yaml" 2>&1) || { echo "$output" >&2; exit 1; }
-      if grep -v "^INFO" <<<"$output" | grep -q .; then
-        echo "$output" >&2
-        echo "deploy_lint: $overlay: kubernetes-validate warned" >&2
-        exit 1
-      fi
-      echo "  $overlay: $(grep -c passed <<<"$output") objects valid" \
-        "(strict) against Kubernetes ${version:-$("${validate[@]}" --version)}"
-    done
-  fi
+  validate_core "$overlay" "$work_dir/$overlay-core.yaml"
 done
 
 echo "== Data-parallel training (deploy/distributed)"
 for part in prepare pytorchjob indexed-job; do
-  if ! kubectl kustomize "deploy/distributed/$part" >"$work_dir/$part.yaml" \
-      2>"$work_dir/stderr"; then
-    cat "$work_dir/stderr" >&2
-    exit 1
-  fi
-  grep -v "is deprecated. Please use" "$work_dir/stderr" >&2 || true
+  render "deploy/distributed/$part" "$work_dir/$part.yaml"
 done
 # jsonschema comes with kubernetes-validate.
 schema_check=()
@@ -135,23 +141,11 @@ if ! "$python" -c 'import jsonschema' 2>/dev/null; then
   skipped+=(pytorchjob-schema)
   schema_check=(--no-schema)
 fi
+# The PyTorchJob's pod templates are validated as PodTemplates.
 "$python" tests/deploy_distributed_checks.py "${schema_check[@]}" \
   "$work_dir/prepare.yaml" "$work_dir/pytorchjob.yaml" \
   "$work_dir/indexed-job.yaml" "$work_dir/distributed-core.yaml"
-if [ "${#validate[@]}" -gt 0 ]; then
-  for version in 1.27.0 ""; do
-    output=$("${validate[@]}" --strict ${version:+-k "$version"} \
-      "$work_dir/distributed-core.yaml" 2>&1) || { echo "$output" >&2; exit 1; }
-    if grep -v "^INFO" <<<"$output" | grep -q .; then
-      echo "$output" >&2
-      echo "deploy_lint: distributed: kubernetes-validate warned" >&2
-      exit 1
-    fi
-    echo "  distributed: $(grep -c passed <<<"$output") objects valid" \
-      "(strict; the PyTorchJob's pod templates as PodTemplates) against" \
-      "Kubernetes ${version:-$("${validate[@]}" --version)}"
-  done
-fi
+validate_core distributed "$work_dir/distributed-core.yaml"
 
 echo "== Prometheus"
 echo "$(promtool --version 2>&1 | head -1)"

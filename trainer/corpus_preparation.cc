@@ -451,38 +451,10 @@ void WriteSubwordModel(const SubwordModel& model, const fs::path& path) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
-}  // namespace
-
-void PreparationOptions::Validate() const {
-  auto require = [](bool condition, const std::string& message) {
-    if (!condition) throw std::invalid_argument(message);
-  };
-  require(!train_path.empty(), "--train is required");
-  require(!dev_path.empty(), "--dev is required");
-  require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
-  require(vocab_max_size == 0 || vocab_max_size >= 4,
-          "--vocab_max_size must be 0 (unlimited) or at least 4");
-  require(source_subwords == 0 || source_subwords >= 8,
-          "--source_subwords must be 0 (words) or at least 8");
-  require(target_subwords == 0 || target_subwords >= 8,
-          "--target_subwords must be 0 (characters or words) or at least 8");
-  require(target_script == "simplified" || target_script == "keep",
-          "--target_script must be simplified or keep");
-  require(max_tokens >= 1, "--max_tokens must be at least 1");
-  require(shard_pairs >= 1, "--shard_pairs must be at least 1");
-  require(threads >= 0, "--threads must not be negative");
-}
-
-PreparedCorpus PrepareCorpus(const PreparationOptions& options,
-                             const std::string& directory, std::ostream& log,
-                             const CorpusVocabularies* fixed) {
-  options.Validate();
-  const auto started = Clock::now();
-  const fs::path final_path(directory);
-  const fs::path staging = final_path.string() + ".tmp";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-
+// Writes the corpus of `options` into `staging`.
+void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
+                 std::ostream& log, const CorpusVocabularies* fixed,
+                 Clock::time_point started) {
   Preparation preparation(options, log);
   CorpusVocabularies vocabularies;
   if (fixed) {
@@ -532,6 +504,46 @@ PreparedCorpus PrepareCorpus(const PreparationOptions& options,
       throw std::runtime_error(
           "cannot write " + (staging / PreparedCorpus::kManifestFile).string());
     }
+  }
+}
+
+}  // namespace
+
+void PreparationOptions::Validate() const {
+  auto require = [](bool condition, const std::string& message) {
+    if (!condition) throw std::invalid_argument(message);
+  };
+  require(!train_path.empty(), "--train is required");
+  require(!dev_path.empty(), "--dev is required");
+  require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
+  require(vocab_max_size == 0 || vocab_max_size >= 4,
+          "--vocab_max_size must be 0 (unlimited) or at least 4");
+  require(source_subwords == 0 || source_subwords >= 8,
+          "--source_subwords must be 0 (words) or at least 8");
+  require(target_subwords == 0 || target_subwords >= 8,
+          "--target_subwords must be 0 (characters or words) or at least 8");
+  require(target_script == "simplified" || target_script == "keep",
+          "--target_script must be simplified or keep");
+  require(max_tokens >= 1, "--max_tokens must be at least 1");
+  require(shard_pairs >= 1, "--shard_pairs must be at least 1");
+  require(threads >= 0, "--threads must not be negative");
+}
+
+PreparedCorpus PrepareCorpus(const PreparationOptions& options,
+                             const std::string& directory, std::ostream& log,
+                             const CorpusVocabularies* fixed) {
+  options.Validate();
+  const auto started = Clock::now();
+  const fs::path final_path(directory);
+  const fs::path staging = final_path.string() + ".tmp";
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  try {
+    WriteCorpus(options, staging, log, fixed, started);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    throw;
   }
   fs::remove_all(final_path);
   fs::rename(staging, final_path);

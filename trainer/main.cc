@@ -8,20 +8,15 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/model/cpu_threading.h"
+#include "trainer/preparation_flags.h"
 #include "trainer/trainer.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
-ABSL_FLAG(std::string, train, "",
-          "Training TSV: source<TAB>target per line (prepared into "
-          "--out/data first).");
-ABSL_FLAG(std::string, dev, "", "Validation TSV, same format.");
 ABSL_FLAG(std::string, data, "",
           "A corpus prepared by fanyi-prepare, instead of --train and --dev "
           "(its languages, script, placeholders and vocabularies apply).");
 ABSL_FLAG(std::string, out, "",
           "Output directory (best/, last/, train_log.jsonl).");
-ABSL_FLAG(std::string, source_language, "en", "Source language code.");
-ABSL_FLAG(std::string, target_language, "zh", "Target language code.");
 ABSL_FLAG(int64_t, layers, 3, "Encoder and decoder layers each.");
 ABSL_FLAG(int64_t, d_model, 128, "Model width.");
 ABSL_FLAG(int64_t, d_ff, 512, "Feed-forward inner width.");
@@ -47,21 +42,6 @@ ABSL_FLAG(int64_t, warmup, 800, "Learning-rate warm-up steps.");
 ABSL_FLAG(double, lr_factor, 2.0,
           "Factor on the paper's learning-rate schedule.");
 ABSL_FLAG(double, label_smoothing, 0.1, "Label smoothing.");
-ABSL_FLAG(int64_t, vocab_min_count, 2,
-          "Minimum count for a vocabulary entry (rarer tokens train <unk>).");
-ABSL_FLAG(std::string, target_script, "simplified",
-          "Chinese targets: simplified (normalize with OpenCC) or keep.");
-ABSL_FLAG(bool, placeholders, true,
-          "Carry numbers, codes and URLs both sides share as placeholders.");
-ABSL_FLAG(int, source_subwords, 0,
-          "Source vocabulary as SentencePiece subwords: a unigram model of "
-          "this many pieces trained on the training sources with Debian's "
-          "spm_train, stored in the checkpoint (0: words).");
-ABSL_FLAG(int, target_subwords, 0,
-          "Target vocabulary as SentencePiece subwords, likewise (0: "
-          "characters for Chinese, words otherwise).");
-ABSL_FLAG(int64_t, vocab_max_size, 0,
-          "Maximum vocabulary size (0: unlimited).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
 ABSL_FLAG(int64_t, validate_every_steps, 0,
           "Also validate and save every N optimizer steps (0: at epoch ends "
@@ -86,12 +66,10 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
 
   fanyi::TrainingOptions options;
-  options.corpus.train_path = absl::GetFlag(FLAGS_train);
-  options.corpus.dev_path = absl::GetFlag(FLAGS_dev);
+  // --train, --dev and the text flags (trainer/preparation_flags.cc).
+  options.corpus = fanyi::PreparationOptionsFromFlags();
   options.data_dir = absl::GetFlag(FLAGS_data);
   options.out_dir = absl::GetFlag(FLAGS_out);
-  options.corpus.source_language = absl::GetFlag(FLAGS_source_language);
-  options.corpus.target_language = absl::GetFlag(FLAGS_target_language);
   options.model.encoder_layers = absl::GetFlag(FLAGS_layers);
   options.model.decoder_layers = absl::GetFlag(FLAGS_layers);
   options.model.d_model = absl::GetFlag(FLAGS_d_model);
@@ -111,12 +89,6 @@ int main(int argc, char** argv) {
   options.warmup_steps = absl::GetFlag(FLAGS_warmup);
   options.lr_factor = absl::GetFlag(FLAGS_lr_factor);
   options.label_smoothing = absl::GetFlag(FLAGS_label_smoothing);
-  options.corpus.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
-  options.corpus.target_script = absl::GetFlag(FLAGS_target_script);
-  options.corpus.placeholders = absl::GetFlag(FLAGS_placeholders);
-  options.corpus.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
-  options.corpus.source_subwords = absl::GetFlag(FLAGS_source_subwords);
-  options.corpus.target_subwords = absl::GetFlag(FLAGS_target_subwords);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
   options.validate_every_steps = absl::GetFlag(FLAGS_validate_every_steps);
   options.average_last = absl::GetFlag(FLAGS_average_last);

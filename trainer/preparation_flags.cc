@@ -1,0 +1,44 @@
+#include "trainer/preparation_flags.h"
+
+#include <string>
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(std::string, train, "", "Training TSV: source<TAB>target per line.");
+ABSL_FLAG(std::string, dev, "", "Validation TSV, same format.");
+ABSL_FLAG(std::string, source_language, "en", "Source language code.");
+ABSL_FLAG(std::string, target_language, "zh", "Target language code.");
+ABSL_FLAG(std::string, target_script, "simplified",
+          "Chinese targets: simplified (normalize with OpenCC) or keep.");
+ABSL_FLAG(bool, placeholders, true,
+          "Carry numbers, codes and URLs both sides share as placeholders.");
+ABSL_FLAG(int, source_subwords, 0,
+          "Source vocabulary as SentencePiece subwords: a unigram model of "
+          "this many pieces trained on the training sources with Debian's "
+          "spm_train, stored in the checkpoint (0: words).");
+ABSL_FLAG(int, target_subwords, 0,
+          "Target vocabulary as SentencePiece subwords, likewise (0: "
+          "characters for Chinese, words otherwise).");
+ABSL_FLAG(int64_t, vocab_min_count, 2,
+          "Minimum count for a vocabulary entry (rarer tokens train <unk>).");
+ABSL_FLAG(int64_t, vocab_max_size, 0,
+          "Maximum vocabulary size (0: unlimited).");
+
+namespace fanyi {
+
+PreparationOptions PreparationOptionsFromFlags() {
+  PreparationOptions options;
+  options.train_path = absl::GetFlag(FLAGS_train);
+  options.dev_path = absl::GetFlag(FLAGS_dev);
+  options.source_language = absl::GetFlag(FLAGS_source_language);
+  options.target_language = absl::GetFlag(FLAGS_target_language);
+  options.target_script = absl::GetFlag(FLAGS_target_script);
+  options.placeholders = absl::GetFlag(FLAGS_placeholders);
+  options.source_subwords = absl::GetFlag(FLAGS_source_subwords);
+  options.target_subwords = absl::GetFlag(FLAGS_target_subwords);
+  options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
+  options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
+  return options;
+}
+
+}  // namespace fanyi
