@@ -112,6 +112,36 @@ TEST(CorpusPreparationTest, ShardsHoldEveryPairAsItsTokensIdsOnAnyThreadCount) {
   EXPECT_EQ(dev.references[7], corpus.pairs[7].target);
 }
 
+TEST(CorpusPreparationTest, BpeSubwordsCutTheSourceSide) {
+  const std::string directory = testing_util::MakeTempDir("prepare_bpe");
+  PreparationOptions options = PlainOptions();
+  options.source_subwords = 300;
+  options.subword_type = "bpe";
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(options, directory + "/prepared", log);
+  EXPECT_NE(log.str().find("source bpe subword model"), std::string::npos)
+      << log.str();
+  const auto& subwords = corpus.vocabularies().source_subwords;
+  ASSERT_NE(subwords, nullptr);
+  EXPECT_EQ(corpus.vocabularies().target_subwords, nullptr);
+  // The shards hold the model's pieces as ids, case kept.
+  const ParallelCorpus text = ReadParallelTsv(options.train_path);
+  const Tokenizer tokenizer("en", subwords);
+  const std::vector<IdPair> pairs = ShardPairs(corpus);
+  ASSERT_EQ(pairs.size(), text.pairs.size());
+  for (size_t i = 0; i < pairs.size(); i += 37) {
+    EXPECT_EQ(pairs[i].first, corpus.vocabularies().source.Encode(
+                                  tokenizer.Tokenize(text.pairs[i].source)));
+  }
+  // It reopens with the same model.
+  EXPECT_TRUE(PreparedCorpus::Open(corpus.directory()).vocabularies() ==
+              corpus.vocabularies());
+  options.subword_type = "wordpiece";
+  EXPECT_THROW(PrepareCorpus(options, directory + "/other", log),
+               std::invalid_argument);
+}
+
 TEST(CorpusPreparationTest, BadAndLongLinesAreLeftOutAndCounted) {
   const std::string directory = testing_util::MakeTempDir("prepare_bad");
   const std::string train = directory + "/train.tsv";

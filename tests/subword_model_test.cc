@@ -68,12 +68,17 @@ std::string Join(const std::vector<std::string>& pieces) {
   return joined;
 }
 
-TEST(SubwordModelTest, EncodesAsSentencePieceDoesInBothLanguages) {
-  const std::string dir = testing_util::MakeTempDir("subword_model");
+// Unigram and BPE models, each checked against SentencePiece's encoder.
+class SubwordModelTypeTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(SubwordModelTypeTest, EncodesAsSentencePieceDoesInBothLanguages) {
+  const std::string dir =
+      testing_util::MakeTempDir(std::string("subword_model_") + GetParam());
   for (int column : {0, 1}) {
     const std::vector<std::string> train =
         Column("en-zh/train_mini.tsv", column);
     SubwordTrainingOptions options;
+    options.model_type = GetParam();
     // Chinese needs a piece per character (coverage 1.0): 1,444 here.
     options.vocab_size = column == 0 ? 400 : 2000;
     const SubwordModel model = TrainSubwordModel(train, options, dir);
@@ -103,13 +108,16 @@ TEST(SubwordModelTest, EncodesAsSentencePieceDoesInBothLanguages) {
       total_pieces += pieces.size();
       total_bytes += lines[i].size();
     }
-    std::cout << "column " << column << ": " << same << " of " << lines.size()
-              << " lines encoded as spm_encode does\n";
+    std::cout << GetParam() << ", column " << column << ": " << same << " of "
+              << lines.size() << " lines encoded as spm_encode does\n";
     // Subwords, not bytes: under half a piece per byte.
     EXPECT_LT(total_pieces * 2, total_bytes);
   }
   EXPECT_EQ(SubwordModel::Decode({"▁two", "▁spa", "ces"}), "two spaces");
 }
+
+INSTANTIATE_TEST_SUITE_P(UnigramAndBpe, SubwordModelTypeTest,
+                         testing::Values("unigram", "bpe"));
 
 // A model of one column of the mini training corpus, trained once.
 std::shared_ptr<const SubwordModel> MiniModel(int column) {
@@ -167,7 +175,7 @@ TEST(SubwordModelTest, RefusesWhatItCannotRead) {
                std::invalid_argument);
   EXPECT_THROW(SubwordModel::FromSerialized(""), std::invalid_argument);
   // SentencePiece's defaults: NFKC normalization, which this reader does
-  // not apply; a BPE model; words without their leading "▁".
+  // not apply; a character model; words without their leading "▁".
   const std::string dir = testing_util::MakeTempDir("subword_refusals");
   const std::string input = dir + "/input.txt";
   std::ofstream out(input);
@@ -177,7 +185,7 @@ TEST(SubwordModelTest, RefusesWhatItCannotRead) {
   out.close();
   for (const std::string& flags :
        {std::string("--model_type=unigram"),
-        std::string("--model_type=bpe --normalization_rule_name=identity"),
+        std::string("--model_type=char --normalization_rule_name=identity"),
         std::string("--normalization_rule_name=identity "
                     "--add_dummy_prefix=false")}) {
     const std::string command =
@@ -203,6 +211,10 @@ TEST(SubwordModelTest, TrainingRefusesBadOptions) {
   EXPECT_THROW(TrainSubwordModel(sentences, options, dir),
                std::invalid_argument);
   EXPECT_THROW(TrainSubwordModel({}, SubwordTrainingOptions(), dir),
+               std::invalid_argument);
+  options = SubwordTrainingOptions();
+  options.model_type = "wordpiece";
+  EXPECT_THROW(TrainSubwordModel(sentences, options, dir),
                std::invalid_argument);
   options = SubwordTrainingOptions();
   options.spm_train = "/nonexistent/spm_train";

@@ -220,6 +220,7 @@ void Preparation::TrainSubwords(const std::string& work_dir,
   // A uniform sample of each side (reservoir sampling), as large as
   // SentencePiece's trainer takes: its memory grows with its input.
   SubwordTrainingOptions subword_options;
+  subword_options.model_type = options_.subword_type;
   const size_t sample_size = static_cast<size_t>(subword_options.max_sentences);
   std::vector<std::string> samples[2];
   std::mt19937_64 rng(1);
@@ -257,9 +258,9 @@ void Preparation::TrainSubwords(const std::string& work_dir,
     subword_options.vocab_size = pieces;
     auto model = std::make_shared<const SubwordModel>(
         TrainSubwordModel(samples[side], subword_options, work_dir));
-    log_ << "prepare: " << (side == 0 ? "source" : "target")
-         << " subword model of " << model->size() << " pieces from "
-         << samples[side].size() << " sentences\n";
+    log_ << "prepare: " << (side == 0 ? "source" : "target") << " "
+         << options_.subword_type << " subword model of " << model->size()
+         << " pieces from " << samples[side].size() << " sentences\n";
     (side == 0 ? vocabularies->source_subwords
                : vocabularies->target_subwords) = std::move(model);
   }
@@ -522,6 +523,8 @@ void PreparationOptions::Validate() const {
           "--source_subwords must be 0 (words) or at least 8");
   require(target_subwords == 0 || target_subwords >= 8,
           "--target_subwords must be 0 (characters or words) or at least 8");
+  require(subword_type == "unigram" || subword_type == "bpe",
+          "--subword_type must be unigram or bpe");
   require(target_script == "simplified" || target_script == "keep",
           "--target_script must be simplified or keep");
   require(max_tokens >= 1, "--max_tokens must be at least 1");

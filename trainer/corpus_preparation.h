@@ -30,6 +30,7 @@ struct PreparationOptions {
   // 0 = words for the source side and characters for Chinese.
   int source_subwords = 0;
   int target_subwords = 0;
+  std::string subword_type = "unigram";  // Of both sides: unigram or bpe.
   // Rarer tokens become <unk>; 2 so that <unk> itself is trained (words seen
   // once stand for the words a user sends that training never saw).
   int64_t vocab_min_count = 2;

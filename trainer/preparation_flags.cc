@@ -13,12 +13,15 @@ ABSL_FLAG(std::string, target_script, "simplified",
 ABSL_FLAG(bool, placeholders, true,
           "Carry numbers, codes and URLs both sides share as placeholders.");
 ABSL_FLAG(int, source_subwords, 0,
-          "Source vocabulary as SentencePiece subwords: a unigram model of "
-          "this many pieces trained on the training sources with Debian's "
+          "Source vocabulary as SentencePiece subwords: a model of this "
+          "many pieces (--subword_type) trained on the training sources with "
+          "Debian's "
           "spm_train, stored in the checkpoint (0: words).");
 ABSL_FLAG(int, target_subwords, 0,
           "Target vocabulary as SentencePiece subwords, likewise (0: "
           "characters for Chinese, words otherwise).");
+ABSL_FLAG(std::string, subword_type, "unigram",
+          "The subword models' kind: unigram or bpe.");
 ABSL_FLAG(int64_t, vocab_min_count, 2,
           "Minimum count for a vocabulary entry (rarer tokens train <unk>).");
 ABSL_FLAG(int64_t, vocab_max_size, 0,
@@ -36,6 +39,7 @@ PreparationOptions PreparationOptionsFromFlags() {
   options.placeholders = absl::GetFlag(FLAGS_placeholders);
   options.source_subwords = absl::GetFlag(FLAGS_source_subwords);
   options.target_subwords = absl::GetFlag(FLAGS_target_subwords);
+  options.subword_type = absl::GetFlag(FLAGS_subword_type);
   options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
   options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
   return options;

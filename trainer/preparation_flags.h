@@ -9,8 +9,9 @@ namespace fanyi {
 
 // PreparationOptions from --train, --dev, --source_language,
 // --target_language, --target_script, --placeholders, --source_subwords,
-// --target_subwords, --vocab_min_count and --vocab_max_size; max_tokens,
-// shard_pairs and threads keep their defaults (each program sets its own).
+// --target_subwords, --subword_type, --vocab_min_count and --vocab_max_size;
+// max_tokens, shard_pairs and threads keep their defaults (each program sets
+// its own).
 PreparationOptions PreparationOptionsFromFlags();
 
 }  // namespace fanyi

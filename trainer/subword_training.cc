@@ -64,6 +64,12 @@ SubwordModel TrainSubwordModel(const std::vector<std::string>& sentences,
     throw std::invalid_argument("character coverage must be in (0, 1], got " +
                                 std::to_string(options.character_coverage));
   }
+  if (options.model_type != "unigram" && options.model_type != "bpe") {
+    throw std::invalid_argument(
+        "subword model type must be unigram or bpe, "
+        "got '" +
+        options.model_type + "'");
+  }
   if (options.max_sentences < 0) {
     throw std::invalid_argument("max_sentences must not be negative");
   }
@@ -92,7 +98,7 @@ SubwordModel TrainSubwordModel(const std::vector<std::string>& sentences,
       options.spm_train,
       "--input=" + input,
       "--model_prefix=" + prefix,
-      "--model_type=unigram",
+      "--model_type=" + options.model_type,
       "--vocab_size=" + std::to_string(options.vocab_size),
       "--character_coverage=" + std::to_string(options.character_coverage),
       "--input_sentence_size=" + std::to_string(options.max_sentences),

@@ -13,6 +13,7 @@ namespace fanyi {
 struct SubwordTrainingOptions {
   int vocab_size = 8000;  // Pieces at most, SentencePiece's <unk> included;
                           // a small corpus may give fewer.
+  std::string model_type = "unigram";  // "unigram" or "bpe".
   // Share of the characters the pieces must cover; rarer ones become
   // unknown. 1.0 keeps every character seen (for Chinese, whose rare
   // characters are mostly names); SentencePiece suggests 0.9995 for large
@@ -24,8 +25,8 @@ struct SubwordTrainingOptions {
   std::string spm_train = "spm_train";  // The trainer program (PATH).
 };
 
-// Trains a unigram SentencePiece model on `sentences` (one line each) with
-// SentencePiece's own trainer, `spm_train` from Debian's `sentencepiece`
+// Trains a unigram or BPE SentencePiece model on `sentences` (one line each)
+// with SentencePiece's own trainer, `spm_train` from Debian's `sentencepiece`
 // package, run as a child process (its library cannot share a process with
 // the system's protobuf; see SubwordModel). Works in `work_dir`, which must
 // exist, and removes its files there. Throws std::invalid_argument for bad

@@ -91,7 +91,7 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
 // staging directory), oldest first. Saves are named step-N (N zero-padded,
 // so the names sort by step); runs from before step saves named them
 // epoch-K, which sort first: they are older than any step-N beside them.
-std::vector<std::string> EpochSaves(const fs::path& directory) {
+std::vector<std::string> KeptSaves(const fs::path& directory) {
   std::vector<std::string> saves;
   if (!fs::is_directory(directory)) return saves;
   for (const auto& entry : fs::directory_iterator(directory)) {
@@ -290,7 +290,7 @@ struct Trainer::State {
   void KeepSave();
   // Averages the saves in epochs/ into averaged/, scores it on dev, and
   // makes it best/ when it beats the best single save.
-  void AverageKeptEpochs(std::ostream& log);
+  void AverageKeptSaves(std::ostream& log);
   // Validates, saves and logs the report (rank 0).
   void Report();
   // Updates the terminal progress line; also appends a JSON record if
@@ -701,7 +701,7 @@ void Trainer::State::KeepSave() {
                 static_cast<long long>(step));
   SaveCheckpoint(checkpoint, (kept / name).string());
   // Drop all but the newest average_last.
-  const std::vector<std::string> saves = EpochSaves(kept);
+  const std::vector<std::string> saves = KeptSaves(kept);
   const size_t keep = static_cast<size_t>(options.average_last);
   for (size_t i = 0; i + keep < saves.size(); ++i) fs::remove_all(saves[i]);
 }
@@ -813,14 +813,14 @@ TrainingResult Trainer::Run(std::ostream& log) {
     }
     if (last) break;
   }
-  if (options_.average_last > 1 && state.leads()) state.AverageKeptEpochs(log);
+  if (options_.average_last > 1 && state.leads()) state.AverageKeptSaves(log);
   state.result.best_checkpoint = (fs::path(options_.out_dir) / "best").string();
   return state.result;
 }
 
-void Trainer::State::AverageKeptEpochs(std::ostream& log) {
+void Trainer::State::AverageKeptSaves(std::ostream& log) {
   const fs::path out(options.out_dir);
-  const std::vector<std::string> saves = EpochSaves(out / "epochs");
+  const std::vector<std::string> saves = KeptSaves(out / "epochs");
   if (saves.size() < 2) return;  // Nothing to average yet.
   Checkpoint average = AverageCheckpoints(saves);
   average.model->to(device);

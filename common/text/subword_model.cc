@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 #include <utility>
 
@@ -18,6 +19,7 @@ constexpr float kUnknownPenalty = 10.0f;
 // SentencePiece's enums, as numbered in its sentencepiece_model.proto.
 constexpr uint64_t kNormalPiece = 1;
 constexpr uint64_t kUnigramModel = 1;
+constexpr uint64_t kBpeModel = 2;
 
 // Protocol buffers' wire format, enough to read a model file: fields are
 // (tag varint: number << 3 | wire type) followed by a varint (type 0), 8
@@ -161,10 +163,11 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
       reader.Skip(wire_type);
     }
   }
-  if (model_type != kUnigramModel) {
+  if (model_type != kUnigramModel && model_type != kBpeModel) {
     WireReader::Fail("model type " + std::to_string(model_type) +
-                     "; fanyi reads unigram models (type 1)");
+                     "; fanyi reads unigram (1) and BPE (2) models");
   }
+  model.bpe_ = model_type == kBpeModel;
   if (normalization != "identity") {
     WireReader::Fail("normalization rule \"" + normalization +
                      "\"; fanyi reads models trained with \"identity\"");
@@ -196,6 +199,10 @@ std::vector<std::string> SubwordModel::Encode(std::string_view text,
 
 void SubwordModel::EncodeWord(std::string_view word,
                               std::vector<std::string>* pieces) const {
+  if (bpe_) {
+    EncodeWordByMerges(word, pieces);
+    return;
+  }
   const size_t n = word.size();
   constexpr float kUnreached = -std::numeric_limits<float>::infinity();
   // best[i]: the highest score of a segmentation of word[0, i); from[i]:
@@ -256,6 +263,84 @@ void SubwordModel::EncodeWord(std::string_view word,
   for (size_t i = spans.size(); i-- > 0;) {
     pieces->emplace_back(
         word.substr(spans[i].first, spans[i].second - spans[i].first));
+  }
+}
+
+void SubwordModel::EncodeWordByMerges(std::string_view word,
+                                      std::vector<std::string>* pieces) const {
+  // The word's characters, merged pair by pair: a symbol is a span of the
+  // word, linked to its neighbours; a merged-away symbol is empty.
+  struct Symbol {
+    size_t begin;
+    size_t end;
+    int prev;
+    int next;
+  };
+  std::vector<Symbol> symbols;
+  for (size_t begin = 0; begin < word.size();) {
+    const size_t end = std::min(
+        word.size(),
+        begin + CharacterLength(static_cast<unsigned char>(word[begin])));
+    const int index = static_cast<int>(symbols.size());
+    symbols.push_back({begin, end, index - 1, index + 1});
+    begin = end;
+  }
+  if (symbols.empty()) return;
+  symbols.back().next = -1;
+  // Adjacent symbols whose joint text is a piece, highest score first and,
+  // among equal scores, leftmost first, as SentencePiece's BPE encoder
+  // takes them.
+  struct Candidate {
+    float score;
+    int left;
+    int right;
+    size_t size;  // Bytes of the joint text when queued.
+  };
+  auto lower = [](const Candidate& a, const Candidate& b) {
+    return a.score < b.score || (a.score == b.score && a.left > b.left);
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)>
+      agenda(lower);
+  auto consider = [&](int left, int right) {
+    if (left < 0 || right < 0) return;
+    const size_t begin = symbols[left].begin;
+    const size_t size = symbols[right].end - begin;
+    const auto it = scores_.find(std::string(word.substr(begin, size)));
+    if (it != scores_.end()) agenda.push({it->second, left, right, size});
+  };
+  for (size_t i = 1; i < symbols.size(); ++i) {
+    consider(static_cast<int>(i) - 1, static_cast<int>(i));
+  }
+  while (!agenda.empty()) {
+    const Candidate top = agenda.top();
+    agenda.pop();
+    Symbol& left = symbols[top.left];
+    Symbol& right = symbols[top.right];
+    // Stale: a side was merged away, or into another symbol, since.
+    if (left.begin == left.end || right.begin == right.end ||
+        left.next != top.right || right.end - left.begin != top.size) {
+      continue;
+    }
+    left.end = right.end;
+    left.next = right.next;
+    if (right.next >= 0) symbols[right.next].prev = top.left;
+    right.begin = right.end;
+    consider(left.prev, top.left);
+    consider(top.left, left.next);
+  }
+  // Consecutive characters no piece covers become one piece (<unk> to the
+  // Vocabulary), as SentencePiece's encoder joins its unknown pieces.
+  bool last_unknown = false;
+  for (int i = 0; i >= 0; i = symbols[i].next) {
+    const std::string_view piece =
+        word.substr(symbols[i].begin, symbols[i].end - symbols[i].begin);
+    const bool unknown = scores_.count(std::string(piece)) == 0;
+    if (unknown && last_unknown) {
+      pieces->back().append(piece);
+    } else {
+      pieces->emplace_back(piece);
+    }
+    last_unknown = unknown;
   }
 }
 

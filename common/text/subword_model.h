@@ -13,8 +13,10 @@ namespace fanyi {
 
 // A unigram SentencePiece model (Kudo, 2018; Kudo and Richardson, 2018):
 // text to subword pieces by the most probable segmentation of each word, and
-// back. Fanyi maps pieces to ids with its own Vocabulary, as it does words,
-// so the model only splits text.
+// back; or a BPE one (Sennrich et al., 2016), whose pieces come from merging
+// a word's characters in the order training learned the merges. Fanyi maps
+// pieces to ids with its own Vocabulary, as it does words, so the model only
+// splits text.
 //
 // The model is read from a SentencePiece model file (a serialized
 // ModelProto), written by SentencePiece's trainer (trainer/
@@ -32,12 +34,13 @@ namespace fanyi {
 class SubwordModel {
  public:
   // Reads a model file's bytes; throws std::invalid_argument naming what is
-  // wrong when they are not a unigram model with the identity rule.
+  // wrong when they are not a unigram or BPE model with the identity rule.
   static SubwordModel FromSerialized(std::string serialized);
 
   // The pieces of `text`: space-separated words, each starting with "▁"
-  // (U+2581), cut into the segmentation with the highest total score. Runs
-  // of characters no piece covers become one piece, as in SentencePiece
+  // (U+2581), cut into the segmentation with the highest total score
+  // (unigram) or merged (BPE). Runs of characters no piece covers become
+  // one piece, as in SentencePiece
   // (the Vocabulary maps it to <unk>). With `continues_word`, text that
   // does not start with a space continues a word begun before it (after a
   // placeholder): its first word gets no "▁".
@@ -60,11 +63,16 @@ class SubwordModel {
   // Appends the pieces of one word ("▁" included) to `pieces`.
   void EncodeWord(std::string_view word,
                   std::vector<std::string>* pieces) const;
+  // The same for a BPE model: the word's characters, with the adjacent pair
+  // whose joint text is the highest-scoring piece merged until none is.
+  void EncodeWordByMerges(std::string_view word,
+                          std::vector<std::string>* pieces) const;
 
   std::string serialized_;
   std::unordered_map<std::string, float> scores_;  // Piece -> log prob.
   size_t longest_piece_ = 0;                       // In bytes.
   float unknown_score_ = 0;  // Of a character no piece covers.
+  bool bpe_ = false;         // A BPE model (else unigram).
 };
 
 }  // namespace fanyi
