@@ -66,7 +66,8 @@ RUN apt-get update \
  && xargs --arg-file=/tmp/runtime-packages \
       apt-get install -y --no-install-recommends tini python3-grpcio \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
- && useradd --system --uid 10001 --user-group --no-create-home \
+ && groupadd --system --gid 10001 fanyi \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
 COPY --from=build-gpu /staging/ /
 COPY docker/grpc_health_check.py /usr/local/bin/fanyi-health-check
@@ -107,7 +108,8 @@ RUN apt-get update \
       apt-get install -y --no-install-recommends \
       libopenblas0-pthread tini python3-grpcio \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
- && useradd --system --uid 10001 --user-group --no-create-home \
+ && groupadd --system --gid 10001 fanyi \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
 COPY --from=build-cpu /staging/ /
 COPY docker/grpc_health_check.py /usr/local/bin/fanyi-health-check

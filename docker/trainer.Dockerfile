@@ -65,7 +65,8 @@ RUN apt-get update \
  && xargs --arg-file=/tmp/runtime-packages \
       apt-get install -y --no-install-recommends sentencepiece tini \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
- && useradd --system --uid 10001 --user-group --no-create-home \
+ && groupadd --system --gid 10001 fanyi \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
 COPY --from=build-gpu /staging/ /
 USER 10001:10001
@@ -98,7 +99,8 @@ RUN apt-get update \
       apt-get install -y --no-install-recommends libopenblas0-pthread \
       sentencepiece tini \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
- && useradd --system --uid 10001 --user-group --no-create-home \
+ && groupadd --system --gid 10001 fanyi \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
 COPY --from=build-cpu /staging/ /
 USER 10001:10001

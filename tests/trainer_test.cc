@@ -1,6 +1,7 @@
 #include "trainer/trainer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -341,6 +342,27 @@ TEST(TrainerTest, APreparedCorpusTrainsAsItsRawText) {
   // --data and --train together are refused.
   prepared.corpus.train_path = raw.corpus.train_path;
   EXPECT_THROW(Trainer{prepared}, std::invalid_argument);
+}
+
+// An --out the trainer cannot create (here: under a file; in a container,
+// on a volume another user owns) is refused naming it and the user.
+TEST(TrainerTest, AnOutputItCannotWriteIsNamedWithTheUser) {
+  const std::string directory = testing_util::MakeTempDir("trainer_unwritable");
+  std::ofstream(directory + "/file") << "not a directory";
+  TrainingOptions options = DeterministicEpoch(directory + "/file/run");
+  std::ostringstream log;
+  try {
+    Trainer(options).Run(log);
+    FAIL() << "trained into " << options.out_dir;
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("cannot write to " + options.out_dir),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("runs as user " + std::to_string(getuid()) + ":"),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST(TrainerTest, BadOptionsAreRefused) {

@@ -19,6 +19,7 @@
 #include "common/text/placeholders.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
+#include "trainer/output_directory.h"
 #include "trainer/subword_training.h"
 #include "trainer/token_shard.h"
 
@@ -539,6 +540,8 @@ PreparedCorpus PrepareCorpus(const PreparationOptions& options,
   const auto started = Clock::now();
   const fs::path final_path(directory);
   const fs::path staging = final_path.string() + ".tmp";
+  // The corpus is written beside its place, then renamed into it.
+  CreateWritableDirectory(fs::absolute(final_path).parent_path().string());
   fs::remove_all(staging);
   fs::create_directories(staging);
   try {

@@ -30,6 +30,7 @@
 #include "common/model/device.h"
 #include "common/text/vocabulary.h"
 #include "trainer/data_parallel.h"
+#include "trainer/output_directory.h"
 #include "trainer/prepared_corpus.h"
 #include "trainer/training_batches.h"
 
@@ -766,7 +767,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
         "(shared storage) holding last/");
   }
   if (state.leads()) {
-    fs::create_directories(options_.out_dir);
+    CreateWritableDirectory(options_.out_dir);
     state.json_log.open(fs::path(options_.out_dir) / "train_log.jsonl",
                         std::ios::app);
   }

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Builds fanyi's CPU images (docker/server.Dockerfile, docker/trainer.Dockerfile)
+# with podman and checks them as a user would run them. Exits non-zero when a
+# step or a check fails. Too slow for CI: a cold run builds LibTorch-linked
+# binaries twice (README, "Deploying", gives its time).
+#
+#   scripts/image-test.sh          # the cpu images
+#
+# Run as root on a Debian 12 host. Installs podman, runc and mmdebstrap;
+# where no image registry can be reached, makes the Debian base images the
+# Dockerfiles name (debian:bookworm, debian:bookworm-slim) from the Debian
+# archive with mmdebstrap. WORK_DIR (a new temporary directory) holds what
+# the checks write.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work_dir="${WORK_DIR:-$(mktemp -d /tmp/fanyi-image-test.XXXXXX)}"
+mkdir -p "$work_dir"
+echo "image-test: working in $work_dir"
+
+step() { echo "== $(date +%H:%M:%S) $*"; }
+fail() { echo "image-test: FAILED: $*" >&2; exit 1; }
+
+step "installing podman, runc, mmdebstrap"
+packages=(podman runc mmdebstrap uidmap)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" ||
+    missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# podman's defaults fail on some hosts; settings only where they do, in a
+# file of this run's own (CONTAINERS_CONF), never the host's configuration.
+conf="$work_dir/containers.conf"
+: >"$conf"
+engine=()
+# crun (podman's default runtime when both are there) refuses hosts with
+# hybrid cgroups (v1 controllers beside a v2 mount); runc runs there.
+if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
+  engine+=('runtime = "runc"')
+fi
+# Without systemd as init there is no systemd cgroup manager, nor journald.
+if [ ! -d /run/systemd/system ]; then
+  engine+=('cgroup_manager = "cgroupfs"' 'events_logger = "file"')
+fi
+if [ "${#engine[@]}" -gt 0 ]; then
+  printf '[engine]\n' >>"$conf"
+  printf '%s\n' "${engine[@]}" >>"$conf"
+fi
+# Containers get podman's default ulimits (nofile 1048576 and a process
+# limit above this host's), which runc cannot set where the host's hard
+# limits are lower ("error setting rlimit ... operation not permitted"):
+# cap them. On the VMs this was written on (hard limits nofile 20000, nproc
+# 96365), runc was refused any process limit above 32768.
+nofile=$(ulimit -Hn)
+nproc=$(ulimit -Hu)
+if [ "$nofile" != unlimited ] && [ "$nofile" -lt 1048576 ]; then
+  if [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; then nproc=32768; fi
+  printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n' \
+    "$nofile" "$nofile" "$nproc" "$nproc" >>"$conf"
+fi
+export CONTAINERS_CONF="$conf"
+echo "containers.conf for this run:"
+sed 's/^/  /' "$conf"
+
+step "base images"
+# Debian's own images when a registry answers; otherwise the same release
+# made from the archive: minbase is the official image's package set.
+for tag in bookworm bookworm-slim; do
+  image="docker.io/library/debian:$tag"
+  if podman image exists "$image" ||
+      timeout 60 podman pull -q "$image" >/dev/null 2>&1; then
+    continue
+  fi
+  if podman image exists fanyi-base:bookworm; then
+    podman tag fanyi-base:bookworm "$image"
+    continue
+  fi
+  echo "  no registry: $image made from the Debian archive (mmdebstrap minbase)"
+  mmdebstrap --quiet --variant=minbase --format=tar bookworm - |
+    podman import --quiet - fanyi-base:bookworm >/dev/null
+  podman tag fanyi-base:bookworm "$image"
+done
+
+podman run --rm docker.io/library/debian:bookworm true ||
+  fail "podman cannot run a container with $conf"
+
+# --format docker: the OCI format has no SHELL or HEALTHCHECK, which the
+# Dockerfiles use.
+build() {
+  local dockerfile=$1 tag=$2 started
+  started=$(date +%s)
+  podman build --format docker --target cpu -f "docker/$dockerfile" \
+    -t "$tag" . >"$work_dir/build-$tag.log" 2>&1 ||
+    { tail -30 "$work_dir/build-$tag.log" >&2; fail "building $tag"; }
+  echo "  $tag: built in $(($(date +%s) - started)) s," \
+    "$(podman image inspect --format '{{.Size}}' "$tag" |
+       awk '{printf "%.0f MB", $1 / 1e6}')"
+}
+step "building the images"
+build server.Dockerfile fanyi-server:cpu
+build trainer.Dockerfile fanyi-trainer:cpu
