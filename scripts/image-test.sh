@@ -104,3 +104,81 @@ build() {
 step "building the images"
 build server.Dockerfile fanyi-server:cpu
 build trainer.Dockerfile fanyi-trainer:cpu
+
+data_dir=../shared/data/en-zh
+[ -f "$data_dir/train_mini.tsv" ] || data_dir=$(bash scripts/get-data.sh)
+train=train.tsv dev=dev.tsv
+[ -f "$data_dir/train_mini.tsv" ] && train=train_mini.tsv dev=dev_mini.tsv
+data_dir=$(realpath "$data_dir")
+
+step "trainer container: one minute of training into a host folder"
+# The images run as 10001:10001, not root: the host folder the trainer
+# writes must belong to that user (README, "Deploying").
+models="$work_dir/models"
+mkdir -p "$models"
+chown 10001:10001 "$models"
+# As the trainer Job runs it: read-only root filesystem, /tmp writable.
+podman run --rm --read-only --tmpfs /tmp \
+  -v "$data_dir:/data:ro" -v "$models:/models" fanyi-trainer:cpu \
+  --train="/data/$train" --dev="/data/$dev" --out=/models/en-zh \
+  --max_minutes=1 --threads=2 >"$work_dir/trainer.log" 2>&1 ||
+  { tail -20 "$work_dir/trainer.log" >&2; fail "the trainer container"; }
+[ -f "$models/en-zh/best/model.pt" ] || fail "no checkpoint in $models/en-zh/best"
+owner=$(stat -c %u:%g "$models/en-zh/best/model.pt")
+[ "$owner" = 10001:10001 ] || fail "the checkpoint belongs to $owner, not 10001:10001"
+echo "  $(grep -E '^epoch' "$work_dir/trainer.log" | tail -1)"
+echo "  checkpoint on the host: $models/en-zh/best, owned by $owner"
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+grpc_port=$(free_port)
+metrics_port=$(free_port)
+server=fanyi-image-test-server
+podman rm -f "$server" >/dev/null 2>&1 || true
+trap 'podman rm -f "$server" >/dev/null 2>&1 || true' EXIT
+
+step "server container: the checkpoint read-only, root filesystem read-only"
+started=$(date +%s.%N)
+# --health-interval=disable: no systemd timer to run the image's health
+# check here (podman logs an error trying); this script runs it itself.
+podman run -d --name "$server" --read-only --tmpfs /tmp \
+  --health-interval=disable \
+  -p "127.0.0.1:$grpc_port:50051" -p "127.0.0.1:$metrics_port:9464" \
+  -v "$models/en-zh:/model:ro" fanyi-server:cpu >/dev/null
+# The image's own HEALTHCHECK command (grpc.health.v1 Check); podman runs
+# it on demand where no systemd timer schedules it.
+healthy=""
+for _ in $(seq 1 240); do
+  if podman healthcheck run "$server" >/dev/null 2>&1; then
+    healthy=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
+    break
+  fi
+  [ "$(podman inspect --format '{{.State.Running}}' "$server")" = true ] ||
+    { podman logs "$server" >&2; fail "the server container exited"; }
+  sleep 0.5
+done
+[ -n "$healthy" ] || { podman logs "$server" >&2; fail "never SERVING"; }
+echo "  SERVING (image health check) ${healthy} s after podman run"
+
+translation=$(build/bin/fanyi-client --server "127.0.0.1:$grpc_port" "I love you.") ||
+  fail "fanyi-client through the published port"
+[ -n "$translation" ] || fail "an empty translation"
+echo "  fanyi-client: I love you. -> $translation"
+metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
+  fail "scraping /metrics"
+grep -q '^fanyi_requests_total{code="OK",method="Translate"} 1' <<<"$metrics" ||
+  fail "/metrics does not count the translation"
+echo "  /metrics: $(grep -c '^fanyi_' <<<"$metrics") fanyi_ samples"
+user=$(podman top "$server" huser user | awk 'NR == 2 {print $1 ":" $2}')
+[ "$user" = "10001:fanyi" ] || fail "the server runs as $user, not 10001:fanyi"
+echo "  process user: $user (host uid, in-container name)"
+
+stopped=$(date +%s.%N)
+podman stop -t 60 "$server" >/dev/null
+took=$(python3 -c "import time; print(f'{time.time() - $stopped:.1f}')")
+code=$(podman inspect --format '{{.State.ExitCode}}' "$server")
+[ "$code" = 0 ] || { podman logs "$server" | tail >&2; fail "exit status $code after SIGTERM"; }
+echo "  podman stop (SIGTERM): exit status 0 after ${took} s"
+
+echo "image-test: all checks passed"
