@@ -97,11 +97,11 @@ class Preparation {
             ? options.threads
             : static_cast<int>(std::thread::hardware_concurrency());
     workers_.resize(static_cast<size_t>(std::max(threads, 1)));
-    convert_script_ = IsChineseLanguage(options.target_language) &&
-                      options.target_script == "simplified";
-    for (Worker& worker : workers_) {
-      if (convert_script_)
+    if (IsChineseLanguage(options.target_language) &&
+        options.target_script == "simplified") {
+      for (Worker& worker : workers_) {
         worker.to_simplified.emplace(ChineseScript::kSimplified);
+      }
     }
   }
 
@@ -127,7 +127,6 @@ class Preparation {
     }
   }
   int threads() const { return static_cast<int>(workers_.size()); }
-  int64_t bad_lines() const { return bad_lines_; }
 
  private:
   // Calls `each` with every chunk of the training file's usable pairs; the
@@ -151,7 +150,6 @@ class Preparation {
   const PreparationOptions& options_;
   std::ostream& log_;
   std::vector<Worker> workers_;
-  bool convert_script_ = false;
   const CorpusVocabularies* vocabularies_ = nullptr;
   bool first_pass_done_ = false;
   int64_t bad_lines_ = 0;
