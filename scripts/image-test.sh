@@ -104,6 +104,12 @@ build() {
 step "building the images"
 build server.Dockerfile fanyi-server:cpu
 build trainer.Dockerfile fanyi-trainer:cpu
+for image in fanyi-server:cpu fanyi-trainer:cpu; do
+  identity=$(podman run --rm --entrypoint id "$image")
+  [ "$identity" = "uid=10001(fanyi) gid=10001(fanyi) groups=10001(fanyi)" ] ||
+    fail "$image runs as $identity, not the user and group fanyi (10001)"
+done
+echo "  both run as uid=10001(fanyi) gid=10001(fanyi)"
 
 data_dir=../shared/data/en-zh
 [ -f "$data_dir/train_mini.tsv" ] || data_dir=$(bash scripts/get-data.sh)
@@ -140,12 +146,14 @@ trap 'podman rm -f "$server" >/dev/null 2>&1 || true' EXIT
 
 step "server container: the checkpoint read-only, root filesystem read-only"
 started=$(date +%s.%N)
-# --health-interval=disable: no systemd timer to run the image's health
-# check here (podman logs an error trying); this script runs it itself.
+# Without systemd, podman cannot schedule the image's health check and
+# logs errors about its timer: they go to podman.log; this script runs the
+# check itself.
 podman run -d --name "$server" --read-only --tmpfs /tmp \
-  --health-interval=disable \
   -p "127.0.0.1:$grpc_port:50051" -p "127.0.0.1:$metrics_port:9464" \
-  -v "$models/en-zh:/model:ro" fanyi-server:cpu >/dev/null
+  -v "$models/en-zh:/model:ro" fanyi-server:cpu >/dev/null \
+  2>>"$work_dir/podman.log" ||
+  { tail "$work_dir/podman.log" >&2; fail "podman run of the server"; }
 # The image's own HEALTHCHECK command (grpc.health.v1 Check); podman runs
 # it on demand where no systemd timer schedules it.
 healthy=""
@@ -175,7 +183,8 @@ user=$(podman top "$server" huser user | awk 'NR == 2 {print $1 ":" $2}')
 echo "  process user: $user (host uid, in-container name)"
 
 stopped=$(date +%s.%N)
-podman stop -t 60 "$server" >/dev/null
+podman stop -t 60 "$server" >/dev/null 2>>"$work_dir/podman.log" ||
+  { tail "$work_dir/podman.log" >&2; fail "podman stop"; }
 took=$(python3 -c "import time; print(f'{time.time() - $stopped:.1f}')")
 code=$(podman inspect --format '{{.State.ExitCode}}' "$server")
 [ "$code" = 0 ] || { podman logs "$server" | tail >&2; fail "exit status $code after SIGTERM"; }
