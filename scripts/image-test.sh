@@ -6,6 +6,10 @@
 #
 #   scripts/image-test.sh          # the cpu images
 #
+# Then plays deploy/overlays/cpu with `podman kube play`: the trainer Job's
+# pod and the server Deployment, with the flags, ports, volumes and security
+# contexts they give (scripts/kube_play_manifests.py says what podman does
+# not run; tests/deploy_lint.sh checks those).
 # Run as root on a Debian 12 host. Installs podman, runc and mmdebstrap;
 # where no image registry can be reached, makes the Debian base images the
 # Dockerfiles name (debian:bookworm, debian:bookworm-slim) from the Debian
@@ -22,7 +26,11 @@ step() { echo "== $(date +%H:%M:%S) $*"; }
 fail() { echo "image-test: FAILED: $*" >&2; exit 1; }
 
 step "installing podman, runc, mmdebstrap"
-packages=(podman runc mmdebstrap uidmap)
+# catatonit: the pause process of the pods `podman kube play` makes;
+# kubectl (kubernetes-client) renders the manifests; python3-yaml for
+# scripts/kube_play_manifests.py.
+packages=(podman runc mmdebstrap uidmap catatonit python3-yaml)
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" ||
@@ -104,8 +112,10 @@ build() {
 step "building the images"
 build server.Dockerfile fanyi-server:cpu
 build trainer.Dockerfile fanyi-trainer:cpu
+# podman's own complaints (here: no systemd to schedule the images' health
+# checks) go to podman.log.
 for image in fanyi-server:cpu fanyi-trainer:cpu; do
-  identity=$(podman run --rm --entrypoint id "$image")
+  identity=$(podman run --rm --entrypoint id "$image" 2>>"$work_dir/podman.log")
   [ "$identity" = "uid=10001(fanyi) gid=10001(fanyi) groups=10001(fanyi)" ] ||
     fail "$image runs as $identity, not the user and group fanyi (10001)"
 done
@@ -142,13 +152,20 @@ grpc_port=$(free_port)
 metrics_port=$(free_port)
 server=fanyi-image-test-server
 podman rm -f "$server" >/dev/null 2>&1 || true
-trap 'podman rm -f "$server" >/dev/null 2>&1 || true' EXIT
+cleanup() {
+  podman rm -f "$server" >/dev/null 2>&1 || true
+  if [ -d "$work_dir/kube" ]; then
+    for manifest in server trainer volumes; do
+      podman kube down "$work_dir/kube/$manifest.yaml" >/dev/null 2>&1 || true
+    done
+  fi
+}
+trap cleanup EXIT
 
 step "server container: the checkpoint read-only, root filesystem read-only"
 started=$(date +%s.%N)
-# Without systemd, podman cannot schedule the image's health check and
-# logs errors about its timer: they go to podman.log; this script runs the
-# check itself.
+# Without systemd, podman cannot schedule the image's health check (it logs
+# errors about the timer to podman.log): this script runs the check itself.
 podman run -d --name "$server" --read-only --tmpfs /tmp \
   -p "127.0.0.1:$grpc_port:50051" -p "127.0.0.1:$metrics_port:9464" \
   -v "$models/en-zh:/model:ro" fanyi-server:cpu >/dev/null \
@@ -189,5 +206,57 @@ took=$(python3 -c "import time; print(f'{time.time() - $stopped:.1f}')")
 code=$(podman inspect --format '{{.State.ExitCode}}' "$server")
 [ "$code" = 0 ] || { podman logs "$server" | tail >&2; fail "exit status $code after SIGTERM"; }
 echo "  podman stop (SIGTERM): exit status 0 after ${took} s"
+
+step "the Kubernetes manifests (deploy/overlays/cpu), played by podman"
+kube="$work_dir/kube"
+mkdir -p "$kube"
+kubectl kustomize deploy/overlays/cpu >"$kube/rendered.yaml" 2>/dev/null
+grpc_port=$(free_port)
+metrics_port=$(free_port)
+echo "  not played by podman, checked by tests/deploy_lint.sh instead:"
+/usr/bin/python3 scripts/kube_play_manifests.py "$kube/rendered.yaml" \
+  "$kube" "$grpc_port" "$metrics_port" | sed 's/^/    /'
+for manifest in server trainer volumes; do
+  podman kube down "$kube/$manifest.yaml" >/dev/null 2>&1 || true
+done
+podman volume rm -f fanyi-data fanyi-models >/dev/null 2>&1 || true
+podman kube play "$kube/volumes.yaml" >/dev/null
+# The corpus into fanyi-data, as an operator copies it in.
+podman run --rm -v fanyi-data:/data -v "$data_dir:/corpus:ro" \
+  docker.io/library/debian:bookworm \
+  sh -c "cp /corpus/$train /data/train.tsv && cp /corpus/$dev /data/dev.tsv"
+# The Job's pod, as it is but for a one-minute budget; every flag it passes
+# must parse, or the trainer exits non-zero here.
+podman kube play "$kube/trainer.yaml" >/dev/null 2>>"$work_dir/podman.log" ||
+  { tail "$work_dir/podman.log" >&2; fail "podman kube play of the trainer Job's pod"; }
+code=$(podman wait fanyi-train-trainer)
+podman logs fanyi-train-trainer >"$work_dir/kube-trainer.log" 2>&1
+[ "$code" = 0 ] ||
+  { tail -20 "$work_dir/kube-trainer.log" >&2; fail "the trainer Job's pod exited $code"; }
+echo "  trainer Job's pod: exit status 0; $(grep -E '^epoch' "$work_dir/kube-trainer.log" | tail -1 | cut -c1-60)..."
+
+podman kube play "$kube/server.yaml" >/dev/null 2>>"$work_dir/podman.log" ||
+  { tail "$work_dir/podman.log" >&2; fail "podman kube play of the server Deployment"; }
+container=$(podman ps --filter label=app.kubernetes.io/name=fanyi-server \
+  --format '{{.Names}}' | grep -v infra | head -1)
+[ -n "$container" ] || fail "no server container from the Deployment"
+# The probes' check (grpc.health.v1 Check on the gRPC port), run in the pod.
+serving=""
+for _ in $(seq 1 240); do
+  if podman exec "$container" fanyi-health-check 127.0.0.1:50051 3 >/dev/null 2>&1; then
+    serving=yes
+    break
+  fi
+  [ "$(podman inspect --format '{{.State.Running}}' "$container")" = true ] ||
+    { podman logs "$container" >&2; fail "the Deployment's server exited"; }
+  sleep 0.5
+done
+[ -n "$serving" ] || { podman logs "$container" >&2; fail "the Deployment's server never SERVING"; }
+translation=$(build/bin/fanyi-client --server "127.0.0.1:$grpc_port" "I love you.") ||
+  fail "fanyi-client through the Deployment's gRPC port"
+curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^fanyi_model_info' ||
+  fail "/metrics through the Deployment's metrics port"
+echo "  server Deployment: SERVING, I love you. -> $translation, /metrics scraped"
+podman kube down "$kube/server.yaml" >/dev/null 2>>"$work_dir/podman.log"
 
 echo "image-test: all checks passed"
