@@ -91,7 +91,7 @@ COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh
 COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
-    bash scripts/build.sh \
+    BUILD_TARGETS="fanyi-server fanyi-client" bash scripts/build.sh \
  && mkdir -p /staging/usr/local/bin \
  && cp build/bin/fanyi-server build/bin/fanyi-client /staging/usr/local/bin/ \
  && bash docker/runtime-packages.sh build/bin/fanyi-server build/bin/fanyi-client \

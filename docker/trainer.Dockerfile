@@ -81,7 +81,7 @@ COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh
 COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
-    bash scripts/build.sh \
+    BUILD_TARGETS="fanyi-train fanyi-prepare fanyi-eval" bash scripts/build.sh \
  && mkdir -p /staging/usr/local/bin \
  && cp build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval /staging/usr/local/bin/ \
  && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs missing dependencies and builds fanyi (Release) into build/.
-# BUILD_DIR and JOBS may be set in the environment.
+# BUILD_DIR, JOBS and BUILD_TARGETS may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,4 +13,6 @@ export CCACHE_NOHASHDIR=true
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" -j "$jobs"
+# BUILD_TARGETS (space-separated) builds only those, as the images do.
+read -r -a targets <<<"${BUILD_TARGETS:-}"
+cmake --build "$build_dir" -j "$jobs" ${targets[@]:+--target "${targets[@]}"}
