@@ -145,6 +145,22 @@ owner=$(stat -c %u:%g "$models/en-zh/best/model.pt")
 echo "  $(grep -E '^epoch' "$work_dir/trainer.log" | tail -1)"
 echo "  checkpoint on the host: $models/en-zh/best, owned by $owner"
 
+# Runs the health check after $1 (a container) until it answers SERVING,
+# for two minutes at most; fails with the container's log if it exits or
+# never does.
+wait_serving() {
+  local container=$1
+  shift
+  for _ in $(seq 1 240); do
+    "$@" >/dev/null 2>&1 && return 0
+    [ "$(podman inspect --format '{{.State.Running}}' "$container")" = true ] ||
+      { podman logs "$container" >&2; fail "$container exited"; }
+    sleep 0.5
+  done
+  podman logs "$container" >&2
+  fail "$container never answered SERVING"
+}
+
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -173,17 +189,8 @@ podman run -d --name "$server" --read-only --tmpfs /tmp \
   { tail "$work_dir/podman.log" >&2; fail "podman run of the server"; }
 # The image's own HEALTHCHECK command (grpc.health.v1 Check); podman runs
 # it on demand where no systemd timer schedules it.
-healthy=""
-for _ in $(seq 1 240); do
-  if podman healthcheck run "$server" >/dev/null 2>&1; then
-    healthy=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
-    break
-  fi
-  [ "$(podman inspect --format '{{.State.Running}}' "$server")" = true ] ||
-    { podman logs "$server" >&2; fail "the server container exited"; }
-  sleep 0.5
-done
-[ -n "$healthy" ] || { podman logs "$server" >&2; fail "never SERVING"; }
+wait_serving "$server" podman healthcheck run "$server"
+healthy=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
 echo "  SERVING (image health check) ${healthy} s after podman run"
 
 translation=$(build/bin/fanyi-client --server "127.0.0.1:$grpc_port" "I love you.") ||
@@ -241,17 +248,8 @@ container=$(podman ps --filter label=app.kubernetes.io/name=fanyi-server \
   --format '{{.Names}}' | grep -v infra | head -1)
 [ -n "$container" ] || fail "no server container from the Deployment"
 # The probes' check (grpc.health.v1 Check on the gRPC port), run in the pod.
-serving=""
-for _ in $(seq 1 240); do
-  if podman exec "$container" fanyi-health-check 127.0.0.1:50051 3 >/dev/null 2>&1; then
-    serving=yes
-    break
-  fi
-  [ "$(podman inspect --format '{{.State.Running}}' "$container")" = true ] ||
-    { podman logs "$container" >&2; fail "the Deployment's server exited"; }
-  sleep 0.5
-done
-[ -n "$serving" ] || { podman logs "$container" >&2; fail "the Deployment's server never SERVING"; }
+wait_serving "$container" \
+  podman exec "$container" fanyi-health-check 127.0.0.1:50051 3
 translation=$(build/bin/fanyi-client --server "127.0.0.1:$grpc_port" "I love you.") ||
   fail "fanyi-client through the Deployment's gRPC port"
 curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^fanyi_model_info' ||

@@ -660,11 +660,10 @@ void Trainer::State::Save(const EpochReport& report) {
   const bool best = report.dev_bleu > best_dev_bleu;
   if (best) best_dev_bleu = report.dev_bleu;
   checkpoint.training = {
-      {"train", options.data_dir.empty()
-                    ? options.corpus.train_path
-                    : corpus->manifest().value("train", "")},
-      {"dev", options.data_dir.empty() ? options.corpus.dev_path
-                                       : corpus->manifest().value("dev", "")},
+      // What the corpus was prepared from: the files this run trained and
+      // validated on, with --train or --data alike.
+      {"train", corpus->manifest().value("train", "")},
+      {"dev", corpus->manifest().value("dev", "")},
       {"data", corpus->directory()},
       {"epoch", epoch},
       {"epoch_complete", epoch_complete},

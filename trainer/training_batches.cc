@@ -62,7 +62,6 @@ bool TrainingBatches::Next(TrainingBatch* batch, bool with_ids) {
     batch->sources.emplace_back(source.data, source.data + source.size);
     batch->targets.emplace_back(target.data, target.data + target.size);
   }
-  ++batches_read_;
   pairs_read_ += batch->rows;
   return true;
 }

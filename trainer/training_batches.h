@@ -41,7 +41,6 @@ class TrainingBatches {
   // shard that cannot be read.
   bool Next(TrainingBatch* batch, bool with_ids = true);
 
-  int64_t batches_read() const { return batches_read_; }
   int64_t pairs_read() const { return pairs_read_; }
 
  private:
@@ -59,7 +58,6 @@ class TrainingBatches {
   std::vector<std::pair<uint32_t, uint32_t>> window_pairs_list_;
   std::vector<std::vector<int64_t>> batches_;  // Into window_pairs_list_.
   size_t next_batch_ = 0;
-  int64_t batches_read_ = 0;
   int64_t pairs_read_ = 0;
 };
 
