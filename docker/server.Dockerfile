@@ -14,6 +14,11 @@
 #      the image's own gRPC stack (install-deps.sh; DEBS_DIR empty), as hosts
 #      without apt build it from scripts/fetch-gpu-debs.sh's .deb files.
 #
+# The runtime stages install no packages but tini: docker/runtime-libraries.sh
+# copies the programs and the shared libraries they load (without the ones
+# Debian's LibTorch links and never calls: OpenCV, FFmpeg, GDAL, Qt, ...),
+# and the build fails if `ldd -r` finds a library or a symbol missing.
+#
 # The model is a volume (/model): a checkpoint directory or a training output
 # directory whose best/ is served. The server drains on SIGTERM (new calls get
 # UNAVAILABLE, queued and running texts finish) and exits 0, so the stop
@@ -47,10 +52,8 @@ COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
     TORCH_CMAKE_PREFIX="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
     DEBS_DIR="" BUILD_DIR=build bash scripts/build-gpu.sh \
- && mkdir -p /staging/usr/local/bin \
- && cp build/bin/fanyi-server build/bin/fanyi-client /staging/usr/local/bin/ \
- && bash docker/runtime-packages.sh build/bin/fanyi-server build/bin/fanyi-client \
-      > /runtime-packages \
+ && bash docker/runtime-libraries.sh /staging build/bin/fanyi-server build/bin/fanyi-client \
+ && mkdir -p /staging/usr/share && cp -a /usr/share/opencc /staging/usr/share/ \
  && site_packages="$(/opt/torch/bin/python -c 'import site; print(site.getsitepackages()[0])')" \
  && mkdir -p "/staging${site_packages}/torch" \
  && cp -a "${site_packages}/torch/lib" "/staging${site_packages}/torch/" \
@@ -59,27 +62,30 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
 # The wheel's libraries (libtorch_cuda, cuDNN, cuBLAS, NCCL) keep the paths
 # the binaries' RPATH and their own $ORIGIN RPATHs name.
 FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS gpu
-COPY --from=build-gpu /runtime-packages /tmp/runtime-packages
-# Versions come from the base image's release; the list from the build stage.
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN apt-get update \
- && xargs --arg-file=/tmp/runtime-packages \
-      apt-get install -y --no-install-recommends tini python3-grpcio \
- && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && apt-get install -y --no-install-recommends tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 fanyi \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
 COPY --from=build-gpu /staging/ /
-COPY docker/grpc_health_check.py /usr/local/bin/fanyi-health-check
+# The driver's libcuda comes from the host when the container starts.
+RUN ldconfig \
+ && report=$(ldd -r /usr/local/bin/fanyi-server /usr/local/bin/fanyi-client 2>&1) \
+ && ! grep -E 'not found|undefined symbol' <<<"$report" | grep -v libcuda
 USER 10001:10001
 VOLUME ["/model"]
 EXPOSE 50051 9464
 # SIGTERM drains queued and running requests, then the server exits 0;
 # tini (PID 1) forwards it and passes the exit status on.
 STOPSIGNAL SIGTERM
-# The standard grpc.health.v1 service answers without queueing behind traffic.
+# fanyi-client --health asks the standard grpc.health.v1 service, which
+# answers without queueing behind traffic.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
-  CMD ["fanyi-health-check", "127.0.0.1:50051", "3"]
+  CMD ["fanyi-client", "--health", "--timeout_ms=3000"]
 ENTRYPOINT ["tini", "--", "fanyi-server", "--listen=0.0.0.0:50051", \
             "--metrics_listen=0.0.0.0:9464", "--device=cuda"]
 CMD ["--model_dir=/model"]
@@ -92,36 +98,35 @@ RUN bash scripts/install-deps.sh
 COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
     BUILD_TARGETS="fanyi-server fanyi-client" bash scripts/build.sh \
- && mkdir -p /staging/usr/local/bin \
- && cp build/bin/fanyi-server build/bin/fanyi-client /staging/usr/local/bin/ \
- && bash docker/runtime-packages.sh build/bin/fanyi-server build/bin/fanyi-client \
-      > /runtime-packages
+ && bash docker/runtime-libraries.sh /staging build/bin/fanyi-server build/bin/fanyi-client \
+ && mkdir -p /staging/usr/share && cp -a /usr/share/opencc /staging/usr/share/
 
 FROM debian:bookworm-slim AS cpu
-COPY --from=build-cpu /runtime-packages /tmp/runtime-packages
-# Versions come from bookworm; the list from the build stage. OpenBLAS
-# (pthreads) is named because LibTorch would also accept the slower reference
-# BLAS (docs/design.md measured with OpenBLAS).
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN apt-get update \
- && xargs --arg-file=/tmp/runtime-packages \
-      apt-get install -y --no-install-recommends \
-      libopenblas0-pthread tini python3-grpcio \
- && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && apt-get install -y --no-install-recommends tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 fanyi \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
+# OpenBLAS (pthreads) is the BLAS the build stage's alternative chose, the one
+# docs/design.md measured; OpenCC's dictionaries convert Chinese scripts.
 COPY --from=build-cpu /staging/ /
-COPY docker/grpc_health_check.py /usr/local/bin/fanyi-health-check
+RUN ldconfig \
+ && report=$(ldd -r /usr/local/bin/fanyi-server /usr/local/bin/fanyi-client 2>&1) \
+ && ! grep -E 'not found|undefined symbol' <<<"$report"
 USER 10001:10001
 VOLUME ["/model"]
 EXPOSE 50051 9464
 # SIGTERM drains queued and running requests, then the server exits 0;
 # tini (PID 1) forwards it and passes the exit status on.
 STOPSIGNAL SIGTERM
-# The standard grpc.health.v1 service answers without queueing behind traffic.
+# fanyi-client --health asks the standard grpc.health.v1 service, which
+# answers without queueing behind traffic.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["fanyi-health-check", "127.0.0.1:50051", "3"]
+  CMD ["fanyi-client", "--health", "--timeout_ms=3000"]
 ENTRYPOINT ["tini", "--", "fanyi-server", "--listen=0.0.0.0:50051", \
             "--metrics_listen=0.0.0.0:9464"]
 CMD ["--model_dir=/model"]

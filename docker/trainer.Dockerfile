@@ -15,6 +15,11 @@
 #      the image's own gRPC stack (install-deps.sh; DEBS_DIR empty). Keep in
 #      step with docker/server.Dockerfile.
 #
+# The runtime stages install no packages but tini: docker/runtime-libraries.sh
+# copies the programs (with SentencePiece's spm_train, which fanyi-train runs
+# for subword vocabularies) and the shared libraries they load, as in
+# docker/server.Dockerfile.
+#
 # Volumes: /data (the corpus, read-only) and /models (--out: best/, last/ and
 # train_log.jsonl; checkpoints are renamed into place, so a killed job leaves
 # whole checkpoints and a rerun with --resume continues from last/).
@@ -45,10 +50,9 @@ COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
     TORCH_CMAKE_PREFIX="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
     DEBS_DIR="" BUILD_DIR=build bash scripts/build-gpu.sh \
- && mkdir -p /staging/usr/local/bin \
- && cp build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval /staging/usr/local/bin/ \
- && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval \
-      > /runtime-packages \
+ && bash docker/runtime-libraries.sh /staging build/bin/fanyi-train \
+      build/bin/fanyi-prepare build/bin/fanyi-eval spm_train \
+ && mkdir -p /staging/usr/share && cp -a /usr/share/opencc /staging/usr/share/ \
  && site_packages="$(/opt/torch/bin/python -c 'import site; print(site.getsitepackages()[0])')" \
  && mkdir -p "/staging${site_packages}/torch" \
  && cp -a "${site_packages}/torch/lib" "/staging${site_packages}/torch/" \
@@ -57,18 +61,20 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
 # The wheel's libraries (libtorch_cuda, cuDNN, cuBLAS, NCCL) keep the paths
 # the binaries' RPATH and their own $ORIGIN RPATHs name.
 FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS gpu
-COPY --from=build-gpu /runtime-packages /tmp/runtime-packages
-# Versions come from the base image's release; the list from the build stage;
-# sentencepiece for its spm_train (subword vocabularies).
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN apt-get update \
- && xargs --arg-file=/tmp/runtime-packages \
-      apt-get install -y --no-install-recommends sentencepiece tini \
- && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && apt-get install -y --no-install-recommends tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 fanyi \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
 COPY --from=build-gpu /staging/ /
+# The driver's libcuda comes from the host when the container starts.
+RUN ldconfig \
+ && report=$(ldd -r /usr/local/bin/* 2>&1) \
+ && ! grep -E 'not found|undefined symbol' <<<"$report" | grep -v libcuda
 USER 10001:10001
 VOLUME ["/data", "/models"]
 ENTRYPOINT ["tini", "--", "fanyi-train", "--device=cuda"]
@@ -82,27 +88,26 @@ RUN bash scripts/install-deps.sh
 COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
     BUILD_TARGETS="fanyi-train fanyi-prepare fanyi-eval" bash scripts/build.sh \
- && mkdir -p /staging/usr/local/bin \
- && cp build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval /staging/usr/local/bin/ \
- && bash docker/runtime-packages.sh build/bin/fanyi-train build/bin/fanyi-prepare build/bin/fanyi-eval \
-      > /runtime-packages
+ && bash docker/runtime-libraries.sh /staging build/bin/fanyi-train \
+      build/bin/fanyi-prepare build/bin/fanyi-eval spm_train \
+ && mkdir -p /staging/usr/share && cp -a /usr/share/opencc /staging/usr/share/
 
 FROM debian:bookworm-slim AS cpu
-COPY --from=build-cpu /runtime-packages /tmp/runtime-packages
-# Versions come from bookworm; the list from the build stage. OpenBLAS
-# (pthreads) is named because LibTorch would also accept the slower reference
-# BLAS (docs/design.md measured with OpenBLAS); sentencepiece because
-# fanyi-train runs its spm_train for subword vocabularies.
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN apt-get update \
- && xargs --arg-file=/tmp/runtime-packages \
-      apt-get install -y --no-install-recommends libopenblas0-pthread \
-      sentencepiece tini \
- && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && apt-get install -y --no-install-recommends tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 fanyi \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin fanyi
+# OpenBLAS (pthreads) is the BLAS the build stage's alternative chose, the one
+# docs/design.md measured; OpenCC's dictionaries convert Chinese scripts.
 COPY --from=build-cpu /staging/ /
+RUN ldconfig \
+ && report=$(ldd -r /usr/local/bin/* 2>&1) \
+ && ! grep -E 'not found|undefined symbol' <<<"$report"
 USER 10001:10001
 VOLUME ["/data", "/models"]
 ENTRYPOINT ["tini", "--", "fanyi-train"]

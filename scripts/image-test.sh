@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# Builds fanyi's CPU images (docker/server.Dockerfile, docker/trainer.Dockerfile)
+# Builds fanyi's images (docker/server.Dockerfile, docker/trainer.Dockerfile)
 # with podman and checks them as a user would run them. Exits non-zero when a
 # step or a check fails. Too slow for CI: a cold run builds LibTorch-linked
 # binaries twice (README, "Deploying", gives its time).
 #
 #   scripts/image-test.sh          # the cpu images
+#   scripts/image-test.sh --gpu    # the gpu images, on a host with a GPU
 #
-# Then plays deploy/overlays/cpu with `podman kube play`: the trainer Job's
-# pod and the server Deployment, with the flags, ports, volumes and security
-# contexts they give (scripts/kube_play_manifests.py says what podman does
-# not run; tests/deploy_lint.sh checks those).
+# The trainer image trains for a minute into a host folder, the server image
+# serves that checkpoint. Then, for the cpu images, plays deploy/overlays/cpu
+# with `podman kube play`: the trainer Job's pod and the server Deployment,
+# with the flags, ports, volumes and security contexts they give
+# (scripts/kube_play_manifests.py says what podman does not run;
+# tests/deploy_lint.sh checks those).
 # Run as root on a Debian 12 host. Installs podman, runc and mmdebstrap;
 # where no image registry can be reached, makes the Debian base images the
 # Dockerfiles name (debian:bookworm, debian:bookworm-slim) from the Debian
-# archive with mmdebstrap. WORK_DIR (a new temporary directory) holds what
-# the checks write.
+# archive with mmdebstrap. --gpu needs NVIDIA's CUDA images (pulled, or
+# loaded with `podman load`) and the NVIDIA Container Toolkit's CDI
+# specification, which gives containers the GPU (`--device
+# nvidia.com/gpu=all`). WORK_DIR (a new temporary directory) holds what the
+# checks write.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+target=cpu
+case "${1:-}" in
+  "") ;;
+  --gpu) target=gpu ;;
+  *) echo "usage: $0 [--gpu]" >&2; exit 2 ;;
+esac
+server_image=fanyi-server:$target
+trainer_image=fanyi-trainer:$target
 
 work_dir="${WORK_DIR:-$(mktemp -d /tmp/fanyi-image-test.XXXXXX)}"
 mkdir -p "$work_dir"
@@ -29,7 +44,7 @@ step "installing podman, runc, mmdebstrap"
 # catatonit: the pause process of the pods `podman kube play` makes;
 # kubectl (kubernetes-client) renders the manifests; python3-yaml for
 # scripts/kube_play_manifests.py.
-packages=(podman runc mmdebstrap uidmap catatonit python3-yaml)
+packages=(podman runc mmdebstrap uidmap catatonit python3-yaml curl)
 command -v kubectl >/dev/null || packages+=(kubernetes-client)
 missing=()
 for package in "${packages[@]}"; do
@@ -37,6 +52,8 @@ for package in "${packages[@]}"; do
     missing+=("$package")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
+  echo "  installing ${missing[*]}"
+  apt-get update -q >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi
@@ -76,33 +93,58 @@ echo "containers.conf for this run:"
 sed 's/^/  /' "$conf"
 
 step "base images"
-# Debian's own images when a registry answers; otherwise the same release
-# made from the archive: minbase is the official image's package set.
-for tag in bookworm bookworm-slim; do
-  image="docker.io/library/debian:$tag"
-  if podman image exists "$image" ||
-      timeout 60 podman pull -q "$image" >/dev/null 2>&1; then
-    continue
-  fi
-  if podman image exists fanyi-base:bookworm; then
-    podman tag fanyi-base:bookworm "$image"
-    continue
-  fi
-  echo "  no registry: $image made from the Debian archive (mmdebstrap minbase)"
-  mmdebstrap --quiet --variant=minbase --format=tar bookworm - |
-    podman import --quiet - fanyi-base:bookworm >/dev/null
-  podman tag fanyi-base:bookworm "$image"
-done
-
-podman run --rm docker.io/library/debian:bookworm true ||
-  fail "podman cannot run a container with $conf"
+# Whether image $1 is here, or pulled now.
+have_image() {
+  podman image exists "$1" || timeout 600 podman pull -q "$1" >/dev/null 2>&1
+}
+run_args=()
+if [ "$target" = cpu ]; then
+  # Debian's own images when a registry answers; otherwise the same release
+  # made from the archive as the official images are: minbase (their package
+  # set), /usr merged by mmdebstrap's hook rather than the usrmerge package
+  # (which brings Perl), apt keeping no package caches, and for slim no
+  # documentation, manuals or translations but the copyright files.
+  for tag in bookworm bookworm-slim; do
+    image="docker.io/library/debian:$tag"
+    if have_image "$image"; then
+      continue
+    fi
+    echo "  no registry: $image made from the Debian archive (mmdebstrap)"
+    options=(--variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+      --aptopt='Dir::Cache::pkgcache ""' --aptopt='Dir::Cache::srcpkgcache ""')
+    if [ "$tag" = bookworm-slim ]; then
+      for folder in doc groff info linda lintian/overrides locale man; do
+        options+=(--dpkgopt="path-exclude=/usr/share/$folder/*")
+      done
+      options+=(--dpkgopt='path-include=/usr/share/doc/*/copyright')
+    fi
+    log="$work_dir/mmdebstrap-$tag.log"
+    mmdebstrap --quiet "${options[@]}" --format=tar bookworm - 2>"$log" |
+      podman import --quiet - "$image" >/dev/null ||
+      { tail "$log" >&2; fail "making $image with mmdebstrap"; }
+  done
+  podman run --rm docker.io/library/debian:bookworm true ||
+    fail "podman cannot run a container with $conf"
+else
+  # The CUDA images the Dockerfiles name (their ARG defaults).
+  cuda=$(sed -n 's/^ARG CUDA_VERSION=//p' docker/server.Dockerfile)
+  ubuntu=$(sed -n 's/^ARG UBUNTU_VERSION=//p' docker/server.Dockerfile)
+  for flavour in cudnn-devel base; do
+    image="docker.io/nvidia/cuda:$cuda-$flavour-ubuntu$ubuntu"
+    have_image "$image" ||
+      fail "$image is not here and could not be pulled: pull it, or load it (podman load -i FILE)"
+  done
+  run_args=(--device nvidia.com/gpu=all)
+  podman run --rm "${run_args[@]}" "$image" nvidia-smi -L ||
+    fail "podman cannot give a container the GPU: install the NVIDIA Container Toolkit and write its CDI specification (nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
+fi
 
 # --format docker: the OCI format has no SHELL or HEALTHCHECK, which the
 # Dockerfiles use.
 build() {
   local dockerfile=$1 tag=$2 started
   started=$(date +%s)
-  podman build --format docker --target cpu -f "docker/$dockerfile" \
+  podman build --format docker --target "$target" -f "docker/$dockerfile" \
     -t "$tag" . >"$work_dir/build-$tag.log" 2>&1 ||
     { tail -30 "$work_dir/build-$tag.log" >&2; fail "building $tag"; }
   echo "  $tag: built in $(($(date +%s) - started)) s," \
@@ -110,11 +152,11 @@ build() {
        awk '{printf "%.0f MB", $1 / 1e6}')"
 }
 step "building the images"
-build server.Dockerfile fanyi-server:cpu
-build trainer.Dockerfile fanyi-trainer:cpu
+build server.Dockerfile "$server_image"
+build trainer.Dockerfile "$trainer_image"
 # podman's own complaints (here: no systemd to schedule the images' health
 # checks) go to podman.log.
-for image in fanyi-server:cpu fanyi-trainer:cpu; do
+for image in "$server_image" "$trainer_image"; do
   identity=$(podman run --rm --entrypoint id "$image" 2>>"$work_dir/podman.log")
   [ "$identity" = "uid=10001(fanyi) gid=10001(fanyi) groups=10001(fanyi)" ] ||
     fail "$image runs as $identity, not the user and group fanyi (10001)"
@@ -134,8 +176,8 @@ models="$work_dir/models"
 mkdir -p "$models"
 chown 10001:10001 "$models"
 # As the trainer Job runs it: read-only root filesystem, /tmp writable.
-podman run --rm --read-only --tmpfs /tmp \
-  -v "$data_dir:/data:ro" -v "$models:/models" fanyi-trainer:cpu \
+podman run --rm --read-only --tmpfs /tmp "${run_args[@]}" \
+  -v "$data_dir:/data:ro" -v "$models:/models" "$trainer_image" \
   --train="/data/$train" --dev="/data/$dev" --out=/models/en-zh \
   --max_minutes=1 --threads=2 >"$work_dir/trainer.log" 2>&1 ||
   { tail -20 "$work_dir/trainer.log" >&2; fail "the trainer container"; }
@@ -149,16 +191,25 @@ echo "  checkpoint on the host: $models/en-zh/best, owned by $owner"
 # for two minutes at most; fails with the container's log if it exits or
 # never does.
 wait_serving() {
-  local container=$1
+  local container=$1 running
   shift
   for _ in $(seq 1 240); do
     "$@" >/dev/null 2>&1 && return 0
-    [ "$(podman inspect --format '{{.State.Running}}' "$container")" = true ] ||
+    running=$(podman inspect --format '{{.State.Running}}' "$container" \
+      2>>"$work_dir/podman.log")
+    [ "$running" = true ] ||
       { podman logs "$container" >&2; fail "$container exited"; }
     sleep 0.5
   done
   podman logs "$container" >&2
   fail "$container never answered SERVING"
+}
+
+# fanyi-client from the server image, on the host's network: it reaches the
+# ports published on 127.0.0.1 as an application on the host would.
+client() {
+  podman run --rm --network host --health-cmd=none \
+    --entrypoint fanyi-client "$server_image" "$@"
 }
 
 free_port() {
@@ -182,9 +233,9 @@ step "server container: the checkpoint read-only, root filesystem read-only"
 started=$(date +%s.%N)
 # Without systemd, podman cannot schedule the image's health check (it logs
 # errors about the timer to podman.log): this script runs the check itself.
-podman run -d --name "$server" --read-only --tmpfs /tmp \
+podman run -d --name "$server" --read-only --tmpfs /tmp "${run_args[@]}" \
   -p "127.0.0.1:$grpc_port:50051" -p "127.0.0.1:$metrics_port:9464" \
-  -v "$models/en-zh:/model:ro" fanyi-server:cpu >/dev/null \
+  -v "$models/en-zh:/model:ro" "$server_image" >/dev/null \
   2>>"$work_dir/podman.log" ||
   { tail "$work_dir/podman.log" >&2; fail "podman run of the server"; }
 # The image's own HEALTHCHECK command (grpc.health.v1 Check); podman runs
@@ -193,7 +244,7 @@ wait_serving "$server" podman healthcheck run "$server"
 healthy=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
 echo "  SERVING (image health check) ${healthy} s after podman run"
 
-translation=$(build/bin/fanyi-client --server "127.0.0.1:$grpc_port" "I love you.") ||
+translation=$(client --server "127.0.0.1:$grpc_port" "I love you.") ||
   fail "fanyi-client through the published port"
 [ -n "$translation" ] || fail "an empty translation"
 echo "  fanyi-client: I love you. -> $translation"
@@ -201,6 +252,10 @@ metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
   fail "scraping /metrics"
 grep -q '^fanyi_requests_total{code="OK",method="Translate"} 1' <<<"$metrics" ||
   fail "/metrics does not count the translation"
+if [ "$target" = gpu ]; then
+  grep -q '^fanyi_model_info{.*device="cuda' <<<"$metrics" ||
+    fail "the server does not run on CUDA: $(grep '^fanyi_model_info' <<<"$metrics")"
+fi
 echo "  /metrics: $(grep -c '^fanyi_' <<<"$metrics") fanyi_ samples"
 user=$(podman top "$server" huser user | awk 'NR == 2 {print $1 ":" $2}')
 [ "$user" = "10001:fanyi" ] || fail "the server runs as $user, not 10001:fanyi"
@@ -213,6 +268,14 @@ took=$(python3 -c "import time; print(f'{time.time() - $stopped:.1f}')")
 code=$(podman inspect --format '{{.State.ExitCode}}' "$server")
 [ "$code" = 0 ] || { podman logs "$server" | tail >&2; fail "exit status $code after SIGTERM"; }
 echo "  podman stop (SIGTERM): exit status 0 after ${took} s"
+
+if [ "$target" = gpu ]; then
+  # A pod's nvidia.com/gpu limit is a device plugin's resource, which
+  # podman kube play does not turn into a device.
+  echo "image-test: all checks passed (deploy/overlays/gpu not played:" \
+    "podman kube play gives pods no GPU; tests/deploy_lint.sh checks it)"
+  exit 0
+fi
 
 step "the Kubernetes manifests (deploy/overlays/cpu), played by podman"
 kube="$work_dir/kube"
@@ -249,8 +312,8 @@ container=$(podman ps --filter label=app.kubernetes.io/name=fanyi-server \
 [ -n "$container" ] || fail "no server container from the Deployment"
 # The probes' check (grpc.health.v1 Check on the gRPC port), run in the pod.
 wait_serving "$container" \
-  podman exec "$container" fanyi-health-check 127.0.0.1:50051 3
-translation=$(build/bin/fanyi-client --server "127.0.0.1:$grpc_port" "I love you.") ||
+  podman exec "$container" fanyi-client --health --timeout_ms=3000
+translation=$(client --server "127.0.0.1:$grpc_port" "I love you.") ||
   fail "fanyi-client through the Deployment's gRPC port"
 curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^fanyi_model_info' ||
   fail "/metrics through the Deployment's metrics port"

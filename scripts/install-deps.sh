@@ -23,6 +23,9 @@ packages=(
   # path's own kernels against.
   libxnnpack-dev libpthreadpool-dev
   curl unzip
+  # docker/runtime-libraries.sh: the images copy the shared libraries their
+  # programs load, less the NEEDED entries they never call (patchelf).
+  patchelf
   # TLS: certificate checks in the server (libssl-dev) and the throwaway
   # certificates tests/tls_test.cc makes (openssl).
   libssl-dev openssl

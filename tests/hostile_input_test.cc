@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/health_check.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
@@ -28,7 +29,6 @@ namespace fanyi {
 namespace {
 
 using testing_util::ConnectToLocalPort;
-using testing_util::HealthStatus;
 using testing_util::HttpGet;
 using testing_util::StatusCodeName;
 
@@ -125,7 +125,7 @@ class HostileInputTest : public ::testing::Test {
     const grpc::Status status = Translate(*stub, "I like tea.", &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     EXPECT_FALSE(response.translation().text().empty());
-    EXPECT_EQ(HealthStatus(channel), "SERVING");
+    EXPECT_EQ(HealthStatus(channel, std::chrono::seconds(30)), "SERVING");
   }
 
   static std::string* model_dir_;

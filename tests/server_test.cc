@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/health_check.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
@@ -329,7 +330,7 @@ TEST_F(ServerTest, HealthCheckIsServing) {
   auto channel =
       grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
                           grpc::InsecureChannelCredentials());
-  EXPECT_EQ(testing_util::HealthStatus(channel), "SERVING");
+  EXPECT_EQ(HealthStatus(channel, std::chrono::seconds(30)), "SERVING");
 }
 
 TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
@@ -449,7 +450,7 @@ TEST_F(ServerTest, DrainingServerRefusesNewCallsItself) {
   std::thread shutdown([&server] { server->Shutdown(); });
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (testing_util::HealthStatus(channel) == "SERVING" &&
+  while (HealthStatus(channel, std::chrono::seconds(30)) == "SERVING" &&
          std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
   }
@@ -487,8 +488,9 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
   const std::string first_line = got_line ? line : "";
   const bool ready = std::regex_search(
       first_line, match, std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
+  std::string port;
   if (ready) {
-    const std::string port = match[1];
+    port = match[1];
     const CommandResult client =
         RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
                    " 'I like tea.' hello 2>&1");
@@ -502,6 +504,13 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
     EXPECT_NE(bad_client.exit_code, 0);
     EXPECT_NE(bad_client.output.find("INVALID_ARGUMENT"), std::string::npos)
         << bad_client.output;
+
+    // --health asks the health service, as the images' HEALTHCHECK does.
+    const CommandResult health =
+        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
+                   " --health 2>&1");
+    EXPECT_EQ(health.exit_code, 0) << health.output;
+    EXPECT_EQ(health.output, "SERVING\n");
   }
   kill(pid, SIGTERM);
   int status = 0;
@@ -510,6 +519,12 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
   ASSERT_TRUE(ready) << "fanyi-server did not report its port: " << first_line;
   ASSERT_TRUE(WIFEXITED(status)) << "fanyi-server died abnormally";
   EXPECT_EQ(WEXITSTATUS(status), 0);
+
+  const CommandResult gone =
+      RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
+                 " --health --timeout_ms=2000 2>&1");
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.output.find("UNAVAILABLE"), std::string::npos) << gone.output;
 }
 
 TEST_F(ServerTest, ServerBinaryNamesABadModelDir) {

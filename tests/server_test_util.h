@@ -30,11 +30,6 @@ int ConnectToLocalPort(int port);
 // after `timeout_s` (a guard against hanging the test, not a measurement).
 std::string HttpGet(int port, const std::string& path, int timeout_s = 60);
 
-// grpc.health.v1.Health/Check for the whole server over `channel`: the
-// status name ("SERVING", "NOT_SERVING", ...), or the RPC's error as
-// "RPC failed: CODE: message".
-std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel);
-
 // The value of the sample line that starts with `series` (name and labels
 // exactly as exposed) in Prometheus text format; -1 when absent.
 double MetricValue(const std::string& metrics, const std::string& series);

@@ -1,0 +1,22 @@
+#ifndef FANYI_CLIENT_HEALTH_CHECK_H_
+#define FANYI_CLIENT_HEALTH_CHECK_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+
+namespace fanyi {
+
+// Asks a server's standard health service (grpc.health.v1.Health/Check, for
+// the whole server) over `channel`: the status name ("SERVING",
+// "NOT_SERVING", "UNKNOWN" or "SERVICE_UNKNOWN"), or the failed call as
+// "RPC failed: CODE: message". It queues behind no translation, so a busy
+// server still answers at once.
+std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
+                         std::chrono::milliseconds timeout);
+
+}  // namespace fanyi
+
+#endif  // FANYI_CLIENT_HEALTH_CHECK_H_
