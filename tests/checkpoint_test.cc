@@ -85,6 +85,25 @@ TEST_F(CheckpointTest, RoundTripGivesIdenticalLogits) {
   EXPECT_FALSE(fs::exists(directory_ + ".tmp"));
 }
 
+TEST_F(CheckpointTest, LetterCasesRoundTripAndDefaultToLowerWhenAbsent) {
+  Checkpoint cased = MakeCheckpoint();
+  cased.target_case = WordCase::kKeep;
+  SaveCheckpoint(cased, directory_);
+  Checkpoint loaded = LoadCheckpoint(directory_, torch::kCPU);
+  EXPECT_EQ(loaded.source_case, WordCase::kLower);
+  EXPECT_EQ(loaded.target_case, WordCase::kKeep);
+
+  // A checkpoint from before the fields lowercased both sides.
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config.erase("source_case");
+  config.erase("target_case");
+  Overwrite(config_path, config.dump());
+  loaded = LoadCheckpoint(directory_, torch::kCPU);
+  EXPECT_EQ(loaded.source_case, WordCase::kLower);
+  EXPECT_EQ(loaded.target_case, WordCase::kLower);
+}
+
 TEST_F(CheckpointTest, SavingAgainReplacesTheDirectory) {
   original_.model_version = "test-2";
   SaveCheckpoint(original_, directory_);
@@ -162,7 +181,9 @@ INSTANTIATE_TEST_SUITE_P(
                       "field 'heads' must be an integer"},
         BadConfigCase{"DModelAboveInt64", "/model/d_model",
                       "18446744073709551615",
-                      "field 'd_model' is out of range"}),
+                      "field 'd_model' is out of range"},
+        BadConfigCase{"TargetCaseUnknown", "/target_case", "\"upper\"",
+                      "unknown letter case \"upper\""}),
     [](const ::testing::TestParamInfo<BadConfigCase>& info) {
       return info.param.name;
     });

@@ -112,6 +112,40 @@ TEST(CorpusPreparationTest, ShardsHoldEveryPairAsItsTokensIdsOnAnyThreadCount) {
   EXPECT_EQ(dev.references[7], corpus.pairs[7].target);
 }
 
+// The other direction of the same file: Chinese sources, English targets
+// that keep their case, the columns and cases recorded for the trainer.
+TEST(CorpusPreparationTest, SwappedColumnsTrainTheOtherDirectionCased) {
+  const std::string directory = testing_util::MakeTempDir("prepare_zh_en");
+  PreparationOptions options = PlainOptions();
+  options.columns = TsvColumns{1, 0};
+  options.source_language = "zh";
+  options.target_language = "en";
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(options, directory + "/prepared", log);
+
+  const ParallelCorpus text = ReadParallelTsv(options.train_path);
+  const Tokenizer source_tokenizer("zh");
+  const Tokenizer target_tokenizer("en", nullptr, WordCase::kKeep);
+  const std::vector<int64_t> source_ids = corpus.vocabularies().source.Encode(
+      source_tokenizer.Tokenize(text.pairs[7].target));
+  const std::vector<int64_t> target_ids = corpus.vocabularies().target.Encode(
+      target_tokenizer.Tokenize(text.pairs[7].source));
+  EXPECT_EQ(ShardPairs(corpus)[7], IdPair(source_ids, target_ids));
+  const DevSet dev = corpus.ReadDev();
+  EXPECT_EQ(dev.texts[7], text.pairs[7].target);
+  EXPECT_EQ(dev.references[7], text.pairs[7].source);
+
+  // Capitalized sentence starts are their own target tokens.
+  const Vocabulary& target = corpus.vocabularies().target;
+  EXPECT_NE(target.Id("I"), target.Id("i"));
+  EXPECT_NE(target.Id("I"), Vocabulary::kUnkId);
+  EXPECT_EQ(corpus.source_case(), WordCase::kLower);
+  EXPECT_EQ(corpus.target_case(), WordCase::kKeep);
+  EXPECT_EQ(corpus.manifest().at("source_column"), 2);
+  EXPECT_EQ(corpus.manifest().at("target_column"), 1);
+}
+
 TEST(CorpusPreparationTest, BpeSubwordsCutTheSourceSide) {
   const std::string directory = testing_util::MakeTempDir("prepare_bpe");
   PreparationOptions options = PlainOptions();

@@ -59,6 +59,42 @@ TEST(ParallelCorpusTest, ReadsGoodLinesAndReportsBadOnes) {
   }
 }
 
+// One lang1<TAB>lang2<TAB>attribution corpus read the other way round.
+TEST(ParallelCorpusTest, ReadsTheColumnsGiven) {
+  const std::string path =
+      WriteTempFile("columns.tsv",
+                    "Hello.\t你好。\tCC-BY 2.0 (France)\n"
+                    "Tom\t汤姆\n"          // 2: two columns only
+                    "only one column\n"    // 3
+                    "\t\tattribution\n");  // 4: both sides empty
+  const ParallelCorpus reversed = ReadParallelTsv(path, TsvColumns{1, 0});
+  ASSERT_EQ(reversed.pairs.size(), 2u);
+  EXPECT_EQ(reversed.pairs[0].source, "你好。");
+  EXPECT_EQ(reversed.pairs[0].target, "Hello.");
+  EXPECT_EQ(reversed.pairs[1].source, "汤姆");
+  ASSERT_EQ(reversed.bad_lines.size(), 2u);
+  EXPECT_EQ(reversed.bad_lines[0].reason, "no tab");
+  EXPECT_EQ(reversed.bad_lines[1].reason, "empty source");
+
+  const ParallelCorpus third = ReadParallelTsv(path, TsvColumns{2, 0});
+  ASSERT_EQ(third.pairs.size(), 1u);
+  EXPECT_EQ(third.pairs[0].source, "CC-BY 2.0 (France)");
+  EXPECT_EQ(third.pairs[0].target, "Hello.");
+  const std::vector<std::pair<int64_t, std::string>> expected_bad = {
+      {2, "fewer than 3 columns"}, {3, "no tab"}, {4, "empty target"}};
+  ASSERT_EQ(third.bad_lines.size(), expected_bad.size());
+  for (std::size_t i = 0; i < expected_bad.size(); ++i) {
+    EXPECT_EQ(third.bad_lines[i].line_number, expected_bad[i].first);
+    EXPECT_EQ(third.bad_lines[i].reason, expected_bad[i].second);
+  }
+}
+
+TEST(ParallelCorpusTest, InvalidColumnsAreRefused) {
+  const std::string path = WriteTempFile("columns_refused.tsv", "a\tb\n");
+  EXPECT_THROW(ReadParallelTsv(path, TsvColumns{1, 1}), std::invalid_argument);
+  EXPECT_THROW(ReadParallelTsv(path, TsvColumns{-1, 0}), std::invalid_argument);
+}
+
 TEST(ParallelCorpusTest, EmptyFileHasNoPairs) {
   const ParallelCorpus corpus =
       ReadParallelTsv(WriteTempFile("empty_corpus.tsv", ""));

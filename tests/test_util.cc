@@ -49,8 +49,9 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
   return options;
 }
 
-std::string TrainTinyModelOn(const std::string& pairs_path,
-                             const std::string& out_dir) {
+std::string TrainTinyModelOn(
+    const std::string& pairs_path, const std::string& out_dir,
+    const std::function<void(TrainingOptions&)>& adjust) {
   TrainingOptions options = TinyTrainingOptions(pairs_path, out_dir);
   options.model.d_model = 32;
   options.model.d_ff = 64;
@@ -61,6 +62,7 @@ std::string TrainTinyModelOn(const std::string& pairs_path,
   options.warmup_steps = 50;
   options.lr_factor = 2.0;
   options.label_smoothing = 0.0;
+  if (adjust) adjust(options);
   std::ostringstream log;
   Trainer(options).Run(log);
   return (fs::path(out_dir) / "best").string();

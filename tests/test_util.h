@@ -1,6 +1,7 @@
 #ifndef FANYI_TESTS_TEST_UTIL_H_
 #define FANYI_TESTS_TEST_UTIL_H_
 
+#include <functional>
 #include <string>
 
 #include "trainer/trainer.h"
@@ -23,9 +24,11 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
 std::string TrainTinyModel(const std::string& parent_dir, int pairs = 30);
 
 // Trains the same tiny model on the TSV `pairs_path` into `out_dir` and
-// returns its checkpoint directory. Not cached.
-std::string TrainTinyModelOn(const std::string& pairs_path,
-                             const std::string& out_dir);
+// returns its checkpoint directory; `adjust` may change the options first
+// (another direction, say). Not cached.
+std::string TrainTinyModelOn(
+    const std::string& pairs_path, const std::string& out_dir,
+    const std::function<void(TrainingOptions&)>& adjust = nullptr);
 
 // A fresh empty directory under the test temp dir.
 std::string MakeTempDir(const std::string& name);

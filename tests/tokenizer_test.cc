@@ -152,6 +152,21 @@ TEST(Utf8Test, CharacterClassesAndLowercase) {
   EXPECT_FALSE(IsControl('\n'));
 }
 
+TEST(TokenizerTest, WordModeKeepsCaseWhenAsked) {
+  const Tokenizer cased("en", nullptr, WordCase::kKeep);
+  EXPECT_FALSE(cased.lowercases());
+  EXPECT_EQ(cased.Tokenize("The Cat's at NASA."),
+            (Tokens{"The", "Cat", "'s", "at", "NASA", "."}));
+  const Tokenizer lowered("en");
+  EXPECT_TRUE(lowered.lowercases());
+  EXPECT_EQ(lowered.Tokenize("The Cat's at NASA."),
+            (Tokens{"the", "cat", "'s", "at", "nasa", "."}));
+  // Characters are never lowercased.
+  EXPECT_FALSE(Tokenizer("zh", nullptr, WordCase::kLower).lowercases());
+  EXPECT_EQ(ParseWordCase(WordCaseName(WordCase::kKeep)), WordCase::kKeep);
+  EXPECT_THROW(ParseWordCase("upper"), std::invalid_argument);
+}
+
 TEST(TokenizerTest, ReportsItsMode) {
   EXPECT_TRUE(Tokenizer("zh").character_mode());
   EXPECT_TRUE(Tokenizer("yue").character_mode());

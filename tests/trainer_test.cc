@@ -95,6 +95,44 @@ TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
   EXPECT_GE(exact, 28) << "the tiny model did not memorise its training pairs";
 }
 
+// The same thirty pairs the other way round, Chinese to English: the
+// English comes back as it was written, capitals included.
+TEST(TrainerTest, SwappedColumnsTrainTheOtherDirectionWithCasedOutput) {
+  const std::string parent = testing_util::MakeTempDir("trainer_zh_en");
+  const fs::path pairs = fs::path(parent) / "pairs.tsv";
+  {
+    std::ifstream in(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+    std::ofstream out(pairs);
+    std::string line;
+    for (int i = 0; i < 30 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  const std::string checkpoint = testing_util::TrainTinyModelOn(
+      pairs.string(), parent + "/zh_en", [](TrainingOptions& options) {
+        options.corpus.columns = TsvColumns{1, 0};
+        options.corpus.source_language = "zh";
+        options.corpus.target_language = "en";
+      });
+
+  const ParallelCorpus corpus = ReadParallelTsv(pairs.string());
+  std::vector<std::string> sources;
+  for (const auto& pair : corpus.pairs) sources.push_back(pair.target);
+  auto translator = Translator::Load(checkpoint, TranslatorOptions{"cpu", 1});
+  const std::vector<std::string> translations = translator->Translate(sources);
+  int exact = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    exact += translations[i] == corpus.pairs[i].source;
+  }
+  EXPECT_GE(exact, 27) << "first: " << translations[0] << " for "
+                       << corpus.pairs[0].source;
+  EXPECT_TRUE(std::any_of(translations.begin(), translations.end(),
+                          [](const std::string& text) {
+                            return std::any_of(text.begin(), text.end(),
+                                               ::isupper);
+                          }));
+  EXPECT_EQ(LoadCheckpoint(checkpoint, torch::kCPU).target_case,
+            WordCase::kKeep);
+}
+
 TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {
   const std::string directory = testing_util::MakeTempDir("trainer_bad_lines");
   const fs::path data = fs::path(directory) / "pairs.tsv";

@@ -121,9 +121,11 @@ class Preparation {
     vocabularies_ = &vocabularies;
     for (Worker& worker : workers_) {
       worker.source_tokenizer.emplace(options_.source_language,
-                                      vocabularies.source_subwords);
+                                      vocabularies.source_subwords,
+                                      options_.source_case);
       worker.target_tokenizer.emplace(options_.target_language,
-                                      vocabularies.target_subwords);
+                                      vocabularies.target_subwords,
+                                      options_.target_case);
     }
   }
   int threads() const { return static_cast<int>(workers_.size()); }
@@ -157,7 +159,7 @@ class Preparation {
 
 void Preparation::ForEachChunk(
     const std::function<void(std::vector<SentencePair>&)>& each) {
-  ParallelTsvReader reader(options_.train_path);
+  ParallelTsvReader reader(options_.train_path, options_.columns);
   ParallelCorpus chunk;
   int64_t usable = 0;
   while (reader.Read(kChunkLines, &chunk)) {
@@ -390,7 +392,7 @@ void Preparation::WriteShards(const std::string& directory,
 
 void Preparation::WriteDev(const std::string& directory,
                            nlohmann::json* manifest) {
-  ParallelCorpus corpus = ReadParallelTsv(options_.dev_path);
+  ParallelCorpus corpus = ReadParallelTsv(options_.dev_path, options_.columns);
   for (const BadLine& bad : corpus.bad_lines) {
     log_ << options_.dev_path << ":" << bad.line_number
          << ": skipped: " << bad.reason << "\n";
@@ -469,8 +471,12 @@ void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
       {"format_version", PreparedCorpus::kFormatVersion},
       {"train", options.train_path},
       {"dev", options.dev_path},
+      {"source_column", options.columns.source + 1},
+      {"target_column", options.columns.target + 1},
       {"source_language", options.source_language},
       {"target_language", options.target_language},
+      {"source_case", WordCaseName(options.source_case)},
+      {"target_case", WordCaseName(options.target_case)},
       {"target_script", IsChineseLanguage(options.target_language) &&
                                 options.target_script == "simplified"
                             ? "simplified"
@@ -515,6 +521,10 @@ void PreparationOptions::Validate() const {
   };
   require(!train_path.empty(), "--train is required");
   require(!dev_path.empty(), "--dev is required");
+  require(columns.source >= 0 && columns.target >= 0 &&
+              columns.source != columns.target,
+          "--source_column and --target_column must be two different "
+          "columns, numbered from 1");
   require(vocab_min_count >= 1, "--vocab_min_count must be at least 1");
   require(vocab_max_size == 0 || vocab_max_size >= 4,
           "--vocab_max_size must be 0 (unlimited) or at least 4");

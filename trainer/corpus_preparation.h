@@ -8,16 +8,26 @@
 #include <ostream>
 #include <string>
 
+#include "common/text/parallel_corpus.h"
+#include "common/text/tokenizer.h"
 #include "trainer/prepared_corpus.h"
 
 namespace fanyi {
 
 // How a corpus is prepared; validated by PrepareCorpus.
 struct PreparationOptions {
-  std::string train_path;              // TSV of source<TAB>target pairs.
-  std::string dev_path;                // TSV for validation; required.
+  std::string train_path;  // TSV of source<TAB>target pairs.
+  std::string dev_path;    // TSV for validation; required.
+  // The columns of both files that hold the source and the target: swapped,
+  // one corpus trains the other direction.
+  TsvColumns columns;
   std::string source_language = "en";  // Picks the source tokenizer.
   std::string target_language = "zh";  // Picks the target tokenizer.
+  // Word-mode sides only (not characters, not subwords): the source is
+  // lowercased, so that "The" and "the" share what they learn; the target
+  // keeps its case, since people read it.
+  WordCase source_case = WordCase::kLower;
+  WordCase target_case = WordCase::kKeep;
   // The script the Chinese side is normalized to before training:
   // "simplified" (OpenCC), or "keep" to train on the corpus as it is.
   std::string target_script = "simplified";

@@ -22,9 +22,13 @@
 ABSL_FLAG(std::string, model_dir, "",
           "Checkpoint (or training output) directory.");
 ABSL_FLAG(std::string, input, "",
-          "TSV of source<TAB>reference, or a file of source lines.");
+          "TSV of source<TAB>reference (or the columns given), or a file of "
+          "source lines.");
 ABSL_FLAG(std::string, references, "",
           "Reference lines, when --input holds only sources.");
+ABSL_FLAG(int, source_column, 1,
+          "A TSV --input's source column (from 1), as fanyi-train's.");
+ABSL_FLAG(int, target_column, 2, "A TSV --input's reference column.");
 ABSL_FLAG(std::string, output, "", "Write the translations here, one a line.");
 ABSL_FLAG(int, beam_size, 1, "1 = greedy; more = beam search.");
 ABSL_FLAG(double, length_penalty, 1.0,
@@ -67,7 +71,9 @@ int Run() {
   std::vector<std::string> sources;
   std::vector<std::string> references;
   if (LooksLikeTsv(input)) {
-    fanyi::ParallelCorpus corpus = fanyi::ReadParallelTsv(input);
+    const fanyi::TsvColumns columns{absl::GetFlag(FLAGS_source_column) - 1,
+                                    absl::GetFlag(FLAGS_target_column) - 1};
+    fanyi::ParallelCorpus corpus = fanyi::ReadParallelTsv(input, columns);
     for (const fanyi::BadLine& bad : corpus.bad_lines) {
       std::cerr << input << ":" << bad.line_number
                 << ": skipped: " << bad.reason << "\n";

@@ -6,8 +6,18 @@
 
 ABSL_FLAG(std::string, train, "", "Training TSV: source<TAB>target per line.");
 ABSL_FLAG(std::string, dev, "", "Validation TSV, same format.");
+ABSL_FLAG(int, source_column, 1,
+          "The TSV column (from 1) holding the source, in both files.");
+ABSL_FLAG(int, target_column, 2,
+          "The TSV column holding the target: --source_column=2 "
+          "--target_column=1 trains the other direction of a corpus.");
 ABSL_FLAG(std::string, source_language, "en", "Source language code.");
 ABSL_FLAG(std::string, target_language, "zh", "Target language code.");
+ABSL_FLAG(bool, lowercase_source, true,
+          "Lowercase a word-tokenized source (not characters or subwords).");
+ABSL_FLAG(bool, lowercase_target, false,
+          "Lowercase a word-tokenized target too; translations then come "
+          "out in lower case.");
 ABSL_FLAG(std::string, target_script, "simplified",
           "Chinese targets: simplified (normalize with OpenCC) or keep.");
 ABSL_FLAG(bool, placeholders, true,
@@ -33,7 +43,13 @@ PreparationOptions PreparationOptionsFromFlags() {
   PreparationOptions options;
   options.train_path = absl::GetFlag(FLAGS_train);
   options.dev_path = absl::GetFlag(FLAGS_dev);
+  options.columns.source = absl::GetFlag(FLAGS_source_column) - 1;
+  options.columns.target = absl::GetFlag(FLAGS_target_column) - 1;
   options.source_language = absl::GetFlag(FLAGS_source_language);
+  options.source_case = absl::GetFlag(FLAGS_lowercase_source) ? WordCase::kLower
+                                                              : WordCase::kKeep;
+  options.target_case = absl::GetFlag(FLAGS_lowercase_target) ? WordCase::kLower
+                                                              : WordCase::kKeep;
   options.target_language = absl::GetFlag(FLAGS_target_language);
   options.target_script = absl::GetFlag(FLAGS_target_script);
   options.placeholders = absl::GetFlag(FLAGS_placeholders);

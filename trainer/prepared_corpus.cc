@@ -74,7 +74,11 @@ PreparedCorpus PreparedCorpus::Open(const std::string& directory) {
       corpus.shard_paths_.push_back(
           (root / shard.at("file").get<std::string>()).string());
     }
+    corpus.source_case();  // Throw here, with the file named, if invalid.
+    corpus.target_case();
   } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(manifest_path.string() + ": " + error.what());
+  } catch (const std::invalid_argument& error) {
     throw std::runtime_error(manifest_path.string() + ": " + error.what());
   } catch (const std::runtime_error& error) {
     throw std::runtime_error(manifest_path.string() + ": " + error.what());
@@ -112,6 +116,14 @@ std::string PreparedCorpus::target_language() const {
 
 std::string PreparedCorpus::target_script() const {
   return manifest_.at("target_script").get<std::string>();
+}
+
+WordCase PreparedCorpus::source_case() const {
+  return ParseWordCase(manifest_.value("source_case", std::string("lower")));
+}
+
+WordCase PreparedCorpus::target_case() const {
+  return ParseWordCase(manifest_.value("target_case", std::string("lower")));
 }
 
 int64_t PreparedCorpus::train_pairs() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/text/subword_model.h"
+#include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -60,6 +61,10 @@ class PreparedCorpus {
   std::string target_language() const;
   // "simplified" when the Chinese side was converted to it, else "".
   std::string target_script() const;
+  // Whether each side's word-mode tokenizer lowercased; corpora prepared
+  // before these fields lowercased both.
+  WordCase source_case() const;
+  WordCase target_case() const;
   int64_t train_pairs() const;
   int64_t longest_source_tokens() const;
   // No training pair has more tokens on either side.

@@ -403,6 +403,8 @@ void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
   checkpoint.source_language = corpus->source_language();
   checkpoint.target_language = corpus->target_language();
   checkpoint.target_script = corpus->target_script();
+  checkpoint.source_case = corpus->source_case();
+  checkpoint.target_case = corpus->target_case();
   checkpoint.longest_source_tokens = corpus->longest_source_tokens();
   dev = corpus->ReadDev();
   const nlohmann::json& manifest = corpus->manifest();

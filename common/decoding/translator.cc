@@ -202,8 +202,10 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   }
   auto impl = std::unique_ptr<Impl>(new Impl{
       checkpoint,
-      Tokenizer(checkpoint.source_language, checkpoint.source_subwords),
-      Tokenizer(checkpoint.target_language, checkpoint.target_subwords),
+      Tokenizer(checkpoint.source_language, checkpoint.source_subwords,
+                checkpoint.source_case),
+      Tokenizer(checkpoint.target_language, checkpoint.target_subwords,
+                checkpoint.target_case),
       decoding, options.length_penalty, device,
       SentenceSplitter(checkpoint.source_language), max_sentence_tokens,
       KnownPlaceholders(checkpoint), std::move(converters)});

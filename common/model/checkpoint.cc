@@ -212,6 +212,8 @@ void SaveCheckpoint(
       {"source_language", checkpoint.source_language},
       {"target_language", checkpoint.target_language},
       {"target_script", checkpoint.target_script},
+      {"source_case", WordCaseName(checkpoint.source_case)},
+      {"target_case", WordCaseName(checkpoint.target_case)},
       {"longest_source_tokens", checkpoint.longest_source_tokens},
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
@@ -267,12 +269,18 @@ Checkpoint LoadCheckpoint(const std::string& path,
   checkpoint.source_language = config["source_language"].get<std::string>();
   checkpoint.target_language = config["target_language"].get<std::string>();
   checkpoint.training = config.value("training", nlohmann::json::object());
-  // Both optional: checkpoints written before them load as before.
+  // Optional: checkpoints written before them load as before.
   try {
     checkpoint.target_script = config.value("target_script", std::string());
     checkpoint.longest_source_tokens =
         config.value("longest_source_tokens", int64_t{0});
+    checkpoint.source_case =
+        ParseWordCase(config.value("source_case", std::string("lower")));
+    checkpoint.target_case =
+        ParseWordCase(config.value("target_case", std::string("lower")));
   } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(config_path.string() + ": " + error.what());
+  } catch (const std::invalid_argument& error) {
     throw std::runtime_error(config_path.string() + ": " + error.what());
   }
   ModelConfig model_config;

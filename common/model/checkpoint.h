@@ -9,6 +9,7 @@
 #include "common/model/model_config.h"
 #include "common/model/transformer.h"
 #include "common/text/subword_model.h"
+#include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -33,6 +34,10 @@ struct Checkpoint {
   // The script the trainer wrote the Chinese side in ("simplified"), or ""
   // when it kept the corpus as it was (checkpoints from before the field).
   std::string target_script;
+  // Whether each side's word-mode tokenizer lowercases; checkpoints from
+  // before these fields lowercased both.
+  WordCase source_case = WordCase::kLower;
+  WordCase target_case = WordCase::kLower;
   // The longest training source in tokens; 0 when unknown. Longer sentences
   // are translated in clauses.
   int64_t longest_source_tokens = 0;

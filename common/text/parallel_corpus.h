@@ -16,9 +16,19 @@ struct SentencePair {
   int64_t line_number;  // 1-based line in the file
 };
 
+// Which columns of a TSV line hold the source and the target, numbered from
+// 0: one corpus of lang1<TAB>lang2 lines trains both directions.
+struct TsvColumns {
+  int source = 0;  // The first column.
+  int target = 1;  // The second.
+
+  // Throws std::invalid_argument unless both are columns and differ.
+  void Validate() const;
+};
+
 // A line that was skipped, and why: "empty line", "invalid UTF-8 at byte N"
-// (N counted from 0 within the line), "no tab", "empty source" or
-// "empty target".
+// (N counted from 0 within the line), "no tab", "fewer than N columns",
+// "empty source" or "empty target".
 struct BadLine {
   int64_t line_number;  // 1-based line in the file
   std::string reason;
@@ -30,15 +40,16 @@ struct ParallelCorpus {
   std::vector<BadLine> bad_lines;
 };
 
-// Reads a UTF-8 TSV file of source<TAB>target lines a chunk at a time, so
-// that a corpus of any size is read in bounded memory. A trailing '\r', a
-// leading byte-order mark and columns after the second are ignored (Tatoeba
-// files carry an attribution column); whitespace around each side is
-// trimmed.
+// Reads a UTF-8 TSV file of source<TAB>target lines (or the columns given)
+// a chunk at a time, so that a corpus of any size is read in bounded
+// memory. A trailing '\r', a leading byte-order mark and the other columns
+// are ignored (Tatoeba files carry an attribution column); whitespace
+// around each side is trimmed.
 class ParallelTsvReader {
  public:
-  // Opens `path`; throws std::runtime_error naming the file.
-  explicit ParallelTsvReader(std::string path);
+  // Opens `path`; throws std::runtime_error naming the file, and
+  // std::invalid_argument for invalid `columns`.
+  explicit ParallelTsvReader(std::string path, TsvColumns columns = {});
 
   // Reads up to `max_lines` more lines into `chunk` (appended to it);
   // returns false when the file had no line left. Throws
@@ -47,12 +58,14 @@ class ParallelTsvReader {
 
  private:
   std::string path_;
+  TsvColumns columns_;
   std::ifstream file_;
   int64_t line_number_ = 0;  // Of the last line read.
 };
 
 // Reads a whole TSV file as ParallelTsvReader does.
-ParallelCorpus ReadParallelTsv(const std::string& path);
+ParallelCorpus ReadParallelTsv(const std::string& path,
+                               TsvColumns columns = {});
 
 }  // namespace fanyi
 

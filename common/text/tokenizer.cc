@@ -199,10 +199,24 @@ bool IsCharacterLanguage(const std::string& language) {
 
 }  // namespace
 
+std::string WordCaseName(WordCase word_case) {
+  return word_case == WordCase::kLower ? "lower" : "keep";
+}
+
+WordCase ParseWordCase(std::string_view name) {
+  if (name == "lower") return WordCase::kLower;
+  if (name == "keep") return WordCase::kKeep;
+  throw std::invalid_argument("unknown letter case \"" + std::string(name) +
+                              "\"; use lower or keep");
+}
+
 Tokenizer::Tokenizer(std::string language,
-                     std::shared_ptr<const SubwordModel> subwords)
+                     std::shared_ptr<const SubwordModel> subwords,
+                     WordCase word_case)
     : language_(std::move(language)),
       character_mode_(IsCharacterLanguage(language_)),
+      lowercases_(!character_mode_ && subwords == nullptr &&
+                  word_case == WordCase::kLower),
       subwords_(std::move(subwords)) {}
 
 std::vector<std::string> Tokenizer::TokenizeSubwords(
@@ -246,7 +260,7 @@ std::vector<std::string> Tokenizer::TokenizeSubwords(
 std::vector<std::string> Tokenizer::Tokenize(std::string_view text) const {
   std::u32string decoded = DecodeUtf8(text);
   if (subwords_) return TokenizeSubwords(decoded);
-  if (!character_mode_) {
+  if (lowercases_) {
     for (char32_t& c : decoded) c = ToLower(c);
   }
   std::vector<std::string> tokens;

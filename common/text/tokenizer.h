@@ -20,8 +20,9 @@ namespace fanyi {
 // letters or digits (`Tom's`, `e-mail`); every other character is its own
 // token except that runs of `.` and of `…` stay together.
 //
-// Word mode (every other language): text is lowercased and split in the
-// style of the Penn Treebank tokenizer: words are runs of letters and digits
+// Word mode (every other language): text is lowercased (unless the
+// tokenizer keeps case: WordCase::kKeep) and split in the style of the Penn
+// Treebank tokenizer: words are runs of letters and digits
 // (keeping `-` between them and `.`, `,`, `:` between digits), English
 // contractions are split (`don't` -> `do n't`, `it's` -> `it 's`), other
 // internal apostrophes are kept (`o'clock`), runs of `.` (`...`) stay
@@ -38,12 +39,22 @@ namespace fanyi {
 // placeholder is one token, preceded by a "▁" token when a space or the
 // start of the text precedes it, so that the pieces decode back to the
 // spacing they came from.
+// Whether word mode lowercases: a source side may (it folds "The" and "the"
+// into one token), a target side read by people keeps its case.
+enum class WordCase { kLower, kKeep };
+
+// "lower" or "keep" (checkpoints and prepared corpora store these).
+std::string WordCaseName(WordCase word_case);
+// The inverse; throws std::invalid_argument for another name.
+WordCase ParseWordCase(std::string_view name);
+
 class Tokenizer {
  public:
   // Creates a tokenizer for an ISO 639 language code such as "en" or "zh";
-  // with `subwords`, in subword mode.
+  // with `subwords`, in subword mode. `word_case` matters in word mode only.
   explicit Tokenizer(std::string language,
-                     std::shared_ptr<const SubwordModel> subwords = nullptr);
+                     std::shared_ptr<const SubwordModel> subwords = nullptr,
+                     WordCase word_case = WordCase::kLower);
 
   // Splits `text`; throws std::invalid_argument on invalid UTF-8.
   std::vector<std::string> Tokenize(std::string_view text) const;
@@ -54,6 +65,9 @@ class Tokenizer {
 
   // The language code this tokenizer was created for.
   const std::string& language() const { return language_; }
+
+  // True when Tokenize lowercases (word mode with WordCase::kLower).
+  bool lowercases() const { return lowercases_; }
 
   // True for languages written without spaces between words (Chinese etc.):
   // tokenized per character unless a subword model is given.
@@ -72,6 +86,7 @@ class Tokenizer {
 
   std::string language_;
   bool character_mode_;
+  bool lowercases_;
   std::shared_ptr<const SubwordModel> subwords_;
 };
 
