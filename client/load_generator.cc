@@ -324,6 +324,8 @@ void LoadGenerator::StartCall(bool measured) {
   }
   request.set_text(std::move(text));
   request.set_beam_size(options_.beam_size);
+  request.mutable_model()->set_source_language(options_.source_language);
+  request.mutable_model()->set_target_language(options_.target_language);
   call->sent_at = Clock::now();
   call->reader =
       stub_->AsyncTranslate(&call->context, request, completion_queue_.get());

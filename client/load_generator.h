@@ -42,12 +42,16 @@ struct LoadOptions {
                                      // for one to finish.
   uint64_t seed = 1;                 // Seeds the open loop's arrival times.
   int beam_size = 0;                 // Per request; 0 = the server's default.
-  int timeout_ms = 10000;            // Deadline of each request.
-  int64_t warmup_requests = 0;       // Sent (closed loop) before the measured
-                                     // phase and left out of the report.
-  int sentences_per_request = 1;     // Each request's text joins this many
-                                     // consecutive texts with a space: a
-                                     // document, when the texts are sentences.
+  // The served model every request names (fanyi.v1.ModelChoice); empty
+  // fields name nothing (a server with one model needs none).
+  std::string source_language;
+  std::string target_language;
+  int timeout_ms = 10000;         // Deadline of each request.
+  int64_t warmup_requests = 0;    // Sent (closed loop) before the measured
+                                  // phase and left out of the report.
+  int sentences_per_request = 1;  // Each request's text joins this many
+                                  // consecutive texts with a space: a
+                                  // document, when the texts are sentences.
   bool bursts = false;   // Closed loop in bursts: `concurrency` requests sent
                          // together, the next burst once the last of them
                          // has finished. requests and warmup_requests must

@@ -34,6 +34,11 @@ ABSL_FLAG(double, rate, 0,
 ABSL_FLAG(int, beam_size, 0,
           "Beam size per request (0: the server's default).");
 ABSL_FLAG(int, timeout_ms, 10000, "Deadline per request in milliseconds.");
+ABSL_FLAG(std::string, source_language, "",
+          "The served model's source language, for a server with several "
+          "models (with --target_language).");
+ABSL_FLAG(std::string, target_language, "",
+          "The served model's target language.");
 ABSL_FLAG(int64_t, warmup_requests, 0,
           "Requests sent before measuring, left out of the report.");
 ABSL_FLAG(int, sentences_per_request, 1,
@@ -63,6 +68,8 @@ int main(int argc, char** argv) {
   options.requests = requests.value_or(options.duration_s > 0 ? 0 : 1000);
   options.rate = absl::GetFlag(FLAGS_rate);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
+  options.source_language = absl::GetFlag(FLAGS_source_language);
+  options.target_language = absl::GetFlag(FLAGS_target_language);
   options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
   options.warmup_requests = absl::GetFlag(FLAGS_warmup_requests);
   options.seed = absl::GetFlag(FLAGS_seed);

@@ -175,13 +175,18 @@ step "trainer container: one minute of training into a host folder"
 models="$work_dir/models"
 mkdir -p "$models"
 chown 10001:10001 "$models"
-# As the trainer Job runs it: read-only root filesystem, /tmp writable.
+# As the trainer Job runs it: read-only root filesystem, /tmp writable. A
+# subword source side runs the image's spm_train, and the server then
+# serves a SentencePiece model.
 podman run --rm --read-only --tmpfs /tmp "${run_args[@]}" \
   -v "$data_dir:/data:ro" -v "$models:/models" "$trainer_image" \
   --train="/data/$train" --dev="/data/$dev" --out=/models/en-zh \
-  --max_minutes=1 --threads=2 >"$work_dir/trainer.log" 2>&1 ||
+  --source_subwords=400 --max_minutes=1 --threads=2 \
+  >"$work_dir/trainer.log" 2>&1 ||
   { tail -20 "$work_dir/trainer.log" >&2; fail "the trainer container"; }
 [ -f "$models/en-zh/best/model.pt" ] || fail "no checkpoint in $models/en-zh/best"
+[ -f "$models/en-zh/best/src_subwords.model" ] ||
+  fail "no source subword model in $models/en-zh/best (spm_train)"
 owner=$(stat -c %u:%g "$models/en-zh/best/model.pt")
 [ "$owner" = 10001:10001 ] || fail "the checkpoint belongs to $owner, not 10001:10001"
 echo "  $(grep -E '^epoch' "$work_dir/trainer.log" | tail -1)"
@@ -250,7 +255,7 @@ translation=$(client --server "127.0.0.1:$grpc_port" "I love you.") ||
 echo "  fanyi-client: I love you. -> $translation"
 metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
   fail "scraping /metrics"
-grep -q '^fanyi_requests_total{code="OK",method="Translate"} 1' <<<"$metrics" ||
+grep -q '^fanyi_requests_total{code="OK",method="Translate",model="en-zh"} 1' <<<"$metrics" ||
   fail "/metrics does not count the translation"
 if [ "$target" = gpu ]; then
   grep -q '^fanyi_model_info{.*device="cuda' <<<"$metrics" ||

@@ -142,8 +142,9 @@ def main():
     checks.expect(deadline["requests_completed"] == deadline["requests_sent"],
                   f"{deadline['requests_completed']} of "
                   f"{deadline['requests_sent']} answered")
-    steps = [metric(directory, name, "fanyi_batch_size_count")
-             for name in ("deadline-after1", "deadline-after2")]
+    steps = [
+        metric(directory, name, 'fanyi_batch_size_count{model="en-zh"}')
+        for name in ("deadline-after1", "deadline-after2")]
     checks.expect(steps[0] == steps[1],
                   f"decoding steps a second apart after the run: "
                   f"{steps[0]:.0f}, {steps[1]:.0f}")
@@ -151,7 +152,8 @@ def main():
     checks.expect(in_flight == 0, f"requests in flight after: {in_flight:.0f}")
     server_expired = metric(
         directory, "deadline-after2",
-        'fanyi_requests_total{code="DEADLINE_EXCEEDED",method="Translate"}')
+        'fanyi_requests_total{code="DEADLINE_EXCEEDED",method="Translate",'
+        'model="en-zh"}')
     print(f"  server counted {server_expired:.0f} DEADLINE_EXCEEDED")
 
     # Overload.

@@ -82,7 +82,7 @@ void CompleteRequest(PendingRequest& request, const grpc::Status& status,
 }
 
 DecodeWorker::DecodeWorker(int index, DecodeEngine& engine, RequestQueue& queue,
-                           ServerMetrics* metrics,
+                           ModelMetrics* metrics,
                            std::function<void()> on_broken)
     : index_(index),
       engine_(engine),

@@ -14,7 +14,7 @@
 namespace fanyi {
 
 class DecodeEngine;
-class ServerMetrics;
+class ModelMetrics;
 
 // One decode engine and the thread that alone drives it (a Triton model
 // instance): it takes texts from the RequestQueue between steps, drops those
@@ -33,7 +33,7 @@ class DecodeWorker {
   // must outlive the worker; `on_broken` (may be empty) is called on the
   // worker's thread.
   DecodeWorker(int index, DecodeEngine& engine, RequestQueue& queue,
-               ServerMetrics* metrics, std::function<void()> on_broken);
+               ModelMetrics* metrics, std::function<void()> on_broken);
   // Joins the thread: call RequestQueue::Stop() first, or this waits.
   ~DecodeWorker();
 
@@ -64,7 +64,7 @@ class DecodeWorker {
   const int index_;
   DecodeEngine& engine_;
   RequestQueue& queue_;
-  ServerMetrics* const metrics_;  // May be null; not owned.
+  ModelMetrics* const metrics_;  // May be null; not owned.
   const std::function<void()> on_broken_;
 
   // Touched by the worker's thread only.

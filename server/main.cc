@@ -1,4 +1,5 @@
-// fanyi-server: serves English->Chinese translation over gRPC.
+// fanyi-server: serves translation over gRPC, one model or a repository of
+// models (one per language pair).
 //
 // Defines its flags with absl; includes no torch header (torch declares
 // glog/gflags globals that would clash).
@@ -18,7 +19,16 @@
 #include "common/model/cpu_threading.h"
 #include "server/translation_server.h"
 
-ABSL_FLAG(std::string, model_dir, "", "Checkpoint directory to serve.");
+ABSL_FLAG(std::string, model_dir, "",
+          "Checkpoint directory to serve (or a training output directory, "
+          "whose best/ is served).");
+ABSL_FLAG(std::string, model_repository, "",
+          "Instead of --model_dir: a model repository, DIR/NAME/VERSION/ "
+          "checkpoints (en-zh/1/, zh-en/1/); each model's highest version "
+          "is served, and new versions are loaded as they appear.");
+ABSL_FLAG(int, repository_poll_ms, 5000,
+          "How often the model repository is checked for new versions, in "
+          "milliseconds (0: never).");
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address; port 0 picks a free port.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
@@ -87,8 +97,9 @@ std::string WithPort(const std::string& address, int port) {
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
   absl::SetProgramUsageMessage(
-      "Serves English->Chinese translation over gRPC.\n"
-      "Usage: fanyi-server --model_dir DIR [--listen HOST:PORT] ...");
+      "Serves translation over gRPC: one model, or a repository of models.\n"
+      "Usage: fanyi-server --model_dir DIR [--listen HOST:PORT] ...\n"
+      "       fanyi-server --model_repository DIR [--listen HOST:PORT] ...");
   absl::ParseCommandLine(argc, argv);
 
   // Block the shutdown signals before any thread starts so every thread
@@ -101,6 +112,8 @@ int main(int argc, char** argv) {
 
   fanyi::ServerOptions options;
   options.model_dir = absl::GetFlag(FLAGS_model_dir);
+  options.model_repository = absl::GetFlag(FLAGS_model_repository);
+  options.repository_poll_ms = absl::GetFlag(FLAGS_repository_poll_ms);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
@@ -130,14 +143,17 @@ int main(int argc, char** argv) {
     std::cerr << "fanyi-server: " << e.what() << std::endl;
     return 1;
   }
+  std::string models;
+  for (const std::string& model : server->DescribeModels()) {
+    models += (models.empty() ? "" : ", ") + model;
+  }
   std::cout << "fanyi-server: listening on "
             << WithPort(options.listen, server->grpc_port())
             << ", metrics on http://"
             << WithPort(options.metrics_listen, server->metrics_port())
-            << "/metrics, model " << server->model_version() << " on "
-            << server->device_name() << ", " << server->workers()
+            << "/metrics, model " << models << ", " << server->workers()
             << " decode worker(s) x " << server->threads_per_worker()
-            << " thread(s)" << std::endl;
+            << " thread(s) per model" << std::endl;
 
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);

@@ -38,7 +38,7 @@ const BatcherOptions& Validated(const BatcherOptions& options,
 
 RequestBatcher::RequestBatcher(const BatcherOptions& options,
                                const std::vector<DecodeEngine*>& engines,
-                               ServerMetrics* metrics,
+                               ModelMetrics* metrics,
                                std::function<void()> on_engine_broken)
     : max_batch_size_(Validated(options, engines).max_batch_size),
       queue_(options, static_cast<int>(engines.size()), metrics) {

@@ -15,7 +15,7 @@ namespace fanyi {
 
 class DecodeEngine;
 class DecodeWorker;
-class ServerMetrics;
+class ModelMetrics;
 
 // Server-side continuous batching across concurrent requests (after Triton's
 // dynamic batcher and CTranslate2's buffered translation wrapper, decoding as
@@ -37,7 +37,7 @@ class RequestBatcher {
   // one.
   RequestBatcher(const BatcherOptions& options,
                  const std::vector<DecodeEngine*>& engines,
-                 ServerMetrics* metrics,
+                 ModelMetrics* metrics,
                  std::function<void()> on_engine_broken = {});
   // Stops (draining the queue) and joins the workers.
   ~RequestBatcher();

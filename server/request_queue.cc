@@ -9,7 +9,7 @@
 namespace fanyi {
 
 RequestQueue::RequestQueue(const BatcherOptions& options, int workers,
-                           ServerMetrics* metrics)
+                           ModelMetrics* metrics)
     : options_(options), metrics_(metrics), rows_seen_(workers, 0) {}
 
 grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {

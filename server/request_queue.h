@@ -14,7 +14,7 @@
 
 namespace fanyi {
 
-class ServerMetrics;
+class ModelMetrics;
 
 // Settings for a RequestBatcher, validated by its constructor.
 struct BatcherOptions {
@@ -62,7 +62,7 @@ class RequestQueue {
  public:
   // For `workers` workers, numbered from 0. `metrics` may be null.
   RequestQueue(const BatcherOptions& options, int workers,
-               ServerMetrics* metrics);
+               ModelMetrics* metrics);
 
   // Queues all of `requests` or none (a TranslateBatch is admitted whole):
   // returns OK, or RESOURCE_EXHAUSTED when they do not all fit, UNAVAILABLE
@@ -95,7 +95,7 @@ class RequestQueue {
   void PublishDepth();
 
   const BatcherOptions options_;
-  ServerMetrics* const metrics_;  // May be null; not owned.
+  ModelMetrics* const metrics_;  // May be null; not owned.
 
   std::mutex mutex_;
   // Signalled when requests are queued, stopping_ is set or workers leave.

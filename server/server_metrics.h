@@ -7,14 +7,21 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "grpcpp/support/status.h"
 
 namespace fanyi {
 
+class ModelMetrics;
+
 // The server's Prometheus metrics, registered on a registry the caller owns
-// (and exposes). Thread-safe: prometheus-cpp metrics are atomic.
+// (and exposes). Every sample carries a `model` label, the served model's
+// name ("" for RPCs refused before a model was chosen); the decoding metrics
+// of one model are its ModelMetrics. Thread-safe: prometheus-cpp metrics
+// are atomic, and adding a label set to a family locks it.
 class ServerMetrics {
  public:
   // Registers every metric family on `registry`, which must outlive this.
@@ -23,22 +30,60 @@ class ServerMetrics {
   ServerMetrics(const ServerMetrics&) = delete;
   ServerMetrics& operator=(const ServerMetrics&) = delete;
 
-  // Records a finished RPC: fanyi_requests_total{method,code} and
-  // fanyi_request_duration_seconds{method}.
-  void RecordRequest(const std::string& method, grpc::StatusCode code,
-                     double duration_seconds);
+  // Records a finished RPC: fanyi_requests_total{model,method,code} and
+  // fanyi_request_duration_seconds{model,method}.
+  void RecordRequest(const std::string& model, const std::string& method,
+                     grpc::StatusCode code, double duration_seconds);
   // fanyi_requests_in_flight: call RequestStarted when an RPC arrives and
   // RequestFinished when it completes.
   void RequestStarted();
   void RequestFinished();
 
+  // The decoding metrics of version `version` of model `name` (checkpoint
+  // `checkpoint`, decoding on `device`): its samples are labelled
+  // model=`name`, shared by the model's versions, and
+  // fanyi_model_info{model,version,repository_version,device} is 1 while
+  // the returned object lives. Must not outlive this.
+  std::unique_ptr<ModelMetrics> ForModel(const std::string& name,
+                                         int64_t version,
+                                         const std::string& checkpoint,
+                                         const std::string& device);
+
+ private:
+  friend class ModelMetrics;
+
+  prometheus::Family<prometheus::Counter>& requests_total_;
+  prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Family<prometheus::Histogram>& queue_wait_;
+  prometheus::Family<prometheus::Histogram>& decode_duration_;
+  prometheus::Family<prometheus::Histogram>& batch_size_;
+  prometheus::Family<prometheus::Counter>& generated_tokens_;
+  prometheus::Family<prometheus::Counter>& sentences_;
+  prometheus::Family<prometheus::Counter>& unknown_words_;
+  prometheus::Family<prometheus::Counter>& unplaced_spans_;
+  prometheus::Family<prometheus::Counter>& capped_;
+  prometheus::Family<prometheus::Gauge>& queue_depth_;
+  prometheus::Gauge& requests_in_flight_;
+  prometheus::Family<prometheus::Gauge>& model_info_;
+};
+
+// The decoding metrics of one served model version (ServerMetrics::ForModel).
+// Thread-safe.
+class ModelMetrics {
+ public:
+  // Removes this version's fanyi_model_info sample.
+  ~ModelMetrics();
+
+  ModelMetrics(const ModelMetrics&) = delete;
+  ModelMetrics& operator=(const ModelMetrics&) = delete;
+
   // fanyi_queue_wait_seconds: time a text spent queued before it was
   // admitted to decoding.
   void ObserveQueueWait(double seconds);
   // fanyi_batch_size: rows decoded by one decoding step. With continuous
-  // batching rows join and leave between steps, so this is no longer the size
-  // of a batch decoded start to finish (its meaning before); a beam search
-  // batch, decoded whole, counts as one step of its rows.
+  // batching rows join and leave between steps, so this is no longer the
+  // size of a batch decoded start to finish (its meaning before); a beam
+  // search batch, decoded whole, counts as one step of its rows.
   void ObserveStep(int rows);
   // One text decoded: fanyi_decode_duration_seconds, from its admission to
   // its last token (other rows share the steps, so this is a latency, not a
@@ -50,14 +95,16 @@ class ServerMetrics {
   // clauses cut by the length cap (fanyi_capped_translations_total).
   void ObserveText(int sentences, int unknown_words, int unplaced_spans,
                    int capped);
-  // Requests waiting in the batcher's queue right now.
+  // fanyi_queue_depth: texts waiting in the model's queue right now.
   void SetQueueDepth(int depth);
-  // Sets fanyi_model_info{version,device} = 1.
-  void SetModelInfo(const std::string& version, const std::string& device);
 
  private:
-  prometheus::Family<prometheus::Counter>& requests_total_;
-  prometheus::Family<prometheus::Histogram>& request_duration_;
+  friend class ServerMetrics;
+  ModelMetrics(ServerMetrics& families, const std::string& name,
+               int64_t version, const std::string& checkpoint,
+               const std::string& device);
+
+  prometheus::Family<prometheus::Gauge>& model_info_family_;
   prometheus::Histogram& queue_wait_;
   prometheus::Histogram& decode_duration_;
   prometheus::Histogram& batch_size_;
@@ -67,8 +114,7 @@ class ServerMetrics {
   prometheus::Counter& unplaced_spans_;
   prometheus::Counter& capped_;
   prometheus::Gauge& queue_depth_;
-  prometheus::Gauge& requests_in_flight_;
-  prometheus::Family<prometheus::Gauge>& model_info_;
+  prometheus::Gauge& model_info_;
 };
 
 }  // namespace fanyi

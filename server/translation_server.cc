@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -17,11 +18,12 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "server/request_batcher.h"
+#include "server/model_registry.h"
+#include "server/model_repository.h"
+#include "server/served_model.h"
 #include "server/server_metrics.h"
 #include "server/tls_files.h"
 #include "server/translation_service.h"
-#include "server/translator_decode_engine.h"
 
 namespace fanyi {
 namespace {
@@ -42,8 +44,11 @@ constexpr std::chrono::milliseconds kLameDuck(500);
 // Validates the options that are not checked by the Translator or the
 // batcher.
 void ValidateOptions(const ServerOptions& options) {
-  if (options.model_dir.empty()) {
-    throw std::invalid_argument("model_dir is required");
+  if (options.model_dir.empty() == options.model_repository.empty()) {
+    throw std::invalid_argument("give one of model_dir and model_repository");
+  }
+  if (options.repository_poll_ms < 0) {
+    throw std::invalid_argument("repository_poll_ms must not be negative");
   }
   if (options.listen.empty()) {
     throw std::invalid_argument("listen address is empty");
@@ -103,38 +108,19 @@ TranslationServer::~TranslationServer() { Shutdown(); }
 std::unique_ptr<TranslationServer> TranslationServer::Start(
     const ServerOptions& options) {
   ValidateOptions(options);
-  // TLS files are checked before the model loads: a typo fails fast.
+  // TLS files are checked before the models load: a typo fails fast.
   std::shared_ptr<grpc::ServerCredentials> credentials =
       MakeServerCredentials(ServerTlsFiles(options));
   std::unique_ptr<TranslationServer> server(new TranslationServer());
-  server->LoadModel(options);
   server->StartMetrics(options);
-
-  BatcherOptions batcher_options;
-  batcher_options.max_batch_size = options.max_batch_size;
-  batcher_options.max_batch_delay =
-      std::chrono::milliseconds(options.max_batch_delay_ms);
-  batcher_options.max_queue = options.max_queue;
-  // One engine per worker: each has its own rows and cache, all read the
-  // one model.
-  std::vector<DecodeEngine*> engines;
-  for (int i = 0; i < server->workers_; ++i) {
-    server->engines_.push_back(
-        std::make_unique<TranslatorDecodeEngine>(*server->translator_));
-    engines.push_back(server->engines_.back().get());
-  }
-  TranslationServer* const self = server.get();
-  server->batcher_ = std::make_unique<RequestBatcher>(
-      batcher_options, engines, server->metrics_.get(),
-      [self] { self->MarkEngineBroken(); });
-
+  server->LoadModels(options);
   server->StartGrpc(options, std::move(credentials));
   return server;
 }
 
-void TranslationServer::LoadModel(const ServerOptions& options) {
-  TranslatorOptions translator_options;
-  translator_options.device = options.device;
+void TranslationServer::LoadModels(const ServerOptions& options) {
+  ModelSettings settings;
+  settings.translator.device = options.device;
   // Several single-threaded workers decode more per second on CPU than one
   // worker with as many intra-op threads: a decoding step is many small
   // operations, and each parallel region costs thread wake-ups
@@ -146,24 +132,52 @@ void TranslationServer::LoadModel(const ServerOptions& options) {
   const bool on_gpu = ResolveDevice(options.device).is_cuda();
   workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
   threads_per_worker_ = std::max(1, threads / workers_);
-  translator_options.threads = threads_per_worker_;
-  translator_options.max_sentence_tokens = options.max_sentence_tokens;
-  translator_options.cpu_decoder = options.cpu_decoder;
-  translator_options.compute_type = options.compute_type;
-  translator_options.beam_stops_early = options.beam_stops_early;
-  try {
-    translator_ = Translator::Load(options.model_dir, translator_options);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot load model from " + options.model_dir +
-                             ": " + e.what());
+  settings.workers = workers_;
+  settings.translator.threads = threads_per_worker_;
+  settings.translator.max_sentence_tokens = options.max_sentence_tokens;
+  settings.translator.cpu_decoder = options.cpu_decoder;
+  settings.translator.compute_type = options.compute_type;
+  settings.translator.beam_stops_early = options.beam_stops_early;
+  settings.batcher.max_batch_size = options.max_batch_size;
+  settings.batcher.max_batch_delay =
+      std::chrono::milliseconds(options.max_batch_delay_ms);
+  settings.batcher.max_queue = options.max_queue;
+  settings.service.max_input_chars = options.max_input_chars;
+  settings.service.max_glossary_entries = options.max_glossary_entries;
+  // A request's sentences are queued whole, so more than the queue holds
+  // could never be: they are refused as too many instead.
+  settings.service.max_request_sentences =
+      std::min(options.max_request_sentences, options.max_queue);
+  settings.service.max_batch_texts =
+      std::min(options.max_batch_texts, settings.service.max_request_sentences);
+  settings.service.default_beam_size = options.beam_size;
+  settings.service.max_beam_size = options.max_beam_size;
+
+  models_ = std::make_unique<ModelRegistry>();
+  TranslationServer* const self = this;
+  auto on_engine_broken = [self] { self->MarkEngineBroken(); };
+  if (!options.model_repository.empty()) {
+    ModelRepository::Log log = options.log;
+    if (!log) {
+      log = [](const std::string& line) {
+        std::cerr << "fanyi-server: " << line << std::endl;
+      };
+    }
+    repository_ = std::make_unique<ModelRepository>(
+        options.model_repository, settings,
+        std::chrono::milliseconds(options.repository_poll_ms), *models_,
+        *metrics_, on_engine_broken, std::move(log));
+    return;
   }
+  // One checkpoint: named for its pair, version 0.
+  std::shared_ptr<ServedModel> model = ServedModel::Load(
+      "", 0, options.model_dir, settings, *metrics_, on_engine_broken);
+  models_->Replace(std::move(model));
 }
 
 void TranslationServer::StartMetrics(const ServerOptions& options) {
   registry_ = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<ServerMetrics>(*registry_);
-  metrics_->SetModelInfo(translator_->model_version(),
-                         translator_->device_name());
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
         "listening_ports", options.metrics_listen, "num_threads",
@@ -186,19 +200,7 @@ void TranslationServer::StartGrpc(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
-  ServiceOptions service_options;
-  service_options.max_input_chars = options.max_input_chars;
-  service_options.max_glossary_entries = options.max_glossary_entries;
-  // A request's sentences are queued whole, so more than the queue holds
-  // could never be: they are refused as too many instead.
-  service_options.max_request_sentences =
-      std::min(options.max_request_sentences, options.max_queue);
-  service_options.max_batch_texts =
-      std::min(options.max_batch_texts, service_options.max_request_sentences);
-  service_options.default_beam_size = options.beam_size;
-  service_options.max_beam_size = options.max_beam_size;
-  service_ = std::make_unique<TranslationService>(service_options, *translator_,
-                                                  *batcher_, *metrics_);
+  service_ = std::make_unique<TranslationService>(*models_, *metrics_);
 
   grpc::ServerBuilder builder;
   // Without this a second server could share the port silently (gRPC sets
@@ -225,12 +227,20 @@ void TranslationServer::MarkEngineBroken() {
   }
 }
 
-const std::string& TranslationServer::model_version() const {
-  return translator_->model_version();
+std::vector<std::string> TranslationServer::DescribeModels() const {
+  std::vector<std::string> descriptions;
+  for (const std::shared_ptr<ServedModel>& model : models_->Models()) {
+    descriptions.push_back(model->name() + " version " +
+                           std::to_string(model->version()) + " (" +
+                           model->translator().model_version() + ") on " +
+                           model->translator().device_name());
+  }
+  return descriptions;
 }
 
-std::string TranslationServer::device_name() const {
-  return translator_->device_name();
+std::string TranslationServer::model_version() const {
+  const std::vector<std::shared_ptr<ServedModel>> models = models_->Models();
+  return models.empty() ? "" : models.front()->translator().model_version();
 }
 
 void TranslationServer::Shutdown() {
@@ -242,8 +252,15 @@ void TranslationServer::Shutdown() {
       }
     }
     // Drain first: from here on new translation RPCs get UNAVAILABLE from
-    // the batcher, while everything already queued is decoded and answered.
-    if (batcher_ != nullptr) batcher_->Stop();
+    // the models' batchers, while everything already queued is decoded and
+    // answered. The repository stops loading versions, and drains the
+    // versions it has retired.
+    repository_.reset();
+    if (models_ != nullptr) {
+      for (const std::shared_ptr<ServedModel>& model : models_->Models()) {
+        model->Stop();
+      }
+    }
     // Then stay a lame duck for a moment: RPCs that arrive once gRPC has
     // begun shutting down are cancelled (CANCELLED, which clients do not
     // retry) instead of refused with UNAVAILABLE (which they do). In

@@ -1,6 +1,7 @@
 #ifndef FANYI_SERVER_TRANSLATION_SERVER_H_
 #define FANYI_SERVER_TRANSLATION_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,15 +18,24 @@ class Registry;
 
 namespace fanyi {
 
-class DecodeEngine;
-class RequestBatcher;
+class ModelRegistry;
+class ModelRepository;
 class ServerMetrics;
 class TranslationService;
-class Translator;
 
 // Settings for a TranslationServer, validated by TranslationServer::Start.
 struct ServerOptions {
-  std::string model_dir;  // Required: checkpoint directory to serve.
+  // What to serve, one of the two: a checkpoint directory (or a training
+  // output directory, whose best/ is served) ...
+  std::string model_dir;
+  // ... or a model repository (server/model_repository.h): DIR/NAME/VERSION/
+  // checkpoints, one model per NAME, the highest VERSION served, polled for
+  // new versions every repository_poll_ms (0: loaded once).
+  std::string model_repository;
+  int repository_poll_ms = 5000;
+  // Where the model repository's events go (loaded, refused, unloaded), one
+  // line each; empty: standard error.
+  std::function<void(const std::string& line)> log;
   std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
@@ -54,9 +64,10 @@ struct ServerOptions {
   int threads = 0;              // CPU threads for decoding, split evenly
                                 // over the workers (intra-op threads each);
                                 // 0 = one per core.
-  int workers = 0;              // Decode workers, each with its own rows,
-                                // sharing the model and the queue; 0 = auto:
-                                // one per thread on CPU, one on a GPU.
+  int workers = 0;              // Decode workers per served model, each with
+                                // its own rows, sharing the model and its
+                                // queue; 0 = auto: one per thread on CPU,
+                                // one on a GPU.
   std::string device = "auto";  // "auto" (cuda when available), "cpu",
                                 // "cuda".
   int max_message_bytes = 4 << 20;  // Larger gRPC requests are refused with
@@ -68,14 +79,15 @@ struct ServerOptions {
                               // certificate signed by this CA.
 };
 
-// The translation server: the model, the request batcher, the gRPC server
-// (fanyi.v1.Translator, grpc.health.v1 and reflection) and the Prometheus
-// endpoint, started together and shut down in order.
+// The translation server: the served models (each with its request queue
+// and decode workers), the gRPC server (fanyi.v1.Translator, grpc.health.v1
+// and reflection) and the Prometheus endpoint, started together and shut
+// down in order.
 class TranslationServer {
  public:
-  // Loads the model and starts serving. Throws std::invalid_argument for
+  // Loads the models and starts serving. Throws std::invalid_argument for
   // invalid options and std::runtime_error naming the problem when a TLS
-  // file is unusable, the model cannot be loaded or an address cannot be
+  // file is unusable, a model cannot be loaded or an address cannot be
   // bound.
   static std::unique_ptr<TranslationServer> Start(const ServerOptions& options);
   // Shuts down if that has not happened yet.
@@ -87,10 +99,12 @@ class TranslationServer {
   // Ports actually bound (useful with port 0).
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
-  // The loaded model's version and device ("cpu", "cuda:0").
-  const std::string& model_version() const;
-  std::string device_name() const;
-  // Decode workers and the intra-op threads of each.
+  // The served models now, as "name version (checkpoint) on device", one
+  // per model.
+  std::vector<std::string> DescribeModels() const;
+  // The first served model's checkpoint identifier (with one model: its).
+  std::string model_version() const;
+  // Decode workers per model and the intra-op threads of each.
   int workers() const { return workers_; }
   int threads_per_worker() const { return threads_per_worker_; }
 
@@ -104,8 +118,8 @@ class TranslationServer {
  private:
   TranslationServer();
   // Start's steps.
-  void LoadModel(const ServerOptions& options);
   void StartMetrics(const ServerOptions& options);
+  void LoadModels(const ServerOptions& options);
   void StartGrpc(const ServerOptions& options,
                  std::shared_ptr<grpc::ServerCredentials> credentials);
   // Health turns NOT_SERVING for good: a decode engine keeps failing, and
@@ -115,12 +129,11 @@ class TranslationServer {
 
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.
-  std::unique_ptr<Translator> translator_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  std::vector<std::unique_ptr<DecodeEngine>> engines_;  // One per worker.
-  std::unique_ptr<RequestBatcher> batcher_;
+  std::unique_ptr<ModelRegistry> models_;
+  std::unique_ptr<ModelRepository> repository_;  // With model_repository.
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int grpc_port_ = 0;

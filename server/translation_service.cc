@@ -13,6 +13,7 @@ namespace {
 
 constexpr char kTranslateMethod[] = "Translate";
 constexpr char kTranslateBatchMethod[] = "TranslateBatch";
+constexpr char kListModelsMethod[] = "ListModels";
 
 // True when the client's deadline has already passed.
 bool DeadlinePassed(const grpc::CallbackServerContext& context) {
@@ -35,18 +36,41 @@ grpc::Status DeadlineStatus() {
 // Fills what a Translate or TranslateBatch response says of the whole call:
 // the model, and the beam size and script every text of it got.
 template <typename Response>
-void DescribeCall(const Translator& translator, const PreparedText& text,
+void DescribeCall(const ServedModel& model, const PreparedText& text,
                   Response* response) {
-  response->set_model_version(translator.model_version());
+  response->set_model_version(model.translator().model_version());
+  response->mutable_model()->set_name(model.name());
+  response->mutable_model()->set_version(model.version());
   response->set_beam_size(text.parts.front().beam_size);
   if (text.script) response->set_script(ScriptToProto(*text.script));
 }
 
+// What ListModels says of `model`.
+void DescribeModel(const ServedModel& model, v1::ModelInfo* info) {
+  const Translator& translator = model.translator();
+  info->mutable_model()->set_name(model.name());
+  info->mutable_model()->set_version(model.version());
+  info->set_source_language(translator.source_language());
+  info->set_target_language(translator.target_language());
+  info->set_model_version(translator.model_version());
+  if (translator.writes_chinese()) {
+    for (v1::Script script :
+         {v1::SCRIPT_SIMPLIFIED, v1::SCRIPT_TRADITIONAL_TAIWAN,
+          v1::SCRIPT_TRADITIONAL_HONG_KONG}) {
+      info->add_scripts(script);
+    }
+  }
+  info->set_source_vocabulary_size(translator.source_vocabulary_size());
+  info->set_target_vocabulary_size(translator.target_vocabulary_size());
+  info->set_cased_output(translator.keeps_target_case());
+  info->set_device(translator.device_name());
+}
+
 }  // namespace
 
-// Completes one RPC exactly once: records its metrics, then finishes the
-// reactor. Metrics are recorded first so that a client that has its answer
-// also sees it counted.
+// Completes one RPC exactly once: records its metrics (under the model
+// chosen, "" before one is), then finishes the reactor. Metrics are
+// recorded first so that a client that has its answer also sees it counted.
 class TranslationService::RpcCompletion {
  public:
   RpcCompletion(const char* method, grpc::ServerUnaryReactor* reactor,
@@ -58,9 +82,12 @@ class TranslationService::RpcCompletion {
     metrics_.RequestStarted();
   }
 
+  // The model the RPC chose, for its metrics.
+  void set_model(const std::string& model) { model_ = model; }
+
   void Finish(const grpc::Status& status) const {
     metrics_.RecordRequest(
-        method_, status.error_code(),
+        model_, method_, status.error_code(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
             .count());
     metrics_.RequestFinished();
@@ -69,6 +96,7 @@ class TranslationService::RpcCompletion {
 
  private:
   const char* const method_;
+  std::string model_;
   grpc::ServerUnaryReactor* const reactor_;
   ServerMetrics& metrics_;
   const std::chrono::steady_clock::time_point start_;
@@ -78,9 +106,11 @@ class TranslationService::RpcCompletion {
 // the parts' completions; the last one assembles the translations and
 // finishes the RPC.
 struct TranslationService::CallState {
-  CallState(RpcCompletion rpc_completion, std::vector<PreparedText> prepared,
+  CallState(RpcCompletion rpc_completion, std::shared_ptr<ServedModel> served,
+            std::vector<PreparedText> prepared,
             std::vector<v1::Translation*> outputs, bool batch)
-      : completion(rpc_completion),
+      : completion(std::move(rpc_completion)),
+        model(std::move(served)),
         texts(std::move(prepared)),
         translations(std::move(outputs)),
         batch_call(batch) {
@@ -91,6 +121,9 @@ struct TranslationService::CallState {
   }
 
   const RpcCompletion completion;
+  // Held until the RPC is answered: a version replaced meanwhile stays
+  // loaded for it.
+  const std::shared_ptr<ServedModel> model;
   const std::vector<PreparedText> texts;
   const std::vector<v1::Translation*> translations;  // One per text.
   const bool batch_call;  // Errors name texts[i] in a TranslateBatch.
@@ -104,32 +137,34 @@ struct TranslationService::CallState {
   grpc::Status first_error;  // Guarded by mutex: the failure that came first.
 };
 
-TranslationService::TranslationService(const ServiceOptions& options,
-                                       const Translator& translator,
-                                       RequestBatcher& batcher,
+TranslationService::TranslationService(ModelRegistry& registry,
                                        ServerMetrics& metrics)
-    : validator_(options, translator),
-      translator_(translator),
-      batcher_(batcher),
-      metrics_(metrics) {}
+    : registry_(registry), metrics_(metrics) {}
 
 grpc::ServerUnaryReactor* TranslationService::Translate(
     grpc::CallbackServerContext* context, const v1::TranslateRequest* request,
     v1::TranslateResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  const RpcCompletion completion(kTranslateMethod, reactor, metrics_);
+  RpcCompletion completion(kTranslateMethod, reactor, metrics_);
   if (DeadlinePassed(*context)) {
     completion.Finish(DeadlineStatus());
     return reactor;
   }
-  std::vector<PreparedText> texts;
-  if (grpc::Status status = validator_.Validate(*request, &texts);
+  std::shared_ptr<ServedModel> model;
+  if (grpc::Status status = registry_.Choose(request->model(), &model);
       !status.ok()) {
     completion.Finish(status);
     return reactor;
   }
-  DescribeCall(translator_, texts.front(), response);
-  Submit(context, completion, std::move(texts),
+  completion.set_model(model->name());
+  std::vector<PreparedText> texts;
+  if (grpc::Status status = model->validator().Validate(*request, &texts);
+      !status.ok()) {
+    completion.Finish(status);
+    return reactor;
+  }
+  DescribeCall(*model, texts.front(), response);
+  Submit(context, completion, std::move(model), std::move(texts),
          {response->mutable_translation()}, /*batch_call=*/false);
   return reactor;
 }
@@ -139,9 +174,17 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
     const v1::TranslateBatchRequest* request,
     v1::TranslateBatchResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  const RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
+  RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
+  std::shared_ptr<ServedModel> model;
+  if (grpc::Status status = registry_.Choose(request->model(), &model);
+      !status.ok()) {
+    completion.Finish(status);
+    return reactor;
+  }
+  completion.set_model(model->name());
   // A malformed text count is reported before a passed deadline.
-  if (grpc::Status status = validator_.CheckTextCount(request->texts_size());
+  if (grpc::Status status =
+          model->validator().CheckTextCount(request->texts_size());
       !status.ok()) {
     completion.Finish(status);
     return reactor;
@@ -152,29 +195,44 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   }
   // Validate everything first so a bad text costs no decoding.
   std::vector<PreparedText> texts;
-  if (grpc::Status status = validator_.Validate(*request, &texts);
+  if (grpc::Status status = model->validator().Validate(*request, &texts);
       !status.ok()) {
     completion.Finish(status);
     return reactor;
   }
-  DescribeCall(translator_, texts.front(), response);
+  DescribeCall(*model, texts.front(), response);
   // Pre-sized so each text's assembly writes only its own element.
   std::vector<v1::Translation*> outputs;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     outputs.push_back(response->add_translations());
   }
-  Submit(context, completion, std::move(texts), std::move(outputs),
-         /*batch_call=*/true);
+  Submit(context, completion, std::move(model), std::move(texts),
+         std::move(outputs), /*batch_call=*/true);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::ListModels(
+    grpc::CallbackServerContext* context,
+    const v1::ListModelsRequest* /*request*/,
+    v1::ListModelsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const RpcCompletion completion(kListModelsMethod, reactor, metrics_);
+  for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
+    DescribeModel(*model, response->add_models());
+  }
+  completion.Finish(grpc::Status::OK);
   return reactor;
 }
 
 void TranslationService::Submit(grpc::CallbackServerContext* context,
                                 const RpcCompletion& completion,
+                                std::shared_ptr<ServedModel> model,
                                 std::vector<PreparedText> texts,
                                 std::vector<v1::Translation*> outputs,
                                 bool batch_call) {
-  auto state = std::make_shared<CallState>(completion, std::move(texts),
-                                           std::move(outputs), batch_call);
+  auto state = std::make_shared<CallState>(completion, std::move(model),
+                                           std::move(texts), std::move(outputs),
+                                           batch_call);
   std::vector<PendingRequest> requests;
   for (std::size_t t = 0; t < state->texts.size(); ++t) {
     for (std::size_t part = 0; part < state->texts[t].parts.size(); ++part) {
@@ -193,7 +251,8 @@ void TranslationService::Submit(grpc::CallbackServerContext* context,
   }
   // Every part is queued or none: a full queue refuses the whole call
   // before anything decodes.
-  if (grpc::Status status = batcher_.SubmitAll(requests); !status.ok()) {
+  if (grpc::Status status = state->model->batcher().SubmitAll(requests);
+      !status.ok()) {
     completion.Finish(status);
   }
 }
@@ -219,7 +278,7 @@ void TranslationService::PartDone(CallState& state, std::size_t text,
   // The last part: every other completion has run, so the state is ours.
   grpc::Status status = state.first_error;
   for (std::size_t t = 0; t < state.texts.size() && status.ok(); ++t) {
-    status = FillTranslation(state.texts[t], state.targets[t],
+    status = FillTranslation(*state.model, state.texts[t], state.targets[t],
                              state.translations[t]);
     if (!status.ok() && state.batch_call) {
       status =
@@ -231,12 +290,12 @@ void TranslationService::PartDone(CallState& state, std::size_t text,
 }
 
 grpc::Status TranslationService::FillTranslation(
-    const PreparedText& text,
+    ServedModel& model, const PreparedText& text,
     const std::vector<std::vector<int64_t>>& part_targets,
-    v1::Translation* translation) const {
+    v1::Translation* translation) {
   TextTranslation assembled;
   try {
-    assembled = translator_.Assemble(text, part_targets);
+    assembled = model.translator().Assemble(text, part_targets);
   } catch (const std::exception& e) {
     return grpc::Status(
         grpc::StatusCode::INTERNAL,
@@ -252,10 +311,10 @@ grpc::Status TranslationService::FillTranslation(
     translation->add_unknown_words(word);
   }
   translation->set_unplaced_span_count(assembled.unplaced_span_count);
-  metrics_.ObserveText(assembled.sentence_count,
-                       static_cast<int>(assembled.unknown_words.size()),
-                       assembled.unplaced_span_count,
-                       assembled.capped_part_count);
+  model.metrics().ObserveText(assembled.sentence_count,
+                              static_cast<int>(assembled.unknown_words.size()),
+                              assembled.unplaced_span_count,
+                              assembled.capped_part_count);
   return grpc::Status::OK;
 }
 

@@ -3,31 +3,31 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/decoding/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "server/request_batcher.h"
+#include "server/model_registry.h"
 #include "server/request_validator.h"
+#include "server/served_model.h"
 #include "server/server_metrics.h"
 
 namespace fanyi {
 
-// The fanyi.v1.Translator gRPC service on the callback API: handlers validate
-// and encode the input on the gRPC thread (RequestValidator), hand it to the
-// RequestBatcher and return at once; the batcher's completion callback finishes
-// the RPC, so no thread blocks per request. Errors become grpc::Status here, at
-// the edge.
+// The fanyi.v1.Translator gRPC service on the callback API: handlers choose
+// the served model (ModelRegistry), validate and encode the input on the
+// gRPC thread (the model's RequestValidator), hand it to the model's
+// RequestBatcher and return at once; the batcher's completion callback
+// finishes the RPC, so no thread blocks per request. The RPC holds its model
+// until it is answered, so a version replaced meanwhile finishes it. Errors
+// become grpc::Status here, at the edge.
 class TranslationService final : public v1::Translator::CallbackService {
  public:
-  // `translator`, `batcher` and `metrics` must outlive the service.
-  // `translator` is only used through its const methods here (encoding,
-  // detokenizing); decoding happens through `batcher`.
-  TranslationService(const ServiceOptions& options,
-                     const Translator& translator, RequestBatcher& batcher,
-                     ServerMetrics& metrics);
+  // `registry` and `metrics` must outlive the service.
+  TranslationService(ModelRegistry& registry, ServerMetrics& metrics);
 
   // Translates one text.
   grpc::ServerUnaryReactor* Translate(grpc::CallbackServerContext* context,
@@ -47,6 +47,12 @@ class TranslationService final : public v1::Translator::CallbackService {
       const v1::TranslateBatchRequest* request,
       v1::TranslateBatchResponse* response) override;
 
+  // The served models, with what each translates.
+  grpc::ServerUnaryReactor* ListModels(
+      grpc::CallbackServerContext* context,
+      const v1::ListModelsRequest* request,
+      v1::ListModelsResponse* response) override;
+
  private:
   class RpcCompletion;  // Finishes one RPC exactly once, metrics first.
   struct CallState;     // One RPC's texts while their parts decode.
@@ -54,7 +60,9 @@ class TranslationService final : public v1::Translator::CallbackService {
   // Queues every part of `texts` (all or none); their translations go to
   // `outputs`, one per text, and the last part to finish completes the RPC.
   void Submit(grpc::CallbackServerContext* context,
-              const RpcCompletion& completion, std::vector<PreparedText> texts,
+              const RpcCompletion& completion,
+              std::shared_ptr<ServedModel> model,
+              std::vector<PreparedText> texts,
               std::vector<v1::Translation*> outputs, bool batch_call);
   // Records one part's result; the last part of the call assembles every
   // text and finishes the RPC.
@@ -63,14 +71,12 @@ class TranslationService final : public v1::Translator::CallbackService {
                 std::vector<int64_t> target_ids) const;
   // Fills `translation` from the decoded parts of `text`; INTERNAL if that
   // fails.
-  grpc::Status FillTranslation(
-      const PreparedText& text,
+  static grpc::Status FillTranslation(
+      ServedModel& model, const PreparedText& text,
       const std::vector<std::vector<int64_t>>& part_targets,
-      v1::Translation* translation) const;
+      v1::Translation* translation);
 
-  const RequestValidator validator_;
-  const Translator& translator_;
-  RequestBatcher& batcher_;
+  ModelRegistry& registry_;
   ServerMetrics& metrics_;
 };
 

@@ -150,7 +150,7 @@ class CancellationTest : public ::testing::TestWithParam<int> {
   static double RowSteps() {
     return std::max(0.0,
                     MetricValue(HttpGet(server_->metrics_port(), "/metrics"),
-                                "fanyi_batch_size_sum"));
+                                "fanyi_batch_size_sum{model=\"en-zh\"}"));
   }
 
   // Row-steps once they have stopped growing (checked over `quiet`); fails
@@ -220,7 +220,7 @@ TEST_P(CancellationTest, DeadlinePassingDuringDecodingStopsTheRows) {
   while (true) {
     counted = MetricValue(HttpGet(server_->metrics_port(), "/metrics"),
                           "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\","
-                          "method=\"Translate\"}");
+                          "method=\"Translate\",model=\"en-zh\"}");
     if (counted >= 1 || Clock::now() >= give_up) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -83,10 +83,10 @@ TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
   }
   // Accepted means queued in the server: a state, polled (for a minute at
   // most, so that a server that decodes them early fails the test here).
-  const double queued =
-      MetricValue(WaitForMetric(server.metrics_port(), "fanyi_queue_depth",
-                                kAccepted, std::chrono::seconds(60)),
-                  "fanyi_queue_depth");
+  const double queued = MetricValue(
+      WaitForMetric(server.metrics_port(), "fanyi_queue_depth{model=\"en-zh\"}",
+                    kAccepted, std::chrono::seconds(60)),
+      "fanyi_queue_depth{model=\"en-zh\"}");
   if (queued < kAccepted) {
     ADD_FAILURE() << "only " << queued << " of " << kAccepted
                   << " requests ever queued together";

@@ -699,9 +699,11 @@ TEST(RequestBatcherTest, EngineFailingStepsInARowIsReportedBroken) {
 
 TEST(RequestBatcherTest, RecordsMetrics) {
   prometheus::Registry registry;
-  ServerMetrics metrics(registry);
+  ServerMetrics server_metrics(registry);
+  const std::unique_ptr<ModelMetrics> metrics =
+      server_metrics.ForModel("en-zh", 1, "test", "cpu");
   ScriptedEngine engine;
-  RequestBatcher batcher(Options(2, 8, kForever), {&engine}, &metrics);
+  RequestBatcher batcher(Options(2, 8, kForever), {&engine}, metrics.get());
   // One step and 3 tokens; two steps and 2 tokens. Step 1 has two rows,
   // step 2 one.
   std::promise<Outcome> a, b;

@@ -149,11 +149,13 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
   constexpr int kCalls = 32;
   // Batches of one fall into the le="1" bucket; any other batch had more.
   auto batches = [](const std::string& metrics) {
-    return std::max(0.0, MetricValue(metrics, "fanyi_batch_size_count"));
+    return std::max(
+        0.0, MetricValue(metrics, "fanyi_batch_size_count{model=\"en-zh\"}"));
   };
   auto single_batches = [](const std::string& metrics) {
-    return std::max(0.0,
-                    MetricValue(metrics, "fanyi_batch_size_bucket{le=\"1\"}"));
+    return std::max(
+        0.0, MetricValue(metrics,
+                         "fanyi_batch_size_bucket{le=\"1\",model=\"en-zh\"}"));
   };
   // Greedy requests and requests for the server's default beam (4 rows
   // each) alike share decoding steps (continuous batching).
@@ -190,8 +192,9 @@ TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
     // than one text has means texts shared the steps rather than running
     // one by one.
     const double new_rows =
-        MetricValue(after, "fanyi_batch_size_sum") -
-        std::max(0.0, MetricValue(before, "fanyi_batch_size_sum"));
+        MetricValue(after, "fanyi_batch_size_sum{model=\"en-zh\"}") -
+        std::max(0.0,
+                 MetricValue(before, "fanyi_batch_size_sum{model=\"en-zh\"}"));
     EXPECT_GT(new_rows / new_batches, 1.5 * rows_per_text)
         << "requests were decoded alone";
   }
@@ -316,11 +319,12 @@ TEST_F(ServerTest, DeadlinePassingInTheQueueIsAnsweredAndNotDecoded) {
             grpc::StatusCode::DEADLINE_EXCEEDED);
   // The server answers once the worker takes the text, at about 2 s.
   const std::string counted =
-      "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\",method=\"Translate\"}";
+      "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\",method=\"Translate\","
+      "model=\"en-zh\"}";
   const std::string metrics = WaitForMetric(server->metrics_port(), counted, 1,
                                             std::chrono::seconds(30));
   EXPECT_EQ(MetricValue(metrics, counted), 1) << metrics;
-  EXPECT_LE(MetricValue(metrics, "fanyi_batch_size_count"), 0)
+  EXPECT_LE(MetricValue(metrics, "fanyi_batch_size_count{model=\"en-zh\"}"), 0)
       << "the expired text was decoded";
 }
 
@@ -354,18 +358,20 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
   }
   EXPECT_GE(MetricValue(metrics,
                         "fanyi_requests_total{code=\"OK\",method="
-                        "\"Translate\"}"),
+                        "\"Translate\",model=\"en-zh\"}"),
             1);
   EXPECT_GE(MetricValue(metrics,
                         "fanyi_requests_total{code=\"INVALID_ARGUMENT\","
-                        "method=\"Translate\"}"),
+                        "method=\"Translate\",model=\"en-zh\"}"),
             1);
-  EXPECT_EQ(MetricValue(metrics, "fanyi_model_info{device=\"" +
-                                     server_->device_name() + "\",version=\"" +
-                                     server_->model_version() + "\"}"),
+  EXPECT_EQ(MetricValue(metrics,
+                        "fanyi_model_info{device=\"cpu\",model=\"en-zh\","
+                        "repository_version=\"0\",version=\"" +
+                            server_->model_version() + "\"}"),
             1);
-  EXPECT_GT(MetricValue(metrics, "fanyi_generated_tokens_total"), 0);
-  EXPECT_GE(MetricValue(metrics, "fanyi_sentences_total"), 1);
+  EXPECT_GT(
+      MetricValue(metrics, "fanyi_generated_tokens_total{model=\"en-zh\"}"), 0);
+  EXPECT_GE(MetricValue(metrics, "fanyi_sentences_total{model=\"en-zh\"}"), 1);
 }
 
 TEST_F(ServerTest, PortInUseIsAStartupError) {
@@ -413,9 +419,10 @@ TEST_F(ServerTest, ShutdownDrainsQueuedRequestsThenRefusesNewOnes) {
   // Wait until all of them sit in the queue (a state, polled, not a delay;
   // a minute at most, so that a server decoding them early fails here).
   const double queued =
-      MetricValue(WaitForMetric(server->metrics_port(), "fanyi_queue_depth",
-                                kCalls, std::chrono::seconds(60)),
-                  "fanyi_queue_depth");
+      MetricValue(WaitForMetric(server->metrics_port(),
+                                "fanyi_queue_depth{model=\"en-zh\"}", kCalls,
+                                std::chrono::seconds(60)),
+                  "fanyi_queue_depth{model=\"en-zh\"}");
   if (queued < kCalls) {
     ADD_FAILURE() << "only " << queued << " of " << kCalls
                   << " requests ever queued together";

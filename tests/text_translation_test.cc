@@ -203,7 +203,8 @@ TEST_F(TextTranslationTest, NumbersCodesAndGlossaryTermsComeThroughExactly) {
   // And counted where operators look.
   const std::string metrics =
       testing_util::HttpGet(server_->metrics_port(), "/metrics");
-  EXPECT_GE(testing_util::MetricValue(metrics, "fanyi_unknown_words_total"),
+  EXPECT_GE(testing_util::MetricValue(
+                metrics, "fanyi_unknown_words_total{model=\"en-zh\"}"),
             static_cast<double>(unknown.size()))
       << metrics;
 }

@@ -343,8 +343,24 @@ const std::string& Translator::model_version() const {
 
 std::string Translator::device_name() const { return impl_->device.str(); }
 
+const std::string& Translator::source_language() const {
+  return impl_->checkpoint.source_language;
+}
+
 const std::string& Translator::target_language() const {
   return impl_->checkpoint.target_language;
+}
+
+int64_t Translator::source_vocabulary_size() const {
+  return impl_->checkpoint.source_vocabulary.size();
+}
+
+int64_t Translator::target_vocabulary_size() const {
+  return impl_->checkpoint.target_vocabulary.size();
+}
+
+bool Translator::keeps_target_case() const {
+  return !impl_->target_tokenizer.lowercases();
 }
 
 bool Translator::writes_chinese() const { return !impl_->converters.empty(); }

@@ -98,8 +98,16 @@ class Translator {
   const std::string& model_version() const;
   // "cpu" or "cuda:N".
   std::string device_name() const;
-  // Target language code of the model (picks the BLEU tokenization).
+  // Language codes of the model's sides (the target's picks the BLEU
+  // tokenization).
+  const std::string& source_language() const;
   const std::string& target_language() const;
+  // Entries of each side's vocabulary.
+  int64_t source_vocabulary_size() const;
+  int64_t target_vocabulary_size() const;
+  // False when the target side was lowercased for training, so that
+  // translations come out in lower case.
+  bool keeps_target_case() const;
   // True for a Chinese target, whose script TextOptions::script picks.
   bool writes_chinese() const;
   // Sentences longer than this many tokens are translated in clauses.

@@ -1,0 +1,51 @@
+#ifndef FANYI_SERVER_MODEL_REGISTRY_H_
+#define FANYI_SERVER_MODEL_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fanyi/v1/translator.pb.h"
+#include "grpcpp/support/status.h"
+#include "server/served_model.h"
+
+namespace fanyi {
+
+// The models a server serves, by name, each as the version that takes new
+// requests. A request chooses among them (Choose); a new version replaces
+// the old one (Replace), and whoever replaced it retires the old one once
+// the requests that chose it are answered (they hold it by shared_ptr).
+// Thread-safe.
+class ModelRegistry {
+ public:
+  // The model `choice` names: by name, or by pair (either language alone
+  // when that is unambiguous), or the one model when only one is served and
+  // nothing is named. INVALID_ARGUMENT, listing the served pairs, when it
+  // names no served model or several models are served and it names none;
+  // UNAVAILABLE when none is served.
+  grpc::Status Choose(const v1::ModelChoice& choice,
+                      std::shared_ptr<ServedModel>* model) const;
+
+  // Serves `model` under its name from now on; returns the version it
+  // replaces, or null.
+  std::shared_ptr<ServedModel> Replace(std::shared_ptr<ServedModel> model);
+
+  // The version of model `name` served now, or null.
+  std::shared_ptr<ServedModel> Find(const std::string& name) const;
+  // Every model served now, by name.
+  std::vector<std::shared_ptr<ServedModel>> Models() const;
+
+ private:
+  // "en-zh (en->zh), zh-en (zh->en)"; needs mutex_ held.
+  std::string ListLocked() const;
+
+  mutable std::mutex mutex_;
+  // Guarded by mutex_.
+  std::map<std::string, std::shared_ptr<ServedModel>> models_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_MODEL_REGISTRY_H_

@@ -1,0 +1,81 @@
+#ifndef FANYI_SERVER_SERVED_MODEL_H_
+#define FANYI_SERVER_SERVED_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/decoding/translator.h"
+#include "server/request_batcher.h"
+#include "server/request_queue.h"
+#include "server/request_validator.h"
+#include "server/server_metrics.h"
+
+namespace fanyi {
+
+class DecodeEngine;
+
+// How every served model is loaded and decoded (from ServerOptions).
+struct ModelSettings {
+  TranslatorOptions translator;  // Device, threads per worker, decoder.
+  int workers = 1;               // Decode workers, each with its own engine.
+  BatcherOptions batcher;        // Rows per step, batch delay, queue size.
+  ServiceOptions service;        // Request limits and beam sizes.
+};
+
+// One version of one served model: its translator, its request queue and
+// decode workers (a RequestBatcher with an engine per worker), its request
+// validator and its metrics. Each served model has workers of its own, so
+// models never wait for each other's rows (docs/design.md, "Several
+// models"). Thread-safe.
+class ServedModel {
+ public:
+  // Loads checkpoint directory `directory` as version `version` of model
+  // `name` (empty: named for its pair, "en-zh") and starts its workers;
+  // `on_engine_broken` (may be empty) is called on a worker's thread when an
+  // engine keeps failing. Throws std::runtime_error naming the file when the
+  // checkpoint cannot be loaded.
+  static std::shared_ptr<ServedModel> Load(
+      const std::string& name, int64_t version, const std::string& directory,
+      const ModelSettings& settings, ServerMetrics& metrics,
+      std::function<void()> on_engine_broken);
+  // Stops (draining what it holds) and joins the workers.
+  ~ServedModel();
+
+  ServedModel(const ServedModel&) = delete;
+  ServedModel& operator=(const ServedModel&) = delete;
+
+  const std::string& name() const { return name_; }
+  int64_t version() const { return version_; }
+  const std::string& directory() const { return directory_; }
+  // Encoding and assembling texts (const methods only: decoding happens in
+  // the batcher's workers).
+  const Translator& translator() const { return *translator_; }
+  const RequestValidator& validator() const { return *validator_; }
+  RequestBatcher& batcher() { return *batcher_; }
+  ModelMetrics& metrics() { return *metrics_; }
+
+  // Refuses new texts with UNAVAILABLE and decodes the queued and running
+  // ones to the end; returns when they are answered. Idempotent.
+  void Stop();
+
+ private:
+  ServedModel() = default;
+
+  std::string name_;
+  int64_t version_ = 0;
+  std::string directory_;
+  // Declared in dependency order: each member is destroyed before the ones
+  // it uses.
+  std::unique_ptr<Translator> translator_;
+  std::unique_ptr<RequestValidator> validator_;
+  std::unique_ptr<ModelMetrics> metrics_;
+  std::vector<std::unique_ptr<DecodeEngine>> engines_;  // One per worker.
+  std::unique_ptr<RequestBatcher> batcher_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_SERVED_MODEL_H_

@@ -1,0 +1,369 @@
+// Several models in one server, from a model repository: an English to
+// Chinese and a Chinese to English model, really trained, each answering in
+// its own direction; an unknown pair refused with the list; ListModels; a
+// new version swapped in under load without a request lost, each answer
+// naming its version; a corrupt version refused while the old one keeps
+// answering, health SERVING throughout.
+#include "server/model_repository.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/health_check.h"
+#include "common/model/checkpoint.h"
+#include "common/text/parallel_corpus.h"
+#include "common/text/script_converter.h"
+#include "fanyi/v1/translator.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "server/translation_server.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The thirty training pairs both tiny models learn, in both directions.
+struct Models {
+  std::string en_zh;  // Checkpoint directories.
+  std::string zh_en;
+  std::vector<SentencePair> pairs;
+};
+
+const Models& TrainedModels() {
+  static const Models* const models = [] {
+    auto* trained = new Models();
+    const std::string parent = testing_util::MakeTempDir("repository_models");
+    trained->en_zh = testing_util::TrainTinyModel(parent, 30);
+    const std::string pairs =
+        (fs::path(parent) / "tiny_model" / "pairs.tsv").string();
+    trained->zh_en = testing_util::TrainTinyModelOn(
+        pairs, parent + "/zh_en", [](TrainingOptions& options) {
+          options.corpus.columns = TsvColumns{1, 0};
+          options.corpus.source_language = "zh";
+          options.corpus.target_language = "en";
+        });
+    trained->pairs = ReadParallelTsv(pairs).pairs;
+    return trained;
+  }();
+  return *models;
+}
+
+// Copies checkpoint `from` to `repository`/`name`/`version`, as an operator
+// would: under a temporary name, renamed into place.
+void AddVersion(const std::string& repository, const std::string& name,
+                int version, const std::string& from) {
+  const fs::path folder = fs::path(repository) / name;
+  fs::create_directories(folder);
+  const fs::path staging = folder / (std::to_string(version) + ".tmp");
+  fs::copy(from, staging, fs::copy_options::recursive);
+  fs::rename(staging, folder / std::to_string(version));
+}
+
+class ModelRepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repository_ = testing_util::MakeTempDir("model_repository") + "/models";
+    AddVersion(repository_, "en-zh", 1, TrainedModels().en_zh);
+    AddVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
+  }
+
+  void StartServer() {
+    ServerOptions options;
+    options.model_repository = repository_;
+    options.repository_poll_ms = 20;
+    options.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(log_mutex_);
+      log_.push_back(line);
+    };
+    options.listen = "127.0.0.1:0";
+    options.metrics_listen = "127.0.0.1:0";
+    options.threads = 1;
+    options.device = "cpu";
+    server_ = TranslationServer::Start(options);
+    channel_ =
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
+                            grpc::InsecureChannelCredentials());
+    stub_ = v1::Translator::NewStub(channel_);
+  }
+
+  // Translates `text` with the model `source`->`target` names ("" for
+  // none), greedy, with a 30 s deadline.
+  grpc::Status Translate(const std::string& text, const std::string& source,
+                         const std::string& target,
+                         v1::TranslateResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    v1::TranslateRequest request;
+    request.set_text(text);
+    request.set_beam_size(1);
+    request.mutable_model()->set_source_language(source);
+    request.mutable_model()->set_target_language(target);
+    return stub_->Translate(&context, request, response);
+  }
+
+  // Whether a log line so far contains every one of `parts`.
+  bool Logged(const std::vector<std::string>& parts) {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    for (const std::string& line : log_) {
+      bool all = true;
+      for (const std::string& part : parts) {
+        all = all && line.find(part) != std::string::npos;
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+
+  std::string LogText() {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    std::string text;
+    for (const std::string& line : log_) text += line + "\n";
+    return text;
+  }
+
+  // Waits up to 60 s for a log line holding every one of `parts`.
+  bool WaitForLog(const std::vector<std::string>& parts) {
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!Logged(parts)) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+  std::string repository_;
+  std::unique_ptr<TranslationServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Translator::Stub> stub_;
+  std::mutex log_mutex_;
+  std::vector<std::string> log_;  // Guarded by log_mutex_.
+};
+
+bool HasCapital(const std::string& text) {
+  for (const char c : text) {
+    if (std::isupper(static_cast<unsigned char>(c))) return true;
+  }
+  return false;
+}
+
+// Both directions at once, from eight threads, each sentence once each way:
+// each answer comes from the model its request named, in that model's
+// direction, and the English comes back cased.
+TEST_F(ModelRepositoryTest, ServesBothDirectionsConcurrently) {
+  StartServer();
+  const std::vector<SentencePair>& pairs = TrainedModels().pairs;
+  const ScriptConverter to_simplified(ChineseScript::kSimplified);
+  std::atomic<int> failures{0}, exact_zh{0}, exact_en{0}, cased{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      const bool to_english = t % 2 == 1;
+      for (int i = t / 2; i < 30; i += 4) {
+        const SentencePair& pair = pairs[static_cast<size_t>(i)];
+        v1::TranslateResponse response;
+        const grpc::Status status =
+            to_english ? Translate(pair.target, "zh", "en", &response)
+                       : Translate(pair.source, "en", "zh", &response);
+        if (!status.ok() ||
+            response.model().name() != (to_english ? "zh-en" : "en-zh") ||
+            response.model().version() != 1) {
+          ++failures;
+          continue;
+        }
+        const std::string& text = response.translation().text();
+        if (to_english) {
+          exact_en += text == pair.source;
+          cased += HasCapital(text);
+        } else {
+          exact_zh += text == to_simplified.Convert(pair.target);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  // The tiny models learnt their thirty pairs (as in trainer_test).
+  EXPECT_GE(exact_zh.load(), 27);
+  EXPECT_GE(exact_en.load(), 27);
+  EXPECT_GE(cased.load(), 28) << "the English should keep its capitals";
+}
+
+TEST_F(ModelRepositoryTest, AnUnknownPairIsRefusedWithTheServedPairs) {
+  StartServer();
+  v1::TranslateResponse response;
+  grpc::Status status = Translate("Bonjour.", "fr", "en", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("en-zh (en->zh), zh-en (zh->en)"),
+            std::string::npos)
+      << status.error_message();
+  // Two models served: a request must name one.
+  status = Translate("Hello.", "", "", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("several models"), std::string::npos)
+      << status.error_message();
+  // One language is enough when it is unambiguous.
+  status = Translate("Hello.", "en", "", &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.model().name(), "en-zh");
+}
+
+TEST_F(ModelRepositoryTest, ListModelsDescribesEachModel) {
+  StartServer();
+  grpc::ClientContext context;
+  v1::ListModelsResponse response;
+  ASSERT_TRUE(
+      stub_->ListModels(&context, v1::ListModelsRequest(), &response).ok());
+  ASSERT_EQ(response.models_size(), 2);
+  const v1::ModelInfo& en_zh = response.models(0);
+  EXPECT_EQ(en_zh.model().name(), "en-zh");
+  EXPECT_EQ(en_zh.model().version(), 1);
+  EXPECT_EQ(en_zh.source_language(), "en");
+  EXPECT_EQ(en_zh.target_language(), "zh");
+  EXPECT_EQ(en_zh.scripts_size(), 3);
+  EXPECT_GT(en_zh.source_vocabulary_size(), 4);
+  EXPECT_EQ(en_zh.device(), "cpu");
+  const v1::ModelInfo& zh_en = response.models(1);
+  EXPECT_EQ(zh_en.model().name(), "zh-en");
+  EXPECT_EQ(zh_en.source_language(), "zh");
+  EXPECT_EQ(zh_en.scripts_size(), 0);
+  EXPECT_TRUE(zh_en.cased_output());
+  const Checkpoint checkpoint =
+      LoadCheckpoint(TrainedModels().zh_en, torch::kCPU);
+  EXPECT_EQ(zh_en.source_vocabulary_size(),
+            checkpoint.source_vocabulary.size());
+  EXPECT_EQ(zh_en.target_vocabulary_size(),
+            checkpoint.target_vocabulary.size());
+}
+
+// Version 2 appears while four threads keep the English to Chinese model
+// busy: every request is answered, each names the version that produced it,
+// a thread never goes back from 2 to 1, version 1 is unloaded once idle,
+// and health stays SERVING.
+TEST_F(ModelRepositoryTest, ANewVersionSwapsInUnderLoadLosingNothing) {
+  StartServer();
+  const std::vector<SentencePair>& pairs = TrainedModels().pairs;
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0}, failed{0}, went_back{0}, by_version_2{0};
+  std::atomic<int> not_serving{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      int64_t last_version = 0;
+      for (int i = t; !stop.load(); ++i) {
+        v1::TranslateResponse response;
+        const grpc::Status status = Translate(
+            pairs[static_cast<size_t>(i % 30)].source, "en", "zh", &response);
+        if (!status.ok()) {
+          ++failed;
+          continue;
+        }
+        ++answered;
+        const int64_t version = response.model().version();
+        went_back += version < last_version;
+        by_version_2 += version == 2;
+        last_version = version;
+      }
+    });
+  }
+  std::thread health([&] {
+    while (!stop.load()) {
+      not_serving +=
+          HealthStatus(channel_, std::chrono::seconds(10)) != "SERVING";
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  while (answered.load() < 40) std::this_thread::yield();
+  AddVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
+  const int at_swap = answered.load();
+  while (answered.load() < at_swap + 40) std::this_thread::yield();
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  health.join();
+
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(went_back.load(), 0);
+  EXPECT_GE(by_version_2.load(), 40);
+  EXPECT_EQ(not_serving.load(), 0);
+  EXPECT_TRUE(WaitForLog({"model en-zh version 1 unloaded"})) << LogText();
+}
+
+// A version whose weights were cut short is refused, the log naming the
+// file; version 1 keeps answering and health stays SERVING. Mended, the
+// same folder is loaded at the next poll.
+TEST_F(ModelRepositoryTest, ACorruptVersionIsRefusedAndTheOldOneKeepsServing) {
+  StartServer();
+  const fs::path staging = fs::path(repository_) / "zh-en" / "2.tmp";
+  fs::copy(TrainedModels().zh_en, staging, fs::copy_options::recursive);
+  const fs::path weights = staging / "model.pt";
+  fs::resize_file(weights, fs::file_size(weights) / 2);
+  fs::rename(staging, fs::path(repository_) / "zh-en" / "2");
+  ASSERT_TRUE(WaitForLog(
+      {"model zh-en version 2 refused", "model.pt", "version 1 keeps serving"}))
+      << LogText();
+
+  v1::TranslateResponse response;
+  const SentencePair& pair = TrainedModels().pairs[3];
+  const grpc::Status status = Translate(pair.target, "zh", "en", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.model().version(), 1);
+  EXPECT_EQ(response.translation().text(), pair.source);
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10)), "SERVING");
+
+  fs::copy_file(fs::path(TrainedModels().zh_en) / "model.pt",
+                fs::path(repository_) / "zh-en" / "2" / "model.pt",
+                fs::copy_options::overwrite_existing);
+  EXPECT_TRUE(WaitForLog({"model zh-en version 2 serving"})) << LogText();
+}
+
+TEST(ModelRepositoryScanTest, FindsTheHighestNumberedVersionOfEachModel) {
+  const std::string repository =
+      testing_util::MakeTempDir("repository_scan") + "/models";
+  for (const char* folder : {"en-zh/1", "en-zh/10", "en-zh/9", "en-zh/11.tmp",
+                             "zh-en/3", "notes/draft", "de-en"}) {
+    fs::create_directories(fs::path(repository) / folder);
+  }
+  std::ofstream(fs::path(repository) / "README");
+  const std::vector<RepositoryVersion> versions =
+      ModelRepository::Scan(repository);
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_EQ(versions[0].name, "en-zh");
+  EXPECT_EQ(versions[0].version, 10);
+  EXPECT_EQ(versions[0].path, repository + "/en-zh/10");
+  EXPECT_EQ(versions[1].name, "zh-en");
+  EXPECT_EQ(versions[1].version, 3);
+  EXPECT_THROW(ModelRepository::Scan(repository + "/absent"),
+               std::runtime_error);
+}
+
+TEST(ModelRepositoryScanTest, AServerWithAnEmptyRepositoryDoesNotStart) {
+  const std::string repository = testing_util::MakeTempDir("repository_empty");
+  ServerOptions options;
+  options.model_repository = repository;
+  options.listen = "127.0.0.1:0";
+  options.metrics_listen = "127.0.0.1:0";
+  try {
+    TranslationServer::Start(options);
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("holds no model"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace fanyi
