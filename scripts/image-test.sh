@@ -262,7 +262,8 @@ if [ "$target" = gpu ]; then
     fail "the server does not run on CUDA: $(grep '^fanyi_model_info' <<<"$metrics")"
 fi
 echo "  /metrics: $(grep -c '^fanyi_' <<<"$metrics") fanyi_ samples"
-user=$(podman top "$server" huser user | awk 'NR == 2 {print $1 ":" $2}')
+user=$(podman top "$server" huser user 2>>"$work_dir/podman.log" |
+  awk 'NR == 2 {print $1 ":" $2}')
 [ "$user" = "10001:fanyi" ] || fail "the server runs as $user, not 10001:fanyi"
 echo "  process user: $user (host uid, in-container name)"
 
@@ -313,7 +314,7 @@ echo "  trainer Job's pod: exit status 0; $(grep -E '^epoch' "$work_dir/kube-tra
 podman kube play "$kube/server.yaml" >/dev/null 2>>"$work_dir/podman.log" ||
   { tail "$work_dir/podman.log" >&2; fail "podman kube play of the server Deployment"; }
 container=$(podman ps --filter label=app.kubernetes.io/name=fanyi-server \
-  --format '{{.Names}}' | grep -v infra | head -1)
+  --format '{{.Names}}' 2>>"$work_dir/podman.log" | grep -v infra | head -1)
 [ -n "$container" ] || fail "no server container from the Deployment"
 # The probes' check (grpc.health.v1 Check on the gRPC port), run in the pod.
 wait_serving "$container" \
