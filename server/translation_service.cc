@@ -150,13 +150,8 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
     completion.Finish(DeadlineStatus());
     return reactor;
   }
-  std::shared_ptr<ServedModel> model;
-  if (grpc::Status status = registry_.Choose(request->model(), &model);
-      !status.ok()) {
-    completion.Finish(status);
-    return reactor;
-  }
-  completion.set_model(model->name());
+  std::shared_ptr<ServedModel> model = Choose(request->model(), completion);
+  if (model == nullptr) return reactor;
   std::vector<PreparedText> texts;
   if (grpc::Status status = model->validator().Validate(*request, &texts);
       !status.ok()) {
@@ -175,13 +170,8 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
     v1::TranslateBatchResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
-  std::shared_ptr<ServedModel> model;
-  if (grpc::Status status = registry_.Choose(request->model(), &model);
-      !status.ok()) {
-    completion.Finish(status);
-    return reactor;
-  }
-  completion.set_model(model->name());
+  std::shared_ptr<ServedModel> model = Choose(request->model(), completion);
+  if (model == nullptr) return reactor;
   // A malformed text count is reported before a passed deadline.
   if (grpc::Status status =
           model->validator().CheckTextCount(request->texts_size());
@@ -222,6 +212,17 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(
   }
   completion.Finish(grpc::Status::OK);
   return reactor;
+}
+
+std::shared_ptr<ServedModel> TranslationService::Choose(
+    const v1::ModelChoice& choice, RpcCompletion& completion) const {
+  std::shared_ptr<ServedModel> model;
+  if (grpc::Status status = registry_.Choose(choice, &model); !status.ok()) {
+    completion.Finish(status);
+    return nullptr;
+  }
+  completion.set_model(model->name());
+  return model;
 }
 
 void TranslationService::Submit(grpc::CallbackServerContext* context,

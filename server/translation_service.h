@@ -57,6 +57,10 @@ class TranslationService final : public v1::Translator::CallbackService {
   class RpcCompletion;  // Finishes one RPC exactly once, metrics first.
   struct CallState;     // One RPC's texts while their parts decode.
 
+  // The model `choice` names, with the RPC's metrics labelled by it; null,
+  // with the RPC finished, when no served model fits.
+  std::shared_ptr<ServedModel> Choose(const v1::ModelChoice& choice,
+                                      RpcCompletion& completion) const;
   // Queues every part of `texts` (all or none); their translations go to
   // `outputs`, one per text, and the last part to finish completes the RPC.
   void Submit(grpc::CallbackServerContext* context,
