@@ -124,11 +124,10 @@ TEST(TrainerTest, SwappedColumnsTrainTheOtherDirectionWithCasedOutput) {
   }
   EXPECT_GE(exact, 27) << "first: " << translations[0] << " for "
                        << corpus.pairs[0].source;
-  EXPECT_TRUE(std::any_of(translations.begin(), translations.end(),
-                          [](const std::string& text) {
-                            return std::any_of(text.begin(), text.end(),
-                                               ::isupper);
-                          }));
+  EXPECT_TRUE(std::any_of(
+      translations.begin(), translations.end(), [](const std::string& text) {
+        return std::any_of(text.begin(), text.end(), ::isupper);
+      }));
   EXPECT_EQ(LoadCheckpoint(checkpoint, torch::kCPU).target_case,
             WordCase::kKeep);
 }
