@@ -15,7 +15,6 @@ std::shared_ptr<ServedModel> ServedModel::Load(
     std::function<void()> on_engine_broken) {
   std::shared_ptr<ServedModel> model(new ServedModel());
   model->version_ = version;
-  model->directory_ = directory;
   try {
     model->translator_ = Translator::Load(directory, settings.translator);
   } catch (const std::exception& e) {

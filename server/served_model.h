@@ -49,7 +49,6 @@ class ServedModel {
 
   const std::string& name() const { return name_; }
   int64_t version() const { return version_; }
-  const std::string& directory() const { return directory_; }
   // Encoding and assembling texts (const methods only: decoding happens in
   // the batcher's workers).
   const Translator& translator() const { return *translator_; }
@@ -66,7 +65,6 @@ class ServedModel {
 
   std::string name_;
   int64_t version_ = 0;
-  std::string directory_;
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.
   std::unique_ptr<Translator> translator_;
