@@ -145,11 +145,13 @@ class ModelRepositoryTest : public ::testing::Test {
   }
 
   std::string repository_;
+  // The log outlives the server, whose repository thread writes to it
+  // until the server is destroyed.
+  std::mutex log_mutex_;
+  std::vector<std::string> log_;  // Guarded by log_mutex_.
   std::unique_ptr<TranslationServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Translator::Stub> stub_;
-  std::mutex log_mutex_;
-  std::vector<std::string> log_;  // Guarded by log_mutex_.
 };
 
 bool HasCapital(const std::string& text) {
