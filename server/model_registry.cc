@@ -76,6 +76,15 @@ std::shared_ptr<ServedModel> ModelRegistry::Replace(
   return model;
 }
 
+std::shared_ptr<ServedModel> ModelRegistry::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = models_.find(name);
+  if (found == models_.end()) return nullptr;
+  std::shared_ptr<ServedModel> removed = std::move(found->second);
+  models_.erase(found);
+  return removed;
+}
+
 std::shared_ptr<ServedModel> ModelRegistry::Find(
     const std::string& name) const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -32,6 +32,9 @@ class ModelRegistry {
   // replaces, or null.
   std::shared_ptr<ServedModel> Replace(std::shared_ptr<ServedModel> model);
 
+  // Stops serving model `name`; returns the version it served, or null.
+  std::shared_ptr<ServedModel> Remove(const std::string& name);
+
   // The version of model `name` served now, or null.
   std::shared_ptr<ServedModel> Find(const std::string& name) const;
   // Every model served now, by name.

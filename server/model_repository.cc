@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <iterator>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -117,7 +118,15 @@ void ModelRepository::Poll() {
   try {
     versions = Scan(directory_);
   } catch (const std::exception& e) {
+    // Nothing to compare with: the models keep serving, and the next poll
+    // tries again.
     log_(e.what());
+    UnloadIdleLocked();
+    return;
+  }
+  for (auto it = refused_.begin(); it != refused_.end();) {
+    std::error_code error;
+    it = fs::exists(it->first, error) ? std::next(it) : refused_.erase(it);
   }
   for (const RepositoryVersion& entry : versions) {
     const std::shared_ptr<ServedModel> served = registry_.Find(entry.name);
@@ -129,6 +138,7 @@ void ModelRepository::Poll() {
     }
     Load(entry);
   }
+  RemoveMissingLocked(versions);
   UnloadIdleLocked();
 }
 
@@ -162,6 +172,30 @@ void ModelRepository::Load(const RepositoryVersion& entry) {
     retired_.push_back(std::move(old));
   }
   log_(line);
+}
+
+void ModelRepository::RemoveMissingLocked(
+    const std::vector<RepositoryVersion>& versions) {
+  std::set<std::string> present;
+  for (const RepositoryVersion& entry : versions) present.insert(entry.name);
+  for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
+    const std::string& name = model->name();
+    const std::string label =
+        "model " + name + " version " + std::to_string(model->version());
+    if (present.count(name) > 0) {
+      kept_.erase(name);
+    } else if (registry_.Models().size() == 1) {
+      if (kept_.insert(name).second) {
+        log_(label + " is no longer in " + directory_ +
+             "; it keeps serving, as the only model");
+      }
+    } else {
+      registry_.Remove(name);
+      retired_.push_back(model);
+      log_(label + " is no longer in " + directory_ +
+           "; it finishes what it holds");
+    }
+  }
 }
 
 void ModelRepository::UnloadIdleLocked() {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,7 +34,10 @@ struct RepositoryVersion {
 // loaded beside the one serving, takes new requests once it has loaded, and
 // the old one is unloaded when the requests it holds are answered. A version
 // that fails to load is logged, naming the file, and left alone until its
-// folder changes; the old one keeps serving. Thread-safe.
+// folder changes; the old one keeps serving. A version folder removed brings
+// back the highest one left; a model folder removed (or left with no
+// version) is unloaded the same way, except that the last model served is
+// kept: a server never stops serving because of its repository. Thread-safe.
 class ModelRepository {
  public:
   using Log = std::function<void(const std::string& line)>;
@@ -68,6 +72,9 @@ class ModelRepository {
   // Loads `entry` and serves it in place of its model's current version;
   // logs and remembers a failure.
   void Load(const RepositoryVersion& entry);
+  // Retires the models `versions` (a scan) no longer holds, but the last
+  // one served; needs mutex_ held.
+  void RemoveMissingLocked(const std::vector<RepositoryVersion>& versions);
   // Unloads the retired versions no request holds; needs mutex_ held.
   void UnloadIdleLocked();
   // Thread body: Poll() every poll_interval_ until stopping_.
@@ -84,8 +91,10 @@ class ModelRepository {
   std::mutex mutex_;  // Serializes Poll(); guards the members below.
   // Versions that failed to load: path -> the folder's state then.
   std::map<std::string, std::string> refused_;
-  // Versions replaced and not yet unloaded.
+  // Versions replaced or removed and not yet unloaded.
   std::vector<std::shared_ptr<ServedModel>> retired_;
+  // Models kept as the last one served after their folder went: logged once.
+  std::set<std::string> kept_;
   std::condition_variable stop_;  // Signalled when stopping_ is set.
   bool stopping_ = false;
   std::thread thread_;  // Started last.

@@ -64,6 +64,7 @@ void DescribeModel(const ServedModel& model, v1::ModelInfo* info) {
   info->set_target_vocabulary_size(translator.target_vocabulary_size());
   info->set_cased_output(translator.keeps_target_case());
   info->set_device(translator.device_name());
+  info->set_source_script_normalized(translator.normalizes_source_script());
 }
 
 }  // namespace

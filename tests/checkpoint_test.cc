@@ -104,6 +104,21 @@ TEST_F(CheckpointTest, LetterCasesRoundTripAndDefaultToLowerWhenAbsent) {
   EXPECT_EQ(loaded.target_case, WordCase::kLower);
 }
 
+TEST_F(CheckpointTest, SourceScriptRoundTripsAndIsEmptyWhenAbsent) {
+  Checkpoint normalized = MakeCheckpoint();
+  normalized.source_script = "simplified";
+  SaveCheckpoint(normalized, directory_);
+  EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).source_script,
+            "simplified");
+
+  // A checkpoint from before the field kept a Chinese source as it was.
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config.erase("source_script");
+  Overwrite(config_path, config.dump());
+  EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).source_script, "");
+}
+
 TEST_F(CheckpointTest, SavingAgainReplacesTheDirectory) {
   original_.model_version = "test-2";
   SaveCheckpoint(original_, directory_);
@@ -183,7 +198,10 @@ INSTANTIATE_TEST_SUITE_P(
                       "18446744073709551615",
                       "field 'd_model' is out of range"},
         BadConfigCase{"TargetCaseUnknown", "/target_case", "\"upper\"",
-                      "unknown letter case \"upper\""}),
+                      "unknown letter case \"upper\""},
+        BadConfigCase{"SourceScriptUnknown", "/source_script",
+                      "\"traditional\"",
+                      "unknown source_script \"traditional\""}),
     [](const ::testing::TestParamInfo<BadConfigCase>& info) {
       return info.param.name;
     });

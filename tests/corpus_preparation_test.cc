@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/text/parallel_corpus.h"
+#include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "tests/test_util.h"
 #include "trainer/token_shard.h"
@@ -112,8 +113,9 @@ TEST(CorpusPreparationTest, ShardsHoldEveryPairAsItsTokensIdsOnAnyThreadCount) {
   EXPECT_EQ(dev.references[7], corpus.pairs[7].target);
 }
 
-// The other direction of the same file: Chinese sources, English targets
-// that keep their case, the columns and cases recorded for the trainer.
+// The other direction of the same file: Chinese sources in Simplified
+// whatever script the file has, English targets that keep their case, the
+// columns, cases and scripts recorded for the trainer.
 TEST(CorpusPreparationTest, SwappedColumnsTrainTheOtherDirectionCased) {
   const std::string directory = testing_util::MakeTempDir("prepare_zh_en");
   PreparationOptions options = PlainOptions();
@@ -125,13 +127,23 @@ TEST(CorpusPreparationTest, SwappedColumnsTrainTheOtherDirectionCased) {
       PrepareCorpus(options, directory + "/prepared", log);
 
   const ParallelCorpus text = ReadParallelTsv(options.train_path);
+  const ScriptConverter to_simplified(ChineseScript::kSimplified);
   const Tokenizer source_tokenizer("zh");
   const Tokenizer target_tokenizer("en", nullptr, WordCase::kKeep);
-  const std::vector<int64_t> source_ids = corpus.vocabularies().source.Encode(
-      source_tokenizer.Tokenize(text.pairs[7].target));
-  const std::vector<int64_t> target_ids = corpus.vocabularies().target.Encode(
-      target_tokenizer.Tokenize(text.pairs[7].source));
-  EXPECT_EQ(ShardPairs(corpus)[7], IdPair(source_ids, target_ids));
+  const std::vector<IdPair> shards = ShardPairs(corpus);
+  ASSERT_EQ(shards.size(), text.pairs.size());
+  int traditional = 0;
+  for (size_t i = 0; i < text.pairs.size(); ++i) {
+    const std::string simplified = to_simplified.Convert(text.pairs[i].target);
+    traditional += simplified != text.pairs[i].target;
+    const std::vector<int64_t> source_ids = corpus.vocabularies().source.Encode(
+        source_tokenizer.Tokenize(simplified));
+    const std::vector<int64_t> target_ids = corpus.vocabularies().target.Encode(
+        target_tokenizer.Tokenize(text.pairs[i].source));
+    EXPECT_EQ(shards[i], IdPair(source_ids, target_ids)) << i;
+  }
+  EXPECT_GT(traditional, 0) << "the file has no Traditional sentence to test";
+  // The dev texts stay as written: the translator converts them.
   const DevSet dev = corpus.ReadDev();
   EXPECT_EQ(dev.texts[7], text.pairs[7].target);
   EXPECT_EQ(dev.references[7], text.pairs[7].source);
@@ -144,6 +156,8 @@ TEST(CorpusPreparationTest, SwappedColumnsTrainTheOtherDirectionCased) {
   EXPECT_EQ(corpus.target_case(), WordCase::kKeep);
   EXPECT_EQ(corpus.manifest().at("source_column"), 2);
   EXPECT_EQ(corpus.manifest().at("target_column"), 1);
+  EXPECT_EQ(corpus.source_script(), "simplified");
+  EXPECT_EQ(corpus.target_script(), "");
 }
 
 TEST(CorpusPreparationTest, BpeSubwordsCutTheSourceSide) {

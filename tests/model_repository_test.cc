@@ -3,7 +3,7 @@
 // its own direction; an unknown pair refused with the list; ListModels; a
 // new version swapped in under load without a request lost, each answer
 // naming its version; a corrupt version refused while the old one keeps
-// answering, health SERVING throughout.
+// answering, health SERVING throughout; removed folders unloaded.
 #include "server/model_repository.h"
 
 #include <gtest/gtest.h>
@@ -237,11 +237,13 @@ TEST_F(ModelRepositoryTest, ListModelsDescribesEachModel) {
   EXPECT_EQ(en_zh.scripts_size(), 3);
   EXPECT_GT(en_zh.source_vocabulary_size(), 4);
   EXPECT_EQ(en_zh.device(), "cpu");
+  EXPECT_FALSE(en_zh.source_script_normalized());
   const v1::ModelInfo& zh_en = response.models(1);
   EXPECT_EQ(zh_en.model().name(), "zh-en");
   EXPECT_EQ(zh_en.source_language(), "zh");
   EXPECT_EQ(zh_en.scripts_size(), 0);
   EXPECT_TRUE(zh_en.cased_output());
+  EXPECT_TRUE(zh_en.source_script_normalized());
   const Checkpoint checkpoint =
       LoadCheckpoint(TrainedModels().zh_en, torch::kCPU);
   EXPECT_EQ(zh_en.source_vocabulary_size(),
@@ -329,6 +331,61 @@ TEST_F(ModelRepositoryTest, ACorruptVersionIsRefusedAndTheOldOneKeepsServing) {
                 fs::path(repository_) / "zh-en" / "2" / "model.pt",
                 fs::copy_options::overwrite_existing);
   EXPECT_TRUE(WaitForLog({"model zh-en version 2 serving"})) << LogText();
+}
+
+// Folders removed from the repository: a removed version brings back the
+// one below it, a removed model is unloaded, and the last model served is
+// kept until another one comes.
+TEST_F(ModelRepositoryTest, RemovedFoldersAreUnloadedButTheLastModelStays) {
+  StartServer();
+  const fs::path repository(repository_);
+  const SentencePair& pair = TrainedModels().pairs[5];
+  v1::TranslateResponse response;
+
+  AddVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
+  fs::remove_all(repository / "en-zh" / "2");
+  ASSERT_TRUE(WaitForLog(
+      {"model en-zh version 1 serving", "version 2 finishes what it holds"}))
+      << LogText();
+  ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+  EXPECT_EQ(response.model().version(), 1);
+
+  fs::remove_all(repository / "zh-en");
+  ASSERT_TRUE(WaitForLog({"model zh-en version 1 unloaded"})) << LogText();
+  EXPECT_TRUE(Logged(
+      {"model zh-en version 1 is no longer in", "it finishes what it holds"}))
+      << LogText();
+  grpc::Status status = Translate(pair.target, "zh", "en", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("served: en-zh (en->zh)"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(status.error_message().find("zh-en"), std::string::npos)
+      << status.error_message();
+  status = Translate(pair.source, "", "", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.translation().text(), pair.target);
+
+  fs::remove_all(repository / "en-zh");
+  ASSERT_TRUE(WaitForLog({"model en-zh version 1 is no longer in",
+                          "it keeps serving, as the only model"}))
+      << LogText();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // 10 polls.
+  status = Translate(pair.source, "", "", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.translation().text(), pair.target);
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10)), "SERVING");
+
+  // With another model back, the one kept goes.
+  AddVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
+  ASSERT_TRUE(WaitForLog(
+      {"model en-zh version 1 is no longer in", "it finishes what it holds"}))
+      << LogText();
+  status = Translate(pair.target, "", "", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.model().name(), "zh-en");
+  EXPECT_EQ(response.translation().text(), pair.source);
 }
 
 TEST(ModelRepositoryScanTest, FindsTheHighestNumberedVersionOfEachModel) {

@@ -96,7 +96,9 @@ TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
 }
 
 // The same thirty pairs the other way round, Chinese to English: the
-// English comes back as it was written, capitals included.
+// English comes back as it was written, capitals included, and the same
+// when the Chinese comes in the other script (trained in Simplified, the
+// model converts what it is given).
 TEST(TrainerTest, SwappedColumnsTrainTheOtherDirectionWithCasedOutput) {
   const std::string parent = testing_util::MakeTempDir("trainer_zh_en");
   const fs::path pairs = fs::path(parent) / "pairs.tsv";
@@ -130,6 +132,22 @@ TEST(TrainerTest, SwappedColumnsTrainTheOtherDirectionWithCasedOutput) {
       }));
   EXPECT_EQ(LoadCheckpoint(checkpoint, torch::kCPU).target_case,
             WordCase::kKeep);
+
+  std::vector<std::string> traditional_sources;
+  const ScriptConverter to_traditional(ChineseScript::kTraditionalTaiwan);
+  for (const std::string& source : sources) {
+    traditional_sources.push_back(to_traditional.Convert(source));
+  }
+  EXPECT_NE(traditional_sources, sources);
+  const std::vector<std::string> from_traditional =
+      translator->Translate(traditional_sources);
+  int exact_from_traditional = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    exact_from_traditional += from_traditional[i] == corpus.pairs[i].source;
+  }
+  EXPECT_GE(exact_from_traditional, 27)
+      << "first: " << from_traditional[0] << " for " << traditional_sources[0];
+  EXPECT_TRUE(translator->normalizes_source_script());
 }
 
 TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {

@@ -40,6 +40,21 @@ constexpr int64_t kChunkLines = 20000;
 // Bad lines logged one by one; the rest are only counted.
 constexpr int64_t kLoggedBadLines = 100;
 
+// The script each side is written in for training: "simplified" when it
+// is Chinese and converted to it, else "" (as the corpus has it).
+std::string SourceScript(const PreparationOptions& options) {
+  return IsChineseLanguage(options.source_language) &&
+                 options.source_script == "simplified"
+             ? "simplified"
+             : "";
+}
+std::string TargetScript(const PreparationOptions& options) {
+  return IsChineseLanguage(options.target_language) &&
+                 options.target_script == "simplified"
+             ? "simplified"
+             : "";
+}
+
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -71,7 +86,8 @@ void ParallelFor(int workers, int64_t count,
 
 // One thread's tools: each thread converts and tokenizes with its own.
 struct Worker {
-  std::optional<ScriptConverter> to_simplified;
+  std::optional<ScriptConverter> source_to_simplified;
+  std::optional<ScriptConverter> target_to_simplified;
   PlaceholderMasker masker{{}, kMaxPlaceholders};
   std::optional<Tokenizer> source_tokenizer;
   std::optional<Tokenizer> target_tokenizer;
@@ -97,10 +113,12 @@ class Preparation {
             ? options.threads
             : static_cast<int>(std::thread::hardware_concurrency());
     workers_.resize(static_cast<size_t>(std::max(threads, 1)));
-    if (IsChineseLanguage(options.target_language) &&
-        options.target_script == "simplified") {
-      for (Worker& worker : workers_) {
-        worker.to_simplified.emplace(ChineseScript::kSimplified);
+    for (Worker& worker : workers_) {
+      if (SourceScript(options) == "simplified") {
+        worker.source_to_simplified.emplace(ChineseScript::kSimplified);
+      }
+      if (TargetScript(options) == "simplified") {
+        worker.target_to_simplified.emplace(ChineseScript::kSimplified);
       }
     }
   }
@@ -135,10 +153,13 @@ class Preparation {
   // first pass logs and counts the bad lines.
   void ForEachChunk(
       const std::function<void(std::vector<SentencePair>&)>& each);
-  // Converts the target to the model's script (dev references too).
+  // Converts a Chinese side to the model's script (dev pairs too).
   void NormalizeScript(Worker& worker, SentencePair* pair) const {
-    if (worker.to_simplified) {
-      pair->target = worker.to_simplified->Convert(pair->target);
+    if (worker.source_to_simplified) {
+      pair->source = worker.source_to_simplified->Convert(pair->source);
+    }
+    if (worker.target_to_simplified) {
+      pair->target = worker.target_to_simplified->Convert(pair->target);
     }
   }
   // Puts placeholders in place of the spans both sides share; returns
@@ -406,10 +427,11 @@ void Preparation::WriteDev(const std::string& directory,
   int64_t unknown[2] = {0, 0};
   int64_t total[2] = {0, 0};
   for (SentencePair& pair : corpus.pairs) {
+    const std::string raw_source = pair.source;
     NormalizeScript(worker, &pair);
     // BLEU translates the raw source as the server would, against the
     // reference in the script the model writes.
-    texts << pair.source << "\t" << pair.target << "\n";
+    texts << raw_source << "\t" << pair.target << "\n";
     MaskPlaceholders(worker, &pair);
     std::vector<int64_t> source = vocabularies_->source.Encode(
         worker.source_tokenizer->Tokenize(pair.source));
@@ -477,10 +499,8 @@ void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
       {"target_language", options.target_language},
       {"source_case", WordCaseName(options.source_case)},
       {"target_case", WordCaseName(options.target_case)},
-      {"target_script", IsChineseLanguage(options.target_language) &&
-                                options.target_script == "simplified"
-                            ? "simplified"
-                            : ""},
+      {"source_script", SourceScript(options)},
+      {"target_script", TargetScript(options)},
       {"placeholders", options.placeholders},
       {"source_subwords", vocabularies.source_subwords != nullptr},
       {"target_subwords", vocabularies.target_subwords != nullptr},
@@ -534,6 +554,8 @@ void PreparationOptions::Validate() const {
           "--target_subwords must be 0 (characters or words) or at least 8");
   require(subword_type == "unigram" || subword_type == "bpe",
           "--subword_type must be unigram or bpe");
+  require(source_script == "simplified" || source_script == "keep",
+          "--source_script must be simplified or keep");
   require(target_script == "simplified" || target_script == "keep",
           "--target_script must be simplified or keep");
   require(max_tokens >= 1, "--max_tokens must be at least 1");

@@ -28,8 +28,10 @@ struct PreparationOptions {
   // keeps its case, since people read it.
   WordCase source_case = WordCase::kLower;
   WordCase target_case = WordCase::kKeep;
-  // The script the Chinese side is normalized to before training:
-  // "simplified" (OpenCC), or "keep" to train on the corpus as it is.
+  // The script a Chinese side is normalized to before training:
+  // "simplified" (OpenCC), or "keep" to train on the corpus as it is. A
+  // Chinese source normalized here is normalized again when translated.
+  std::string source_script = "simplified";
   std::string target_script = "simplified";
   // Replace numbers, codes, URLs and copied Latin words that both sides of
   // a pair share with placeholders (text/placeholders.h), so that the model

@@ -18,6 +18,9 @@ ABSL_FLAG(bool, lowercase_source, true,
 ABSL_FLAG(bool, lowercase_target, false,
           "Lowercase a word-tokenized target too; translations then come "
           "out in lower case.");
+ABSL_FLAG(std::string, source_script, "simplified",
+          "Chinese sources: simplified (normalize with OpenCC, in training "
+          "and when translating) or keep.");
 ABSL_FLAG(std::string, target_script, "simplified",
           "Chinese targets: simplified (normalize with OpenCC) or keep.");
 ABSL_FLAG(bool, placeholders, true,
@@ -51,6 +54,7 @@ PreparationOptions PreparationOptionsFromFlags() {
   options.target_case = absl::GetFlag(FLAGS_lowercase_target) ? WordCase::kLower
                                                               : WordCase::kKeep;
   options.target_language = absl::GetFlag(FLAGS_target_language);
+  options.source_script = absl::GetFlag(FLAGS_source_script);
   options.target_script = absl::GetFlag(FLAGS_target_script);
   options.placeholders = absl::GetFlag(FLAGS_placeholders);
   options.source_subwords = absl::GetFlag(FLAGS_source_subwords);

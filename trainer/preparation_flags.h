@@ -8,7 +8,8 @@
 namespace fanyi {
 
 // PreparationOptions from --train, --dev, --source_language,
-// --target_language, --target_script, --placeholders, --source_subwords,
+// --target_language, --source_script, --target_script, --placeholders,
+// --source_subwords,
 // --target_subwords, --subword_type, --vocab_min_count and --vocab_max_size;
 // max_tokens, shard_pairs and threads keep their defaults (each program sets
 // its own).

@@ -114,6 +114,10 @@ std::string PreparedCorpus::target_language() const {
   return manifest_.at("target_language").get<std::string>();
 }
 
+std::string PreparedCorpus::source_script() const {
+  return manifest_.value("source_script", std::string());
+}
+
 std::string PreparedCorpus::target_script() const {
   return manifest_.at("target_script").get<std::string>();
 }

@@ -59,7 +59,9 @@ class PreparedCorpus {
 
   std::string source_language() const;
   std::string target_language() const;
-  // "simplified" when the Chinese side was converted to it, else "".
+  // "simplified" when a Chinese side was converted to it, else ""; corpora
+  // prepared before source_script kept a Chinese source as it was.
+  std::string source_script() const;
   std::string target_script() const;
   // Whether each side's word-mode tokenizer lowercased; corpora prepared
   // before these fields lowercased both.

@@ -402,6 +402,7 @@ void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
   checkpoint.target_subwords = vocabularies.target_subwords;
   checkpoint.source_language = corpus->source_language();
   checkpoint.target_language = corpus->target_language();
+  checkpoint.source_script = corpus->source_script();
   checkpoint.target_script = corpus->target_script();
   checkpoint.source_case = corpus->source_case();
   checkpoint.target_case = corpus->target_case();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "common/decoding/continuous_decoder.h"
@@ -82,6 +83,14 @@ struct Translator::Impl {
   int max_placeholders;
   // For a Chinese target, one converter per script; empty otherwise.
   std::map<ChineseScript, ScriptConverter> converters;
+  // For a Chinese source trained in Simplified: what brings input to it.
+  std::optional<ScriptConverter> source_to_simplified;
+
+  // `text` in the script the source side was trained in.
+  std::string NormalizeSource(std::string_view text) const {
+    return source_to_simplified ? source_to_simplified->Convert(text)
+                                : std::string(text);
+  }
 
   // True when `word` (lowercased) has a token the source vocabulary lacks.
   bool IsUnknownWord(const std::string& word) const;
@@ -115,8 +124,9 @@ void Translator::Impl::PrepareSentence(const std::string& sentence,
   text->unknown_words.insert(text->unknown_words.end(),
                              masked.unknown_words.begin(),
                              masked.unknown_words.end());
+  // After masking: spans the user listed keep the script they match in.
   const std::vector<std::string> tokens =
-      source_tokenizer.Tokenize(masked.text);
+      source_tokenizer.Tokenize(NormalizeSource(masked.text));
   const auto clauses = SplitIntoClauses(tokens, max_sentence_tokens);
   if (clauses.size() > 1) ++text->split_sentence_count;
   for (const std::vector<std::string>& clause : clauses) {
@@ -200,15 +210,21 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
       converters.emplace(script, ScriptConverter(script));
     }
   }
-  auto impl = std::unique_ptr<Impl>(new Impl{
-      checkpoint,
-      Tokenizer(checkpoint.source_language, checkpoint.source_subwords,
-                checkpoint.source_case),
-      Tokenizer(checkpoint.target_language, checkpoint.target_subwords,
-                checkpoint.target_case),
-      decoding, options.length_penalty, device,
-      SentenceSplitter(checkpoint.source_language), max_sentence_tokens,
-      KnownPlaceholders(checkpoint), std::move(converters)});
+  std::optional<ScriptConverter> source_to_simplified;
+  if (IsChineseLanguage(checkpoint.source_language) &&
+      checkpoint.source_script == "simplified") {
+    source_to_simplified.emplace(ChineseScript::kSimplified);
+  }
+  auto impl = std::unique_ptr<Impl>(
+      new Impl{checkpoint,
+               Tokenizer(checkpoint.source_language, checkpoint.source_subwords,
+                         checkpoint.source_case),
+               Tokenizer(checkpoint.target_language, checkpoint.target_subwords,
+                         checkpoint.target_case),
+               decoding, options.length_penalty, device,
+               SentenceSplitter(checkpoint.source_language),
+               max_sentence_tokens, KnownPlaceholders(checkpoint),
+               std::move(converters), std::move(source_to_simplified)});
   return std::unique_ptr<Translator>(new Translator(std::move(impl)));
 }
 
@@ -217,7 +233,8 @@ Translator::Translator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Translator::~Translator() = default;
 
 EncodedSource Translator::EncodeSource(std::string_view text) const {
-  std::vector<std::string> tokens = impl_->source_tokenizer.Tokenize(text);
+  std::vector<std::string> tokens =
+      impl_->source_tokenizer.Tokenize(impl_->NormalizeSource(text));
   if (tokens.empty()) {
     throw std::invalid_argument("text has no tokens to translate");
   }
@@ -364,6 +381,10 @@ bool Translator::keeps_target_case() const {
 }
 
 bool Translator::writes_chinese() const { return !impl_->converters.empty(); }
+
+bool Translator::normalizes_source_script() const {
+  return impl_->source_to_simplified.has_value();
+}
 
 int Translator::max_sentence_tokens() const {
   return impl_->max_sentence_tokens;

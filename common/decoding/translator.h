@@ -110,6 +110,9 @@ class Translator {
   bool keeps_target_case() const;
   // True for a Chinese target, whose script TextOptions::script picks.
   bool writes_chinese() const;
+  // True for a Chinese source trained in Simplified: text in any Chinese
+  // script is converted to Simplified before it is translated.
+  bool normalizes_source_script() const;
   // Sentences longer than this many tokens are translated in clauses.
   int max_sentence_tokens() const;
   // Spans per sentence that can pass through (0 for a model trained

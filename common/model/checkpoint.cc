@@ -211,6 +211,7 @@ void SaveCheckpoint(
       {"model_version", checkpoint.model_version},
       {"source_language", checkpoint.source_language},
       {"target_language", checkpoint.target_language},
+      {"source_script", checkpoint.source_script},
       {"target_script", checkpoint.target_script},
       {"source_case", WordCaseName(checkpoint.source_case)},
       {"target_case", WordCaseName(checkpoint.target_case)},
@@ -271,7 +272,13 @@ Checkpoint LoadCheckpoint(const std::string& path,
   checkpoint.training = config.value("training", nlohmann::json::object());
   // Optional: checkpoints written before them load as before.
   try {
+    checkpoint.source_script = config.value("source_script", std::string());
     checkpoint.target_script = config.value("target_script", std::string());
+    if (!checkpoint.source_script.empty() &&
+        checkpoint.source_script != "simplified") {
+      throw std::invalid_argument("unknown source_script \"" +
+                                  checkpoint.source_script + "\"");
+    }
     checkpoint.longest_source_tokens =
         config.value("longest_source_tokens", int64_t{0});
     checkpoint.source_case =

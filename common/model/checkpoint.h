@@ -31,8 +31,10 @@ struct Checkpoint {
   std::string model_version;    // Identifies this model in responses/metrics.
   std::string source_language;  // e.g. "en"; picks the source tokenizer.
   std::string target_language;  // e.g. "zh"; picks the target tokenizer.
-  // The script the trainer wrote the Chinese side in ("simplified"), or ""
+  // The script the trainer wrote a Chinese side in ("simplified"), or ""
   // when it kept the corpus as it was (checkpoints from before the field).
+  // A source converted in training is converted before translating.
+  std::string source_script;
   std::string target_script;
   // Whether each side's word-mode tokenizer lowercases; checkpoints from
   // before these fields lowercased both.
