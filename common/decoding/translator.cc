@@ -105,7 +105,8 @@ struct Translator::Impl {
 };
 
 bool Translator::Impl::IsUnknownWord(const std::string& word) const {
-  for (const std::string& token : source_tokenizer.Tokenize(word)) {
+  for (const std::string& token :
+       source_tokenizer.Tokenize(NormalizeSource(word))) {
     if (checkpoint.source_vocabulary.Id(token) == Vocabulary::kUnkId) {
       return true;
     }
