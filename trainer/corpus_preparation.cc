@@ -40,19 +40,13 @@ constexpr int64_t kChunkLines = 20000;
 // Bad lines logged one by one; the rest are only counted.
 constexpr int64_t kLoggedBadLines = 100;
 
-// The script each side is written in for training: "simplified" when it
-// is Chinese and converted to it, else "" (as the corpus has it).
-std::string SourceScript(const PreparationOptions& options) {
-  return IsChineseLanguage(options.source_language) &&
-                 options.source_script == "simplified"
-             ? "simplified"
-             : "";
-}
-std::string TargetScript(const PreparationOptions& options) {
-  return IsChineseLanguage(options.target_language) &&
-                 options.target_script == "simplified"
-             ? "simplified"
-             : "";
+// The script a side in `language` is written in for training, given its
+// --*_script flag: "simplified" when it is Chinese and converted to it, else
+// "" (as the corpus has it).
+std::string TrainingScript(const std::string& language,
+                           const std::string& script) {
+  return IsChineseLanguage(language) && script == "simplified" ? "simplified"
+                                                               : "";
 }
 
 double SecondsSince(Clock::time_point start) {
@@ -114,10 +108,12 @@ class Preparation {
             : static_cast<int>(std::thread::hardware_concurrency());
     workers_.resize(static_cast<size_t>(std::max(threads, 1)));
     for (Worker& worker : workers_) {
-      if (SourceScript(options) == "simplified") {
+      if (TrainingScript(options.source_language, options.source_script) ==
+          "simplified") {
         worker.source_to_simplified.emplace(ChineseScript::kSimplified);
       }
-      if (TargetScript(options) == "simplified") {
+      if (TrainingScript(options.target_language, options.target_script) ==
+          "simplified") {
         worker.target_to_simplified.emplace(ChineseScript::kSimplified);
       }
     }
@@ -499,8 +495,10 @@ void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
       {"target_language", options.target_language},
       {"source_case", WordCaseName(options.source_case)},
       {"target_case", WordCaseName(options.target_case)},
-      {"source_script", SourceScript(options)},
-      {"target_script", TargetScript(options)},
+      {"source_script",
+       TrainingScript(options.source_language, options.source_script)},
+      {"target_script",
+       TrainingScript(options.target_language, options.target_script)},
       {"placeholders", options.placeholders},
       {"source_subwords", vocabularies.source_subwords != nullptr},
       {"target_subwords", vocabularies.target_subwords != nullptr},
