@@ -15,8 +15,8 @@
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/decoding/packed_transformer.h"
-#include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/translator.h"
 
 namespace fanyi {
 
@@ -120,8 +120,9 @@ void DecodingBenchmark::SetSources(const std::vector<std::string>& texts) {
   impl_->skipped = 0;
   for (size_t i = 0; i < texts.size(); ++i) {
     try {
-      impl_->sources.push_back({static_cast<int64_t>(i + 1),
-                                impl_->translator->EncodeSource(texts[i]).ids});
+      impl_->sources.push_back(
+          {static_cast<int64_t>(i + 1),
+           impl_->translator->pipeline().EncodeSentence(texts[i]).ids});
     } catch (const std::invalid_argument&) {
       ++impl_->skipped;
     }

@@ -75,6 +75,10 @@ ABSL_FLAG(int, workers, 0,
           "Decode workers sharing the model and the queue, each with its own "
           "rows (0 = one per thread on CPU, one on a GPU).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+ABSL_FLAG(int, assembly_threads, 2,
+          "Threads that assemble finished translations (detokenizing, "
+          "script conversion, spans restored) and answer the RPCs, so that "
+          "decode workers only decode.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20,
           "Larger gRPC requests are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -131,6 +135,7 @@ int main(int argc, char** argv) {
   options.threads = absl::GetFlag(FLAGS_threads);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.device = absl::GetFlag(FLAGS_device);
+  options.assembly_threads = absl::GetFlag(FLAGS_assembly_threads);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key = absl::GetFlag(FLAGS_tls_key);

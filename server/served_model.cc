@@ -24,8 +24,6 @@ std::shared_ptr<ServedModel> ServedModel::Load(
   model->name_ = name.empty() ? model->translator_->source_language() + "-" +
                                     model->translator_->target_language()
                               : name;
-  model->validator_ =
-      std::make_unique<RequestValidator>(settings.service, *model->translator_);
   model->metrics_ = metrics.ForModel(model->name_, version,
                                      model->translator_->model_version(),
                                      model->translator_->device_name());

@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
+#include "common/pipeline/translator.h"
 #include "server/request_batcher.h"
 #include "server/request_queue.h"
-#include "server/request_validator.h"
 #include "server/server_metrics.h"
 
 namespace fanyi {
@@ -19,16 +18,16 @@ class DecodeEngine;
 
 // How every served model is loaded and decoded (from ServerOptions).
 struct ModelSettings {
-  TranslatorOptions translator;  // Device, threads per worker, decoder.
-  int workers = 1;               // Decode workers, each with its own engine.
-  BatcherOptions batcher;        // Rows per step, batch delay, queue size.
-  ServiceOptions service;        // Request limits and beam sizes.
+  // Device, threads per worker, decoder, request limits and beam sizes.
+  TranslatorOptions translator;
+  int workers = 1;         // Decode workers, each with its own engine.
+  BatcherOptions batcher;  // Rows per step, batch delay, queue size.
 };
 
-// One version of one served model: its translator, its request queue and
-// decode workers (a RequestBatcher with an engine per worker), its request
-// validator and its metrics. Each served model has workers of its own, so
-// models never wait for each other's rows (docs/design.md, "Several
+// One version of one served model: its translator (with its text
+// pipeline), its request queue and decode workers (a RequestBatcher with an
+// engine per worker) and its metrics. Each served model has workers of its own,
+// so models never wait for each other's rows (docs/design.md, "Several
 // models"). Thread-safe.
 class ServedModel {
  public:
@@ -49,10 +48,9 @@ class ServedModel {
 
   const std::string& name() const { return name_; }
   int64_t version() const { return version_; }
-  // Encoding and assembling texts (const methods only: decoding happens in
+  // Preparing and assembling texts (const methods only: decoding happens in
   // the batcher's workers).
   const Translator& translator() const { return *translator_; }
-  const RequestValidator& validator() const { return *validator_; }
   RequestBatcher& batcher() { return *batcher_; }
   ModelMetrics& metrics() { return *metrics_; }
 
@@ -68,7 +66,6 @@ class ServedModel {
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.
   std::unique_ptr<Translator> translator_;
-  std::unique_ptr<RequestValidator> validator_;
   std::unique_ptr<ModelMetrics> metrics_;
   std::vector<std::unique_ptr<DecodeEngine>> engines_;  // One per worker.
   std::unique_ptr<RequestBatcher> batcher_;

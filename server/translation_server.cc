@@ -13,11 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "common/decoding/translator.h"
 #include "common/model/device.h"
+#include "common/pipeline/translator.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "server/assembly_pool.h"
 #include "server/model_registry.h"
 #include "server/model_repository.h"
 #include "server/served_model.h"
@@ -112,6 +113,7 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
   std::shared_ptr<grpc::ServerCredentials> credentials =
       MakeServerCredentials(ServerTlsFiles(options));
   std::unique_ptr<TranslationServer> server(new TranslationServer());
+  server->assembly_ = std::make_unique<AssemblyPool>(options.assembly_threads);
   server->StartMetrics(options);
   server->LoadModels(options);
   server->StartGrpc(options, std::move(credentials));
@@ -142,16 +144,17 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   settings.batcher.max_batch_delay =
       std::chrono::milliseconds(options.max_batch_delay_ms);
   settings.batcher.max_queue = options.max_queue;
-  settings.service.max_input_chars = options.max_input_chars;
-  settings.service.max_glossary_entries = options.max_glossary_entries;
+  TextLimits& limits = settings.translator.limits;
+  limits.max_input_chars = options.max_input_chars;
+  limits.max_glossary_terms = options.max_glossary_entries;
   // A request's sentences are queued whole, so more than the queue holds
   // could never be: they are refused as too many instead.
-  settings.service.max_request_sentences =
+  limits.max_request_parts =
       std::min(options.max_request_sentences, options.max_queue);
-  settings.service.max_batch_texts =
-      std::min(options.max_batch_texts, settings.service.max_request_sentences);
-  settings.service.default_beam_size = options.beam_size;
-  settings.service.max_beam_size = options.max_beam_size;
+  limits.max_texts =
+      std::min(options.max_batch_texts, limits.max_request_parts);
+  limits.default_beam_size = options.beam_size;
+  limits.max_beam_size = options.max_beam_size;
 
   models_ = std::make_unique<ModelRegistry>();
   TranslationServer* const self = this;
@@ -200,7 +203,8 @@ void TranslationServer::StartGrpc(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
-  service_ = std::make_unique<TranslationService>(*models_, *metrics_);
+  service_ =
+      std::make_unique<TranslationService>(*models_, *metrics_, *assembly_);
 
   grpc::ServerBuilder builder;
   // Without this a second server could share the port silently (gRPC sets
@@ -261,6 +265,8 @@ void TranslationServer::Shutdown() {
         model->Stop();
       }
     }
+    // Their last parts have decoded; their answers are being assembled.
+    if (assembly_ != nullptr) assembly_->Drain();
     // Then stay a lame duck for a moment: RPCs that arrive once gRPC has
     // begun shutting down are cancelled (CANCELLED, which clients do not
     // retry) instead of refused with UNAVAILABLE (which they do). In

@@ -18,6 +18,7 @@ class Registry;
 
 namespace fanyi {
 
+class AssemblyPool;
 class ModelRegistry;
 class ModelRepository;
 class ServerMetrics;
@@ -70,6 +71,8 @@ struct ServerOptions {
                                 // one on a GPU.
   std::string device = "auto";  // "auto" (cuda when available), "cpu",
                                 // "cuda".
+  int assembly_threads = 2;     // Threads that assemble translations and
+                                // answer RPCs, off the decode workers.
   int max_message_bytes = 4 << 20;  // Larger gRPC requests are refused with
                                     // RESOURCE_EXHAUSTED before parsing.
   // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
@@ -129,6 +132,7 @@ class TranslationServer {
 
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.
+  std::unique_ptr<AssemblyPool> assembly_;  // Used by models and service.
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;

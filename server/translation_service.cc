@@ -5,8 +5,11 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "server/request_preparation.h"
 
 namespace fanyi {
 namespace {
@@ -36,24 +39,25 @@ grpc::Status DeadlineStatus() {
 // Fills what a Translate or TranslateBatch response says of the whole call:
 // the model, and the beam size and script every text of it got.
 template <typename Response>
-void DescribeCall(const ServedModel& model, const PreparedText& text,
+void DescribeCall(const ServedModel& model, const PreparedRequest& request,
                   Response* response) {
   response->set_model_version(model.translator().model_version());
   response->mutable_model()->set_name(model.name());
   response->mutable_model()->set_version(model.version());
-  response->set_beam_size(text.parts.front().beam_size);
-  if (text.script) response->set_script(ScriptToProto(*text.script));
+  response->set_beam_size(request.beam_size);
+  if (request.script) response->set_script(ScriptToProto(*request.script));
 }
 
 // What ListModels says of `model`.
 void DescribeModel(const ServedModel& model, v1::ModelInfo* info) {
   const Translator& translator = model.translator();
+  const TextPipeline& pipeline = translator.pipeline();
   info->mutable_model()->set_name(model.name());
   info->mutable_model()->set_version(model.version());
   info->set_source_language(translator.source_language());
   info->set_target_language(translator.target_language());
   info->set_model_version(translator.model_version());
-  if (translator.writes_chinese()) {
+  if (pipeline.writes_chinese()) {
     for (v1::Script script :
          {v1::SCRIPT_SIMPLIFIED, v1::SCRIPT_TRADITIONAL_TAIWAN,
           v1::SCRIPT_TRADITIONAL_HONG_KONG}) {
@@ -62,9 +66,9 @@ void DescribeModel(const ServedModel& model, v1::ModelInfo* info) {
   }
   info->set_source_vocabulary_size(translator.source_vocabulary_size());
   info->set_target_vocabulary_size(translator.target_vocabulary_size());
-  info->set_cased_output(translator.keeps_target_case());
+  info->set_cased_output(pipeline.keeps_target_case());
   info->set_device(translator.device_name());
-  info->set_source_script_normalized(translator.normalizes_source_script());
+  info->set_source_script_normalized(pipeline.normalizes_source_script());
 }
 
 }  // namespace
@@ -86,7 +90,7 @@ class TranslationService::RpcCompletion {
   // The model the RPC chose, for its metrics.
   void set_model(const std::string& model) { model_ = model; }
 
-  void Finish(const grpc::Status& status) const {
+  void Answer(const grpc::Status& status) const {
     metrics_.RecordRequest(
         model_, method_, status.error_code(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
@@ -104,8 +108,8 @@ class TranslationService::RpcCompletion {
 };
 
 // One RPC's texts while their parts (sentences, clauses) decode: shared by
-// the parts' completions; the last one assembles the translations and
-// finishes the RPC.
+// the parts' completions; after the last one, the assembly pool assembles
+// the translations and finishes the RPC.
 struct TranslationService::CallState {
   CallState(RpcCompletion rpc_completion, std::shared_ptr<ServedModel> served,
             std::vector<PreparedText> prepared,
@@ -139,28 +143,30 @@ struct TranslationService::CallState {
 };
 
 TranslationService::TranslationService(ModelRegistry& registry,
-                                       ServerMetrics& metrics)
-    : registry_(registry), metrics_(metrics) {}
+                                       ServerMetrics& metrics,
+                                       AssemblyPool& assembly)
+    : registry_(registry), metrics_(metrics), assembly_(assembly) {}
 
 grpc::ServerUnaryReactor* TranslationService::Translate(
     grpc::CallbackServerContext* context, const v1::TranslateRequest* request,
     v1::TranslateResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   RpcCompletion completion(kTranslateMethod, reactor, metrics_);
-  if (DeadlinePassed(*context)) {
-    completion.Finish(DeadlineStatus());
-    return reactor;
-  }
   std::shared_ptr<ServedModel> model = Choose(request->model(), completion);
   if (model == nullptr) return reactor;
-  std::vector<PreparedText> texts;
-  if (grpc::Status status = model->validator().Validate(*request, &texts);
-      !status.ok()) {
-    completion.Finish(status);
+  if (DeadlinePassed(*context)) {
+    completion.Answer(DeadlineStatus());
     return reactor;
   }
-  DescribeCall(*model, texts.front(), response);
-  Submit(context, completion, std::move(model), std::move(texts),
+  PreparedRequest prepared;
+  if (grpc::Status status =
+          PrepareRequest(model->translator().pipeline(), *request, &prepared);
+      !status.ok()) {
+    completion.Answer(status);
+    return reactor;
+  }
+  DescribeCall(*model, prepared, response);
+  Submit(context, completion, std::move(model), std::move(prepared),
          {response->mutable_translation()}, /*batch_call=*/false);
   return reactor;
 }
@@ -173,31 +179,34 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
   std::shared_ptr<ServedModel> model = Choose(request->model(), completion);
   if (model == nullptr) return reactor;
+  const TextPipeline& pipeline = model->translator().pipeline();
   // A malformed text count is reported before a passed deadline.
-  if (grpc::Status status =
-          model->validator().CheckTextCount(request->texts_size());
-      !status.ok()) {
-    completion.Finish(status);
+  try {
+    pipeline.CheckTextCount(request->texts_size(), "texts");
+  } catch (const std::invalid_argument& e) {
+    completion.Answer(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what()));
     return reactor;
   }
   if (DeadlinePassed(*context)) {
-    completion.Finish(DeadlineStatus());
+    completion.Answer(DeadlineStatus());
     return reactor;
   }
-  // Validate everything first so a bad text costs no decoding.
-  std::vector<PreparedText> texts;
-  if (grpc::Status status = model->validator().Validate(*request, &texts);
+  // Every text is checked and prepared first, so a bad one costs no
+  // decoding.
+  PreparedRequest prepared;
+  if (grpc::Status status = PrepareRequest(pipeline, *request, &prepared);
       !status.ok()) {
-    completion.Finish(status);
+    completion.Answer(status);
     return reactor;
   }
-  DescribeCall(*model, texts.front(), response);
+  DescribeCall(*model, prepared, response);
   // Pre-sized so each text's assembly writes only its own element.
   std::vector<v1::Translation*> outputs;
-  for (std::size_t i = 0; i < texts.size(); ++i) {
+  for (std::size_t i = 0; i < prepared.texts.size(); ++i) {
     outputs.push_back(response->add_translations());
   }
-  Submit(context, completion, std::move(model), std::move(texts),
+  Submit(context, completion, std::move(model), std::move(prepared),
          std::move(outputs), /*batch_call=*/true);
   return reactor;
 }
@@ -211,7 +220,7 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(
   for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
     DescribeModel(*model, response->add_models());
   }
-  completion.Finish(grpc::Status::OK);
+  completion.Answer(grpc::Status::OK);
   return reactor;
 }
 
@@ -219,7 +228,7 @@ std::shared_ptr<ServedModel> TranslationService::Choose(
     const v1::ModelChoice& choice, RpcCompletion& completion) const {
   std::shared_ptr<ServedModel> model;
   if (grpc::Status status = registry_.Choose(choice, &model); !status.ok()) {
-    completion.Finish(status);
+    completion.Answer(status);
     return nullptr;
   }
   completion.set_model(model->name());
@@ -229,12 +238,12 @@ std::shared_ptr<ServedModel> TranslationService::Choose(
 void TranslationService::Submit(grpc::CallbackServerContext* context,
                                 const RpcCompletion& completion,
                                 std::shared_ptr<ServedModel> model,
-                                std::vector<PreparedText> texts,
+                                PreparedRequest prepared,
                                 std::vector<v1::Translation*> outputs,
                                 bool batch_call) {
   auto state = std::make_shared<CallState>(completion, std::move(model),
-                                           std::move(texts), std::move(outputs),
-                                           batch_call);
+                                           std::move(prepared.texts),
+                                           std::move(outputs), batch_call);
   std::vector<PendingRequest> requests;
   for (std::size_t t = 0; t < state->texts.size(); ++t) {
     for (std::size_t part = 0; part < state->texts[t].parts.size(); ++part) {
@@ -246,7 +255,7 @@ void TranslationService::Submit(grpc::CallbackServerContext* context,
       };
       request.done = [this, state, t, part](const grpc::Status& decode_status,
                                             std::vector<int64_t> target_ids) {
-        PartDone(*state, t, part, decode_status, std::move(target_ids));
+        PartDone(state, t, part, decode_status, std::move(target_ids));
       };
       requests.push_back(std::move(request));
     }
@@ -255,29 +264,35 @@ void TranslationService::Submit(grpc::CallbackServerContext* context,
   // before anything decodes.
   if (grpc::Status status = state->model->batcher().SubmitAll(requests);
       !status.ok()) {
-    completion.Finish(status);
+    completion.Answer(status);
   }
 }
 
-void TranslationService::PartDone(CallState& state, std::size_t text,
-                                  std::size_t part,
+void TranslationService::PartDone(const std::shared_ptr<CallState>& state,
+                                  std::size_t text, std::size_t part,
                                   const grpc::Status& decode_status,
                                   std::vector<int64_t> target_ids) const {
-  std::unique_lock<std::mutex> lock(state.mutex);
-  // The first failure is the cause; the CANCELLED of the siblings it
-  // stopped is not.
-  if (!decode_status.ok() && !state.failed.exchange(true)) {
-    state.first_error =
-        state.batch_call
-            ? grpc::Status(decode_status.error_code(),
-                           "texts[" + std::to_string(text) +
-                               "]: " + decode_status.error_message())
-            : decode_status;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    // The first failure is the cause; the CANCELLED of the siblings it
+    // stopped is not.
+    if (!decode_status.ok() && !state->failed.exchange(true)) {
+      state->first_error =
+          state->batch_call
+              ? grpc::Status(decode_status.error_code(),
+                             "texts[" + std::to_string(text) +
+                                 "]: " + decode_status.error_message())
+              : decode_status;
+    }
+    state->targets[text][part] = std::move(target_ids);
+    if (--state->remaining > 0) return;
   }
-  state.targets[text][part] = std::move(target_ids);
-  if (--state.remaining > 0) return;
-  lock.unlock();
-  // The last part: every other completion has run, so the state is ours.
+  // The last part: every other completion has run, so the state is the
+  // pool's. Assembly leaves the decode thread, whose rows go on stepping.
+  assembly_.Post([state] { FinishCall(*state); });
+}
+
+void TranslationService::FinishCall(CallState& state) {
   grpc::Status status = state.first_error;
   for (std::size_t t = 0; t < state.texts.size() && status.ok(); ++t) {
     status = FillTranslation(*state.model, state.texts[t], state.targets[t],
@@ -288,7 +303,7 @@ void TranslationService::PartDone(CallState& state, std::size_t text,
                                                 "]: " + status.error_message());
     }
   }
-  state.completion.Finish(status);
+  state.completion.Answer(status);
 }
 
 grpc::Status TranslationService::FillTranslation(
@@ -297,7 +312,7 @@ grpc::Status TranslationService::FillTranslation(
     v1::Translation* translation) {
   TextTranslation assembled;
   try {
-    assembled = model.translator().Assemble(text, part_targets);
+    assembled = model.translator().pipeline().Assemble(text, part_targets);
   } catch (const std::exception& e) {
     return grpc::Status(
         grpc::StatusCode::INTERNAL,

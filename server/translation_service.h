@@ -7,27 +7,30 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
+#include "common/pipeline/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "server/assembly_pool.h"
 #include "server/model_registry.h"
-#include "server/request_validator.h"
 #include "server/served_model.h"
 #include "server/server_metrics.h"
 
 namespace fanyi {
 
 // The fanyi.v1.Translator gRPC service on the callback API: handlers choose
-// the served model (ModelRegistry), validate and encode the input on the
-// gRPC thread (the model's RequestValidator), hand it to the model's
-// RequestBatcher and return at once; the batcher's completion callback
-// finishes the RPC, so no thread blocks per request. The RPC holds its model
-// until it is answered, so a version replaced meanwhile finishes it. Errors
-// become grpc::Status here, at the edge.
+// the served model (ModelRegistry), check and prepare the input on the gRPC
+// thread (the model's TextPipeline), hand its parts to the model's
+// RequestBatcher and return at once. When the last part has decoded, the
+// AssemblyPool assembles the texts (the same pipeline) and finishes the RPC,
+// so no thread blocks per request and decode workers only decode. The RPC
+// holds its model until it is answered, so a version replaced meanwhile
+// finishes it. Errors become grpc::Status here, at the edge.
 class TranslationService final : public v1::Translator::CallbackService {
  public:
-  // `registry` and `metrics` must outlive the service.
-  TranslationService(ModelRegistry& registry, ServerMetrics& metrics);
+  // `registry`, `metrics` and `assembly` must outlive the service and every
+  // model it has handed texts to.
+  TranslationService(ModelRegistry& registry, ServerMetrics& metrics,
+                     AssemblyPool& assembly);
 
   // Translates one text.
   grpc::ServerUnaryReactor* Translate(grpc::CallbackServerContext* context,
@@ -39,7 +42,7 @@ class TranslationService final : public v1::Translator::CallbackService {
   // none. The first text that fails cancels the others, and the RPC fails
   // with its error.
   //
-  // Both methods cut each text into sentences (Translator::Prepare), decode
+  // Both methods cut each text into sentences (TextPipeline), decode
   // every sentence as its own row and join the results in the text's
   // layout.
   grpc::ServerUnaryReactor* TranslateBatch(
@@ -54,25 +57,27 @@ class TranslationService final : public v1::Translator::CallbackService {
       v1::ListModelsResponse* response) override;
 
  private:
-  class RpcCompletion;  // Finishes one RPC exactly once, metrics first.
+  class RpcCompletion;  // Answers one RPC exactly once, metrics first.
   struct CallState;     // One RPC's texts while their parts decode.
 
   // The model `choice` names, with the RPC's metrics labelled by it; null,
   // with the RPC finished, when no served model fits.
   std::shared_ptr<ServedModel> Choose(const v1::ModelChoice& choice,
                                       RpcCompletion& completion) const;
-  // Queues every part of `texts` (all or none); their translations go to
-  // `outputs`, one per text, and the last part to finish completes the RPC.
+  // Queues every part of `prepared`'s texts (all or none); their
+  // translations go to `outputs`, one per text, and the last part to finish
+  // has the call assembled and finished.
   void Submit(grpc::CallbackServerContext* context,
               const RpcCompletion& completion,
-              std::shared_ptr<ServedModel> model,
-              std::vector<PreparedText> texts,
+              std::shared_ptr<ServedModel> model, PreparedRequest prepared,
               std::vector<v1::Translation*> outputs, bool batch_call);
-  // Records one part's result; the last part of the call assembles every
-  // text and finishes the RPC.
-  void PartDone(CallState& state, std::size_t text, std::size_t part,
-                const grpc::Status& decode_status,
+  // Records one part's result; the last part of the call posts its
+  // assembly (FinishCall) to the assembly pool.
+  void PartDone(const std::shared_ptr<CallState>& state, std::size_t text,
+                std::size_t part, const grpc::Status& decode_status,
                 std::vector<int64_t> target_ids) const;
+  // On the assembly pool: assembles every text of the call and finishes it.
+  static void FinishCall(CallState& state);
   // Fills `translation` from the decoded parts of `text`; INTERNAL if that
   // fails.
   static grpc::Status FillTranslation(
@@ -82,6 +87,7 @@ class TranslationService final : public v1::Translator::CallbackService {
 
   ModelRegistry& registry_;
   ServerMetrics& metrics_;
+  AssemblyPool& assembly_;
 };
 
 }  // namespace fanyi

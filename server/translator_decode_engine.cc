@@ -4,7 +4,7 @@
 
 namespace fanyi {
 
-TranslatorDecodeEngine::TranslatorDecodeEngine(Translator& translator)
+TranslatorDecodeEngine::TranslatorDecodeEngine(const Translator& translator)
     : decoder_(translator.NewContinuousDecoder()) {}
 
 TranslatorDecodeEngine::~TranslatorDecodeEngine() = default;

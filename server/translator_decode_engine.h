@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/decoding/translator.h"
+#include "common/pipeline/translator.h"
 #include "server/decode_engine.h"
 
 namespace fanyi {
@@ -14,9 +14,10 @@ namespace fanyi {
 // emptied when a step or removal fails so that it can go on decoding.
 class TranslatorDecodeEngine final : public DecodeEngine {
  public:
-  // `translator` must outlive the engine, and nothing else may decode with
-  // it meanwhile (it is thread-compatible).
-  explicit TranslatorDecodeEngine(Translator& translator);
+  // `translator` must outlive the engine. Several engines may decode with
+  // one translator at once, each driven by its own thread (the Translator's
+  // contract: decoding only reads the model).
+  explicit TranslatorDecodeEngine(const Translator& translator);
   ~TranslatorDecodeEngine() override;
 
   std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override;

@@ -2,12 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/text/tokenizer.h"
+#include "common/text/vocabulary.h"
+#include "common/text/vocabulary_lookup.h"
 
 namespace fanyi {
 namespace {
@@ -66,13 +67,18 @@ TEST(PlaceholderMaskerTest, GlossaryTermsMatchWholeWordsIgnoringCase) {
   EXPECT_EQ(masked.restorations, (Strings{"Fanyi", "机器翻译", "2", "机器"}));
 }
 
+// A vocabulary of `words` as `tokenizer` splits them.
+Vocabulary VocabularyOf(const Tokenizer& tokenizer, const std::string& words) {
+  return Vocabulary::Build({tokenizer.Tokenize(words)}, 1, 0);
+}
+
 TEST(PlaceholderMaskerTest, UnknownWordsPassThroughWithoutTheirClitic) {
-  const std::set<std::string> known = {"i", "met", "at", "the", "station"};
-  const auto is_unknown = [&](const std::string& word) {
-    return known.count(word) == 0;
-  };
+  const Tokenizer english("en");
+  const Vocabulary vocabulary =
+      VocabularyOf(english, "i met at the station 's .");
+  const VocabularyLookup lookup(english, vocabulary, nullptr);
   const MaskedSentence masked = PlaceholderMasker({}, 8).Mask(
-      "I met Zelensky's aide at the station.", is_unknown);
+      "I met Zelensky's aide at the station.", &lookup);
   EXPECT_EQ(masked.text, "I met ｟1｠'s ｟2｠ at the station.");
   EXPECT_EQ(masked.restorations, (Strings{"Zelensky", "aide"}));
   EXPECT_EQ(masked.unknown_words, (Strings{"Zelensky", "aide"}));
@@ -80,12 +86,26 @@ TEST(PlaceholderMaskerTest, UnknownWordsPassThroughWithoutTheirClitic) {
 
 TEST(PlaceholderMaskerTest,
      NumbersComeBeforeUnknownWordsWhenPlaceholdersRunOut) {
-  const auto is_unknown = [](const std::string& word) { return word == "zed"; };
+  const Tokenizer english("en");
+  const Vocabulary vocabulary = VocabularyOf(english, "paid at .");
+  const VocabularyLookup lookup(english, vocabulary, nullptr);
   const MaskedSentence masked =
-      PlaceholderMasker({}, 2).Mask("Zed paid 5 at 3:30.", is_unknown);
+      PlaceholderMasker({}, 2).Mask("Zed paid 5 at 3:30.", &lookup);
   EXPECT_EQ(masked.text, "Zed paid ｟1｠ at ｟2｠.");
   EXPECT_EQ(masked.restorations, (Strings{"5", "3:30"}));
   EXPECT_EQ(masked.unknown_words, (Strings{"Zed"}));
+}
+
+// A model whose source keeps its case knows "London" and "I" as written:
+// they are translated, not passed through as unknown.
+TEST(PlaceholderMaskerTest, ACasedSourceLooksWordsUpAsWritten) {
+  const Tokenizer cased("en", nullptr, WordCase::kKeep);
+  const Vocabulary vocabulary = VocabularyOf(cased, "I love London in May .");
+  const VocabularyLookup lookup(cased, vocabulary, nullptr);
+  const MaskedSentence masked =
+      PlaceholderMasker({}, 8).Mask("I love London in may.", &lookup);
+  EXPECT_EQ(masked.text, "I love London in ｟1｠.");
+  EXPECT_EQ(masked.unknown_words, (Strings{"may"}));
 }
 
 TEST(PlaceholderMaskerTest, RefusesAnEmptyGlossaryTerm) {

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/decoding/translator.h"
+#include "common/pipeline/translator.h"
 #include "server/decode_engine.h"
 #include "server/decode_worker.h"
 #include "server/server_metrics.h"
@@ -832,7 +832,8 @@ std::vector<EncodedSource> MixedSources(const Translator& translator,
       "Where is the tea?"};
   std::vector<EncodedSource> sources;
   for (int i = 0; i < count; ++i) {
-    sources.push_back(translator.EncodeSource(texts[i % texts.size()]));
+    sources.push_back(
+        translator.pipeline().EncodeSentence(texts[i % texts.size()]));
     if (i % 8 == 5) sources.back().beam_size = 2;
   }
   return sources;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/translator.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "fanyi/v1/translator.grpc.pb.h"

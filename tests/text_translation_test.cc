@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
+#include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "fanyi/v1/translator.grpc.pb.h"
@@ -174,7 +174,8 @@ TEST_F(TextTranslationTest, NumbersCodesAndGlossaryTermsComeThroughExactly) {
   // Spans beyond the placeholders a model knows stay text: the sentences
   // hold no more than the tiny model learned.
   ASSERT_GE(Translator::Load(*model_dir_, TranslatorOptions{"cpu", 1})
-                ->max_placeholders(),
+                ->pipeline()
+                .max_placeholders(),
             3);
   request.set_text(
       "I paid $2.50 at 3:30 for flight BA2490. Zelensky wrote from "

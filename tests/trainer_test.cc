@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "tests/test_util.h"
@@ -147,7 +147,7 @@ TEST(TrainerTest, SwappedColumnsTrainTheOtherDirectionWithCasedOutput) {
   }
   EXPECT_GE(exact_from_traditional, 27)
       << "first: " << from_traditional[0] << " for " << traditional_sources[0];
-  EXPECT_TRUE(translator->normalizes_source_script());
+  EXPECT_TRUE(translator->pipeline().normalizes_source_script());
 }
 
 TEST(TrainerTest, BadLinesAreCountedAndTrainingGoesOn) {

@@ -11,10 +11,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/decoding/translator.h"
 #include "common/eval/corpus_evaluation.h"
 #include "common/eval/script_purity.h"
 #include "common/model/cpu_threading.h"
+#include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 
@@ -143,7 +143,7 @@ int Run() {
     // Chinese translations come in Simplified script: the references are
     // scored converted to it, and as they are.
     std::vector<std::string> converted = references;
-    if (translator->writes_chinese()) {
+    if (translator->pipeline().writes_chinese()) {
       const fanyi::ScriptConverter to_simplified(
           fanyi::ChineseScript::kSimplified);
       for (std::string& reference : converted) {
@@ -152,7 +152,7 @@ int Run() {
     }
     std::cout << fanyi::DescribeScore(fanyi::ScoreCorpus(
         translation.hypotheses, converted, translator->target_language()));
-    if (translator->writes_chinese()) {
+    if (translator->pipeline().writes_chinese()) {
       const fanyi::CorpusScore raw = fanyi::ScoreCorpus(
           translation.hypotheses, references, translator->target_language());
       std::cout << "raw references: BLEU = "

@@ -23,11 +23,11 @@
 #include <thread>
 
 #include "common/decoding/greedy_decoder.h"
-#include "common/decoding/translator.h"
 #include "common/eval/corpus_evaluation.h"
 #include "common/model/checkpoint.h"
 #include "common/model/checkpoint_averaging.h"
 #include "common/model/device.h"
+#include "common/pipeline/translator.h"
 #include "common/text/vocabulary.h"
 #include "trainer/data_parallel.h"
 #include "trainer/output_directory.h"

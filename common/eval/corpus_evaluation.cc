@@ -9,7 +9,7 @@
 
 namespace fanyi {
 
-CorpusTranslation TranslateCorpus(Translator& translator,
+CorpusTranslation TranslateCorpus(const Translator& translator,
                                   const std::vector<std::string>& sources,
                                   int batch_size, int beam_size) {
   if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
@@ -27,7 +27,7 @@ CorpusTranslation TranslateCorpus(Translator& translator,
   std::vector<std::pair<size_t, size_t>> order;  // (source, part)
   for (size_t i = 0; i < sources.size(); ++i) {
     try {
-      prepared[i] = translator.Prepare(sources[i], options);
+      prepared[i] = translator.pipeline().PrepareText(sources[i], options);
     } catch (const std::invalid_argument& error) {
       result.errors[i] = error.what();
       ++result.failed;
@@ -59,7 +59,7 @@ CorpusTranslation TranslateCorpus(Translator& translator,
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!result.errors[i].empty()) continue;
     const TextTranslation translation =
-        translator.Assemble(prepared[i], targets[i]);
+        translator.pipeline().Assemble(prepared[i], targets[i]);
     result.generated_tokens += translation.generated_token_count;
     result.spans += translation.span_count;
     result.unplaced_spans += translation.unplaced_span_count;

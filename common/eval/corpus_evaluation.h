@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
 #include "common/eval/bleu.h"
+#include "common/pipeline/translator.h"
 
 namespace fanyi {
 
@@ -23,13 +23,13 @@ struct CorpusTranslation {
   double seconds = 0;                   // Wall time of encoding + decoding.
 };
 
-// Translates `sources` as the server does (Translator::Prepare and
+// Translates `sources` as the server does (TextPipeline::PrepareText and
 // Assemble: sentences, clauses, placeholders, Simplified script), decoding
 // their parts in batches of `batch_size` parts of similar length (sorting by
 // length keeps padding and wasted steps low). A source that cannot be
 // prepared (invalid UTF-8, nothing to translate) gets an empty hypothesis
 // and its error; the others are unaffected.
-CorpusTranslation TranslateCorpus(Translator& translator,
+CorpusTranslation TranslateCorpus(const Translator& translator,
                                   const std::vector<std::string>& sources,
                                   int batch_size, int beam_size);
 

@@ -309,8 +309,7 @@ PlaceholderMasker::PlaceholderMasker(std::vector<GlossaryEntry> glossary,
 }
 
 MaskedSentence PlaceholderMasker::Mask(
-    std::string_view sentence,
-    const std::function<bool(const std::string&)>& is_unknown) const {
+    std::string_view sentence, const VocabularyLookup* vocabulary) const {
   const std::u32string text = DecodeUtf8(sentence);
   // Glossary terms, URLs, addresses and numbers first; unknown words take
   // the placeholders left.
@@ -321,9 +320,8 @@ MaskedSentence PlaceholderMasker::Mask(
       if (static_cast<int>(masked.size()) < max_placeholders_) {
         masked.push_back(span);
       }
-    } else if (is_unknown &&
-               is_unknown(EncodeUtf8(Lowercase(std::u32string_view(text).substr(
-                   span.begin, span.end - span.begin))))) {
+    } else if (vocabulary != nullptr &&
+               vocabulary->IsUnknown(Slice(text, span))) {
       unknown.push_back(span);
     }
   }

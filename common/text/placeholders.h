@@ -5,11 +5,12 @@
 #define FANYI_COMMON_TEXT_PLACEHOLDERS_H_
 
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "common/text/vocabulary_lookup.h"
 
 namespace fanyi {
 
@@ -63,13 +64,12 @@ class PlaceholderMasker {
   // negative `max_placeholders`.
   PlaceholderMasker(std::vector<GlossaryEntry> glossary, int max_placeholders);
 
-  // Masks the spans of `sentence` (valid UTF-8). `is_unknown` (may be
-  // empty) is asked about every other word, lowercased; words it calls
-  // unknown are listed, and masked while placeholders are left, so that
-  // names the model never saw pass through.
-  MaskedSentence Mask(
-      std::string_view sentence,
-      const std::function<bool(const std::string&)>& is_unknown = {}) const;
+  // Masks the spans of `sentence` (valid UTF-8). `vocabulary` (may be null)
+  // is asked about every other word, as written; words it does not know are
+  // listed, and masked while placeholders are left, so that names the model
+  // never saw pass through.
+  MaskedSentence Mask(std::string_view sentence,
+                      const VocabularyLookup* vocabulary = nullptr) const;
 
   // For a training pair: masks the source spans (glossary aside) that the
   // target also has, written the same, or for numbers with the same digits

@@ -1,5 +1,5 @@
-#ifndef FANYI_COMMON_DECODING_TRANSLATOR_H_
-#define FANYI_COMMON_DECODING_TRANSLATOR_H_
+#ifndef FANYI_COMMON_PIPELINE_TRANSLATOR_H_
+#define FANYI_COMMON_PIPELINE_TRANSLATOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
-#include "common/decoding/text_translation.h"
+#include "common/pipeline/text_pipeline.h"
+#include "common/pipeline/text_translation.h"
 
 namespace fanyi {
 
@@ -33,13 +34,19 @@ struct TranslatorOptions {
   // good on dev (docs/quality.md) and about twice as fast.
   std::string compute_type = "int8";
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
+  TextLimits limits;  // What one request may ask (TextPipeline::Prepare).
 };
 
 struct Checkpoint;
 
-// A loaded model with its vocabularies and tokenizers: text in, text out.
+// A loaded model with its text pipeline: text in, text out. Loads the
+// checkpoint, picks the decoding step, and hands out decoders of the model.
 // Keeps torch types out of its header so callers (the server) compile fast.
-// Thread-compatible: TranslateIds may be called from one thread at a time.
+// Thread-safe for its const methods and for decoders used each by one
+// thread: the model's weights are only read while decoding, so any number
+// of ContinuousDecoders (NewContinuousDecoder) may decode at once, each
+// driven by its own thread. TranslateIds and TranslateTexts decode on a
+// decoder of their own, so they are safe alongside them too.
 class Translator {
  public:
   // Loads the checkpoint in `model_dir`; throws std::runtime_error naming the
@@ -52,47 +59,28 @@ class Translator {
       const Checkpoint& checkpoint, const TranslatorOptions& options);
   ~Translator();
 
-  // Tokenizes `text` as one sentence, as it is, and maps it to source ids
-  // (for benchmarks of the decoder alone). Throws std::invalid_argument for
-  // invalid UTF-8, text with no tokens or more than the model takes.
-  EncodedSource EncodeSource(std::string_view text) const;
-
-  // Cuts `text` into sentences (and sentences too long for the model into
-  // clauses), replaces the spans that pass through (numbers, codes, URLs,
-  // glossary terms, unknown words) by placeholders, and encodes each part
-  // with `options.beam_size`. Throws std::invalid_argument for invalid
-  // UTF-8, a text with nothing to translate, a bad glossary, a glossary for
-  // a model trained without placeholders, or a script for a target other
-  // than Chinese.
-  PreparedText Prepare(std::string_view text, const TextOptions& options) const;
-
-  // Puts the decoded parts of `text` (one target per part, as TranslateIds
-  // returns them) back together: detokenized, in the asked script, spans
-  // restored, sentences joined in the text's layout. Throws
-  // std::invalid_argument when the counts differ.
-  TextTranslation Assemble(
-      const PreparedText& text,
-      const std::vector<std::vector<int64_t>>& part_targets) const;
+  // How texts are prepared for this model and put back together.
+  const TextPipeline& pipeline() const { return *pipeline_; }
 
   // Decodes a batch of sources of any lengths, each with its own beam size,
   // all on one ContinuousDecoder; returns the target ids of each source
   // (without </s>), in the order given.
   std::vector<std::vector<int64_t>> TranslateIds(
-      const std::vector<EncodedSource>& sources);
+      const std::vector<EncodedSource>& sources) const;
 
   // A step-by-step decoder (continuous batching) on this translator's model,
-  // decoding limits and length penalty; it must not outlive the translator.
-  // Like TranslateIds, drive it from the one thread that decodes.
-  std::unique_ptr<ContinuousDecoder> NewContinuousDecoder();
+  // decoding limits and length penalty; it must not outlive the translator,
+  // and one thread at a time drives it.
+  std::unique_ptr<ContinuousDecoder> NewContinuousDecoder() const;
 
-  // Translates whole texts end to end (Prepare, one batch of every part,
-  // Assemble).
+  // Translates whole texts end to end (TextPipeline::PrepareText, one batch
+  // of every part, Assemble).
   std::vector<TextTranslation> TranslateTexts(
-      const std::vector<std::string>& texts, const TextOptions& options);
+      const std::vector<std::string>& texts, const TextOptions& options) const;
 
   // The translations alone, in Simplified script for a Chinese target.
   std::vector<std::string> Translate(const std::vector<std::string>& texts,
-                                     int beam_size = 1);
+                                     int beam_size = 1) const;
 
   // A short identifier of the loaded model (from its config).
   const std::string& model_version() const;
@@ -105,26 +93,14 @@ class Translator {
   // Entries of each side's vocabulary.
   int64_t source_vocabulary_size() const;
   int64_t target_vocabulary_size() const;
-  // False when the target side was lowercased for training, so that
-  // translations come out in lower case.
-  bool keeps_target_case() const;
-  // True for a Chinese target, whose script TextOptions::script picks.
-  bool writes_chinese() const;
-  // True for a Chinese source trained in Simplified: text in any Chinese
-  // script is converted to Simplified before it is translated.
-  bool normalizes_source_script() const;
-  // Sentences longer than this many tokens are translated in clauses.
-  int max_sentence_tokens() const;
-  // Spans per sentence that can pass through (0 for a model trained
-  // without placeholders).
-  int max_placeholders() const;
 
  private:
   struct Impl;
   explicit Translator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<TextPipeline> pipeline_;
 };
 
 }  // namespace fanyi
 
-#endif  // FANYI_COMMON_DECODING_TRANSLATOR_H_
+#endif  // FANYI_COMMON_PIPELINE_TRANSLATOR_H_

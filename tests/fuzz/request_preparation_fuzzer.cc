@@ -1,10 +1,11 @@
-// libFuzzer target: the server's request validation (RequestValidator) on
+// libFuzzer target: the server's request preparation (PrepareRequest: the
+// request read, checked and prepared by the model's TextPipeline) on
 // arbitrary requests, through the same path as the gRPC handlers.
 //
 // Input: the first byte picks the RPC (even: Translate, odd: TranslateBatch),
 // the rest is the serialized request message; bytes that do not parse are
 // dropped (gRPC would reject them before the service sees them). The texts
-// are proto `bytes`, so invalid UTF-8 does reach the validator. Properties:
+// are proto `bytes`, so invalid UTF-8 does reach the pipeline. Properties:
 //   - the status is OK or INVALID_ARGUMENT, never INTERNAL, never a crash;
 //   - on OK every text was prepared into parts of 1..max_sentence_tokens ids
 //     within the source vocabulary, with a beam size in [1, max_beam_size],
@@ -22,12 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/translator.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/translator.h"
 #include "common/text/tokenizer.h"
 #include "common/text/utf8.h"
 #include "fanyi/v1/translator.pb.h"
-#include "server/request_validator.h"
+#include "server/request_preparation.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace fanyi::fuzzing {
@@ -39,9 +40,7 @@ constexpr int kMaxBatchTexts = 4;
 constexpr int kMaxBeamSize = 3;
 
 struct Fixture {
-  ServiceOptions options;
   std::unique_ptr<Translator> translator;
-  std::unique_ptr<RequestValidator> validator;
   int64_t source_vocab_size = 0;
 };
 
@@ -70,15 +69,13 @@ Fixture* MakeFixture() {
   checkpoint.model->eval();
 
   auto* fixture = new Fixture;
-  fixture->options.max_input_chars = kMaxInputChars;
-  fixture->options.max_request_sentences = kMaxRequestSentences;
-  fixture->options.max_batch_texts = kMaxBatchTexts;
-  fixture->options.default_beam_size = 2;
-  fixture->options.max_beam_size = kMaxBeamSize;
-  fixture->translator =
-      Translator::FromCheckpoint(checkpoint, TranslatorOptions());
-  fixture->validator = std::make_unique<RequestValidator>(fixture->options,
-                                                          *fixture->translator);
+  TranslatorOptions options;
+  options.limits.max_input_chars = kMaxInputChars;
+  options.limits.max_request_parts = kMaxRequestSentences;
+  options.limits.max_texts = kMaxBatchTexts;
+  options.limits.default_beam_size = 2;
+  options.limits.max_beam_size = kMaxBeamSize;
+  fixture->translator = Translator::FromCheckpoint(checkpoint, options);
   fixture->source_vocab_size = checkpoint.source_vocabulary.size();
   return fixture;
 }
@@ -102,7 +99,7 @@ void CheckStatusCode(const grpc::Status& status) {
 void CheckSource(const Fixture& fixture, const EncodedSource& source) {
   FuzzCheck(!source.ids.empty(), "accepted a text with no tokens");
   FuzzCheck(static_cast<int>(source.ids.size()) <=
-                fixture.translator->max_sentence_tokens(),
+                fixture.translator->pipeline().max_sentence_tokens(),
             "a part longer than the model takes");
   for (int64_t id : source.ids) {
     FuzzCheck(id >= 0 && id < fixture.source_vocab_size,
@@ -123,7 +120,7 @@ void CheckText(const Fixture& fixture, const PreparedText& text) {
   for (const EncodedSource& part : text.parts) CheckSource(fixture, part);
 }
 
-// True when the validator must refuse `text` whatever the limits.
+// True when preparation must refuse `text` whatever the limits.
 bool TextIsUnusable(const std::string& text) {
   return text.empty() || !IsUtf8(text);
 }
@@ -131,10 +128,12 @@ bool TextIsUnusable(const std::string& text) {
 void CheckTranslate(const Fixture& fixture, const uint8_t* data, size_t size) {
   v1::TranslateRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return;
-  std::vector<PreparedText> texts;
-  const grpc::Status status = fixture.validator->Validate(request, &texts);
+  PreparedRequest prepared;
+  const grpc::Status status =
+      PrepareRequest(fixture.translator->pipeline(), request, &prepared);
   CheckStatusCode(status);
   if (!status.ok()) return;
+  const std::vector<PreparedText>& texts = prepared.texts;
   FuzzCheck(texts.size() == 1, "one prepared text expected");
   CheckText(fixture, texts.front());
   FuzzCheck(request.beam_size() >= 0, "accepted a negative beam size");
@@ -146,10 +145,12 @@ void CheckTranslateBatch(const Fixture& fixture, const uint8_t* data,
                          size_t size) {
   v1::TranslateBatchRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return;
-  std::vector<PreparedText> texts;
-  const grpc::Status status = fixture.validator->Validate(request, &texts);
+  PreparedRequest prepared;
+  const grpc::Status status =
+      PrepareRequest(fixture.translator->pipeline(), request, &prepared);
   CheckStatusCode(status);
   if (!status.ok()) return;
+  const std::vector<PreparedText>& texts = prepared.texts;
   FuzzCheck(request.texts_size() >= 1 && request.texts_size() <= kMaxBatchTexts,
             "accepted a batch of " + std::to_string(request.texts_size()));
   FuzzCheck(static_cast<int>(texts.size()) == request.texts_size(),

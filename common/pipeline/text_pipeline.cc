@@ -1,0 +1,386 @@
+#include "common/pipeline/text_pipeline.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include "common/model/checkpoint.h"
+#include "common/text/clause_splitter.h"
+#include "common/text/utf8.h"
+
+namespace fanyi {
+namespace {
+
+constexpr std::size_t kMaxTermBytes = 256;
+
+// How many placeholders a sentence may hold: ｟1｠ ... ｟k｠ must all be
+// tokens of both vocabularies, or the model never learned to carry them.
+int KnownPlaceholders(const Checkpoint& checkpoint) {
+  int known = 0;
+  while (true) {
+    const std::string token = PlaceholderToken(known + 1);
+    if (checkpoint.source_vocabulary.Id(token) == Vocabulary::kUnkId ||
+        checkpoint.target_vocabulary.Id(token) == Vocabulary::kUnkId) {
+      return known;
+    }
+    ++known;
+  }
+}
+
+// The longest sentence to translate whole: what the model trained on, and
+// short enough that the length cap leaves its translation room to end.
+int DefaultMaxSentenceTokens(const Checkpoint& checkpoint,
+                             const DecodingOptions& decoding) {
+  int64_t longest = checkpoint.model->config().max_positions - 1;
+  if (decoding.length_ratio > 0) {
+    longest = std::min<int64_t>(
+        longest,
+        static_cast<int64_t>((decoding.max_length - decoding.length_offset) /
+                             decoding.length_ratio));
+  }
+  if (checkpoint.longest_source_tokens > 0) {
+    longest = std::min(longest, checkpoint.longest_source_tokens);
+  }
+  return static_cast<int>(std::max<int64_t>(longest, 8));
+}
+
+int MaxSentenceTokens(const Checkpoint& checkpoint,
+                      const DecodingOptions& decoding, int requested) {
+  if (requested < 0) {
+    throw std::invalid_argument("max_sentence_tokens must not be negative");
+  }
+  const int64_t max_source = checkpoint.model->config().max_positions - 1;
+  return requested > 0
+             ? static_cast<int>(std::min<int64_t>(requested, max_source))
+             : DefaultMaxSentenceTokens(checkpoint, decoding);
+}
+
+std::optional<ScriptConverter> SourceToSimplified(
+    const Checkpoint& checkpoint) {
+  if (IsChineseLanguage(checkpoint.source_language) &&
+      checkpoint.source_script == "simplified") {
+    return ScriptConverter(ChineseScript::kSimplified);
+  }
+  return std::nullopt;
+}
+
+// For a Chinese target, a converter per script it can be written in.
+std::map<ChineseScript, ScriptConverter> TargetConverters(
+    const Checkpoint& checkpoint) {
+  std::map<ChineseScript, ScriptConverter> converters;
+  if (IsChineseLanguage(checkpoint.target_language)) {
+    for (ChineseScript script :
+         {ChineseScript::kSimplified, ChineseScript::kTraditionalTaiwan,
+          ChineseScript::kTraditionalHongKong}) {
+      converters.emplace(script, ScriptConverter(script));
+    }
+  }
+  return converters;
+}
+
+// `tokens` with its placeholders numbered from 1 in order of appearance;
+// `restorations` gets what each becomes, from `sentence_restorations`.
+std::vector<std::string> RenumberPlaceholders(
+    std::vector<std::string> tokens,
+    const std::vector<std::string>& sentence_restorations,
+    std::vector<std::string>* restorations) {
+  std::map<int, int> renumbered;
+  for (std::string& token : tokens) {
+    const int index = PlaceholderIndex(token);
+    if (index < 1 || index > static_cast<int>(sentence_restorations.size())) {
+      continue;
+    }
+    auto [it, added] =
+        renumbered.emplace(index, static_cast<int>(renumbered.size()) + 1);
+    if (added) restorations->push_back(sentence_restorations[index - 1]);
+    token = PlaceholderToken(it->second);
+  }
+  return tokens;
+}
+
+// Characters in valid or invalid UTF-8 alike: every byte that does not
+// continue a sequence starts a character. No decoding, no allocation.
+std::size_t CountCharacters(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(),
+      [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// Checks one glossary term: UTF-8, not blank, not too long.
+void CheckTerm(const std::string& term, const std::string& field,
+               bool may_be_empty) {
+  if (term.size() > kMaxTermBytes) {
+    throw std::invalid_argument(field + " has " + std::to_string(term.size()) +
+                                " bytes; the limit is " +
+                                std::to_string(kMaxTermBytes));
+  }
+  std::u32string decoded;
+  try {
+    decoded = DecodeUtf8(term);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(field + ": " + e.what());
+  }
+  if (!may_be_empty && std::all_of(decoded.begin(), decoded.end(), IsSpace)) {
+    throw std::invalid_argument(field + " is empty");
+  }
+}
+
+}  // namespace
+
+TextPipeline::TextPipeline(const Checkpoint& checkpoint,
+                           const DecodingOptions& decoding,
+                           int max_sentence_tokens, const TextLimits& limits)
+    : target_language_(checkpoint.target_language),
+      source_vocabulary_(checkpoint.source_vocabulary),
+      target_vocabulary_(checkpoint.target_vocabulary),
+      source_tokenizer_(checkpoint.source_language, checkpoint.source_subwords,
+                        checkpoint.source_case),
+      target_tokenizer_(checkpoint.target_language, checkpoint.target_subwords,
+                        checkpoint.target_case),
+      source_to_simplified_(SourceToSimplified(checkpoint)),
+      converters_(TargetConverters(checkpoint)),
+      source_lookup_(source_tokenizer_, source_vocabulary_,
+                     source_to_simplified_ ? &*source_to_simplified_ : nullptr),
+      splitter_(checkpoint.source_language),
+      decoding_(decoding),
+      max_sentence_tokens_(
+          MaxSentenceTokens(checkpoint, decoding, max_sentence_tokens)),
+      max_source_tokens_(checkpoint.model->config().max_positions - 1),
+      max_placeholders_(KnownPlaceholders(checkpoint)),
+      limits_(limits) {}
+
+void TextPipeline::CheckTextCount(std::size_t count,
+                                  const std::string& field) const {
+  if (count == 0) {
+    throw std::invalid_argument(field + " is empty; send at least one text");
+  }
+  if (count > static_cast<std::size_t>(limits_.max_texts)) {
+    throw std::invalid_argument(field + " has " + std::to_string(count) +
+                                " entries; the limit is " +
+                                std::to_string(limits_.max_texts));
+  }
+}
+
+PreparedRequest TextPipeline::Prepare(const TextRequest& request) const {
+  CheckTextCount(request.texts.size(), request.field);
+  const TextOptions options = ReadOptions(request);
+  PreparedRequest prepared;
+  prepared.beam_size = options.beam_size;
+  if (writes_chinese()) {
+    prepared.script = options.script.value_or(ChineseScript::kSimplified);
+  }
+  std::size_t parts = 0;
+  for (std::size_t i = 0; i < request.texts.size(); ++i) {
+    const std::string field =
+        request.indexed ? request.field + "[" + std::to_string(i) + "]"
+                        : request.field;
+    prepared.texts.push_back(PrepareChecked(request.texts[i], field, options));
+    parts += prepared.texts.back().parts.size();
+  }
+  if (parts > static_cast<std::size_t>(limits_.max_request_parts)) {
+    throw std::invalid_argument(
+        "the request has " + std::to_string(parts) +
+        " sentences and clauses to translate; the limit is " +
+        std::to_string(limits_.max_request_parts) +
+        "; send the text in several requests");
+  }
+  return prepared;
+}
+
+TextOptions TextPipeline::ReadOptions(const TextRequest& request) const {
+  if (request.beam_size < 0) {
+    throw std::invalid_argument(
+        "beam_size is " + std::to_string(request.beam_size) +
+        "; use 0 for the server default, 1 for greedy or more for beam "
+        "search");
+  }
+  TextOptions options;
+  options.beam_size = request.beam_size == 0
+                          ? limits_.default_beam_size
+                          : std::min(request.beam_size, limits_.max_beam_size);
+  options.script = request.script;
+  if (options.script && !writes_chinese()) {
+    throw std::invalid_argument(
+        "script applies to Chinese only; this model translates into \"" +
+        target_language_ + "\"");
+  }
+  const std::size_t terms =
+      request.glossary.size() + request.do_not_translate.size();
+  if (terms > static_cast<std::size_t>(limits_.max_glossary_terms)) {
+    throw std::invalid_argument(
+        "glossary and do_not_translate have " + std::to_string(terms) +
+        " terms; the limit is " + std::to_string(limits_.max_glossary_terms));
+  }
+  if (terms > 0 && max_placeholders_ == 0) {
+    throw std::invalid_argument(
+        "glossary: this model was trained without placeholders, so it "
+        "cannot keep glossary terms");
+  }
+  for (std::size_t i = 0; i < request.glossary.size(); ++i) {
+    const std::string field = "glossary[" + std::to_string(i) + "]";
+    CheckTerm(request.glossary[i].source, field + ".source",
+              /*may_be_empty=*/false);
+    CheckTerm(request.glossary[i].target, field + ".target",
+              /*may_be_empty=*/true);
+    options.glossary.push_back(request.glossary[i]);
+  }
+  for (std::size_t i = 0; i < request.do_not_translate.size(); ++i) {
+    CheckTerm(request.do_not_translate[i],
+              "do_not_translate[" + std::to_string(i) + "]",
+              /*may_be_empty=*/false);
+    options.glossary.push_back({request.do_not_translate[i], ""});
+  }
+  return options;
+}
+
+PreparedText TextPipeline::PrepareChecked(std::string_view text,
+                                          const std::string& field,
+                                          const TextOptions& options) const {
+  if (text.empty()) throw std::invalid_argument(field + " is empty");
+  // A character takes at most 4 bytes: a longer text is refused on its size
+  // alone, and a shorter one on a count that reads each byte once.
+  const std::size_t limit = static_cast<std::size_t>(limits_.max_input_chars);
+  if (text.size() > 4 * limit) {
+    throw std::invalid_argument(field + " has " + std::to_string(text.size()) +
+                                " bytes, more than " + std::to_string(limit) +
+                                " characters; the limit is " +
+                                std::to_string(limit) + " characters");
+  }
+  if (const std::size_t characters = CountCharacters(text);
+      characters > limit) {
+    throw std::invalid_argument(field + " has " + std::to_string(characters) +
+                                " characters; the limit is " +
+                                std::to_string(limit));
+  }
+  try {
+    return PrepareText(text, options);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(field + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(field +
+                             ": preparing the text failed: " + e.what());
+  }
+}
+
+PreparedText TextPipeline::PrepareText(std::string_view text,
+                                       const TextOptions& options) const {
+  PreparedText prepared;
+  if (options.script && !writes_chinese()) {
+    throw std::invalid_argument(
+        "script applies to Chinese only; this model translates into \"" +
+        target_language_ + "\"");
+  }
+  if (writes_chinese()) {
+    prepared.script = options.script.value_or(ChineseScript::kSimplified);
+  }
+  if (!options.glossary.empty() && max_placeholders_ == 0) {
+    throw std::invalid_argument(
+        "this model was trained without placeholders, so it cannot keep "
+        "glossary terms; retrain it with this version of fanyi-train");
+  }
+  const PlaceholderMasker masker(options.glossary, max_placeholders_);
+  prepared.layout = splitter_.Split(text);
+  for (std::size_t i = 0; i < prepared.layout.sentences.size(); ++i) {
+    PrepareSentence(prepared.layout.sentences[i], static_cast<int>(i), masker,
+                    options.beam_size, &prepared);
+  }
+  if (prepared.parts.empty()) {
+    throw std::invalid_argument("text has no tokens to translate");
+  }
+  return prepared;
+}
+
+void TextPipeline::PrepareSentence(const std::string& sentence,
+                                   int sentence_index,
+                                   const PlaceholderMasker& masker,
+                                   int beam_size, PreparedText* text) const {
+  MaskedSentence masked = masker.Mask(sentence, &source_lookup_);
+  text->unknown_words.insert(text->unknown_words.end(),
+                             masked.unknown_words.begin(),
+                             masked.unknown_words.end());
+  // After masking: spans the user listed keep the script they match in.
+  const std::vector<std::string> tokens =
+      source_tokenizer_.Tokenize(source_lookup_.Normalize(masked.text));
+  const auto clauses = SplitIntoClauses(tokens, max_sentence_tokens_);
+  if (clauses.size() > 1) ++text->split_sentence_count;
+  for (const std::vector<std::string>& clause : clauses) {
+    std::vector<std::string> restorations;
+    const std::vector<std::string> part_tokens =
+        RenumberPlaceholders(clause, masked.restorations, &restorations);
+    EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size};
+    for (std::size_t k = 0; k < part_tokens.size(); ++k) {
+      if (part.ids[k] == Vocabulary::kUnkId) {
+        text->unknown_words.push_back(part_tokens[k]);
+      }
+    }
+    text->source_token_count += static_cast<int>(part.ids.size());
+    text->parts.push_back(std::move(part));
+    text->sentence_of_part.push_back(sentence_index);
+    text->restorations.push_back(std::move(restorations));
+  }
+}
+
+EncodedSource TextPipeline::EncodeSentence(std::string_view text) const {
+  const std::vector<std::string> tokens =
+      source_tokenizer_.Tokenize(source_lookup_.Normalize(text));
+  if (tokens.empty()) {
+    throw std::invalid_argument("text has no tokens to translate");
+  }
+  if (static_cast<int64_t>(tokens.size()) > max_source_tokens_) {
+    throw std::invalid_argument("text has " + std::to_string(tokens.size()) +
+                                " tokens; the model takes at most " +
+                                std::to_string(max_source_tokens_));
+  }
+  return {source_vocabulary_.Encode(tokens)};
+}
+
+TextTranslation TextPipeline::Assemble(
+    const PreparedText& text,
+    const std::vector<std::vector<int64_t>>& part_targets) const {
+  if (part_targets.size() != text.parts.size()) {
+    throw std::invalid_argument(
+        "Assemble: " + std::to_string(part_targets.size()) + " targets for " +
+        std::to_string(text.parts.size()) + " parts");
+  }
+  TextTranslation translation;
+  translation.sentence_count = static_cast<int>(text.layout.sentences.size());
+  translation.split_sentence_count = text.split_sentence_count;
+  translation.unknown_words = text.unknown_words;
+  translation.source_token_count = text.source_token_count;
+  // Chinese is written without spaces between clauses and sentences.
+  const std::string separator = target_tokenizer_.character_mode() ? "" : " ";
+  std::vector<std::string> sentences(text.layout.sentences.size());
+  for (std::size_t part = 0; part < text.parts.size(); ++part) {
+    std::string& sentence = sentences[text.sentence_of_part[part]];
+    const std::string clause =
+        AssemblePart(text, part, part_targets[part], &translation);
+    if (!sentence.empty() && !clause.empty()) sentence += separator;
+    sentence += clause;
+  }
+  translation.text = JoinSentences(text.layout, sentences, separator);
+  return translation;
+}
+
+std::string TextPipeline::AssemblePart(const PreparedText& text,
+                                       std::size_t part,
+                                       const std::vector<int64_t>& target_ids,
+                                       TextTranslation* translation) const {
+  translation->generated_token_count += static_cast<int>(target_ids.size());
+  if (static_cast<int64_t>(target_ids.size()) >=
+      MaxTargetLength(decoding_, text.parts[part].ids.size())) {
+    ++translation->capped_part_count;
+  }
+  std::string detokenized =
+      target_tokenizer_.Detokenize(target_vocabulary_.Decode(target_ids));
+  // Converted before the spans return, so that they stay as written.
+  if (text.script)
+    detokenized = converters_.at(*text.script).Convert(detokenized);
+  RestoredText restored =
+      RestorePlaceholders(detokenized, text.restorations[part]);
+  translation->span_count += static_cast<int>(text.restorations[part].size());
+  translation->unplaced_span_count += restored.unplaced;
+  return restored.text;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,130 @@
+#ifndef FANYI_COMMON_PIPELINE_TEXT_PIPELINE_H_
+#define FANYI_COMMON_PIPELINE_TEXT_PIPELINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/decoding/greedy_decoder.h"
+#include "common/pipeline/text_translation.h"
+#include "common/text/script_converter.h"
+#include "common/text/sentence_splitter.h"
+#include "common/text/tokenizer.h"
+#include "common/text/vocabulary.h"
+#include "common/text/vocabulary_lookup.h"
+
+namespace fanyi {
+
+struct Checkpoint;
+
+// The one road of a text through translation, shared by every caller (the
+// gRPC and HTTP surfaces, fanyi-eval, the trainer's validation, the
+// benchmarks): Prepare checks a request against the limits and cuts each
+// text into encoded parts (sentences, clauses of sentences too long for the
+// model, spans masked by placeholders); the decoder decodes the parts; and
+// Assemble puts their translations back together. Knows the model's text
+// side only (vocabularies, tokenizers, scripts, length caps), never its
+// weights. Thread-safe: every method is const.
+class TextPipeline {
+ public:
+  // The text side of `checkpoint`, with the length caps of `decoding`;
+  // `max_sentence_tokens` as TranslatorOptions says (0: what the model does
+  // well). Throws std::invalid_argument for a negative max_sentence_tokens.
+  TextPipeline(const Checkpoint& checkpoint, const DecodingOptions& decoding,
+               int max_sentence_tokens, const TextLimits& limits);
+
+  TextPipeline(const TextPipeline&) = delete;
+  TextPipeline& operator=(const TextPipeline&) = delete;
+
+  // Throws std::invalid_argument when `count` texts are none or more than a
+  // request may hold; `field` names them ("texts").
+  void CheckTextCount(std::size_t count, const std::string& field) const;
+
+  // Checks `request` against the limits and prepares its texts. Throws
+  // std::invalid_argument naming the field and what is wrong with it ("texts
+  // [2] has 30000 characters; the limit is 20000"), for the first problem
+  // found: too few or many texts, a negative beam size, a script for a
+  // target other than Chinese, too many, too long or blank glossary terms,
+  // glossary terms for a model without placeholders, an empty, too long or
+  // invalid UTF-8 text, one with nothing to translate, or more sentences and
+  // clauses in all than a request may hold.
+  PreparedRequest Prepare(const TextRequest& request) const;
+
+  // Prepares one text with options already checked (fanyi-eval and the
+  // trainer translate a test set this way, with no request limits). Throws
+  // std::invalid_argument for invalid UTF-8, a text with nothing to
+  // translate, a bad glossary, a glossary for a model trained without
+  // placeholders, or a script for a target other than Chinese.
+  PreparedText PrepareText(std::string_view text,
+                           const TextOptions& options) const;
+
+  // Tokenizes `text` as one sentence, as it is, and maps it to source ids
+  // (for benchmarks of the decoder alone). Throws std::invalid_argument for
+  // invalid UTF-8, text with no tokens or more than the model takes.
+  EncodedSource EncodeSentence(std::string_view text) const;
+
+  // Puts the decoded parts of `text` (one target per part, in order, without
+  // </s>) back together: detokenized, in the asked script, spans restored,
+  // sentences joined in the text's layout. Throws std::invalid_argument when
+  // the counts differ.
+  TextTranslation Assemble(
+      const PreparedText& text,
+      const std::vector<std::vector<int64_t>>& part_targets) const;
+
+  // False when the target side was lowercased for training, so that
+  // translations come out in lower case.
+  bool keeps_target_case() const { return !target_tokenizer_.lowercases(); }
+  // True for a Chinese target, whose script TextOptions::script picks.
+  bool writes_chinese() const { return !converters_.empty(); }
+  // True for a Chinese source trained in Simplified: text in any Chinese
+  // script is converted to Simplified before it is translated.
+  bool normalizes_source_script() const {
+    return source_to_simplified_.has_value();
+  }
+  // Sentences longer than this many tokens are translated in clauses.
+  int max_sentence_tokens() const { return max_sentence_tokens_; }
+  // Spans per sentence that can pass through (0 for a model trained
+  // without placeholders).
+  int max_placeholders() const { return max_placeholders_; }
+  const TextLimits& limits() const { return limits_; }
+
+ private:
+  // The options every text of `request` shares, checked.
+  TextOptions ReadOptions(const TextRequest& request) const;
+  // Checks one text's size and prepares it; `field` names it in errors.
+  PreparedText PrepareChecked(std::string_view text, const std::string& field,
+                              const TextOptions& options) const;
+  // Prepares one sentence of a text into `text`.
+  void PrepareSentence(const std::string& sentence, int sentence_index,
+                       const PlaceholderMasker& masker, int beam_size,
+                       PreparedText* text) const;
+  // The translation of one part, from its target ids.
+  std::string AssemblePart(const PreparedText& text, std::size_t part,
+                           const std::vector<int64_t>& target_ids,
+                           TextTranslation* translation) const;
+
+  const std::string target_language_;
+  const Vocabulary source_vocabulary_;
+  const Vocabulary target_vocabulary_;
+  const Tokenizer source_tokenizer_;
+  const Tokenizer target_tokenizer_;
+  // For a Chinese source trained in Simplified: what brings input to it.
+  const std::optional<ScriptConverter> source_to_simplified_;
+  // For a Chinese target, one converter per script; empty otherwise.
+  const std::map<ChineseScript, ScriptConverter> converters_;
+  const VocabularyLookup source_lookup_;  // Reads the members above.
+  const SentenceSplitter splitter_;
+  const DecodingOptions decoding_;  // For the length cap of each part.
+  const int max_sentence_tokens_;
+  const int64_t max_source_tokens_;  // What the position table allows.
+  const int max_placeholders_;
+  const TextLimits limits_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_PIPELINE_TEXT_PIPELINE_H_

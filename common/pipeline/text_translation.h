@@ -1,0 +1,99 @@
+// What the text pipeline (TextPipeline) takes, what it hands the decoder and
+// what it gives back: a request's texts and options, each text cut into
+// encoded parts, and each text's translation with what happened to it.
+#ifndef FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_
+#define FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/decoding/continuous_decoder.h"
+#include "common/text/placeholders.h"
+#include "common/text/script_converter.h"
+#include "common/text/sentence_splitter.h"
+
+namespace fanyi {
+
+// What one request may ask for, at most; every surface (gRPC, HTTP) shares
+// them. Larger requests are refused before any text is prepared.
+struct TextLimits {
+  int max_input_chars = 20000;   // Characters per text.
+  int max_request_parts = 512;   // Sentences and clauses of all the texts
+                                 // of a request: each takes a queue place.
+  int max_glossary_terms = 256;  // Glossary and do-not-translate terms.
+  int max_texts = 256;           // Texts per request.
+  int default_beam_size = 4;     // For a request that asks for none (0).
+  int max_beam_size = 8;         // Larger requested beams are capped.
+};
+
+// How to translate one text, once a request's options are checked.
+struct TextOptions {
+  int beam_size = 1;  // 1 = greedy, more = beam search.
+  // The Chinese script to answer in; unset = Simplified for a Chinese
+  // target. Setting it for another target language is an error.
+  std::optional<ChineseScript> script;
+  // Terms with a fixed translation, or kept as written (empty target).
+  std::vector<GlossaryEntry> glossary;
+};
+
+// A request as any surface receives it, not yet checked. The texts are
+// views: the caller keeps them alive while TextPipeline::Prepare runs.
+struct TextRequest {
+  std::vector<std::string_view> texts;
+  // How error messages name the texts: `field` ("text", "q"), followed by
+  // the text's index ("texts[3]") when `indexed`.
+  std::string field = "texts";
+  bool indexed = true;
+  int beam_size = 0;  // 0 = TextLimits::default_beam_size; negative: error.
+  std::optional<ChineseScript> script;        // Unset: Simplified for Chinese.
+  std::vector<GlossaryEntry> glossary;        // Terms with a fixed translation.
+  std::vector<std::string> do_not_translate;  // Terms kept as written.
+};
+
+// A text cut into the parts the decoder takes, from TextPipeline: its
+// sentences, and the clauses of sentences too long for the model, each
+// encoded, with what it takes to put their translations back together.
+struct PreparedText {
+  // One per part, in text order; what the decoder gets.
+  std::vector<EncodedSource> parts;
+  SplitText layout;                   // Sentences and the gaps between.
+  std::vector<int> sentence_of_part;  // The sentence each part belongs to.
+  // Per part: what its placeholders ｟1｠, ｟2｠, ... become.
+  std::vector<std::vector<std::string>> restorations;
+  std::optional<ChineseScript> script;  // For a Chinese target.
+  int split_sentence_count = 0;         // Sentences cut into clauses.
+  // Source words the vocabulary lacks, as written; they pass through.
+  std::vector<std::string> unknown_words;
+  int source_token_count = 0;  // Over all parts.
+};
+
+// A checked request: its texts prepared, in order, and the options they
+// all got.
+struct PreparedRequest {
+  std::vector<PreparedText> texts;
+  int beam_size = 1;
+  std::optional<ChineseScript> script;  // For a Chinese target.
+};
+
+// A text's translation, with what happened to it on the way.
+struct TextTranslation {
+  std::string text;
+  int sentence_count = 0;
+  int split_sentence_count = 0;  // Translated in clauses (too long).
+  // Parts whose translation reached the length cap and may be incomplete.
+  int capped_part_count = 0;
+  std::vector<std::string> unknown_words;
+  // Spans carried by placeholders (numbers, codes, glossary terms, ...).
+  int span_count = 0;
+  // Of those, the ones the model left out, appended to their sentence
+  // instead.
+  int unplaced_span_count = 0;
+  int source_token_count = 0;
+  int generated_token_count = 0;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_

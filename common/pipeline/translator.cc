@@ -1,0 +1,134 @@
+#include "common/pipeline/translator.h"
+
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "common/decoding/continuous_decoder.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/decoding/packed_transformer.h"
+#include "common/model/checkpoint.h"
+#include "common/model/device.h"
+
+namespace fanyi {
+
+struct Translator::Impl {
+  Checkpoint checkpoint;
+  DecodingOptions decoding;
+  double length_penalty;
+  torch::Device device;
+};
+
+std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
+                                             const TranslatorOptions& options) {
+  if (options.threads > 0) torch::set_num_threads(options.threads);
+  Checkpoint checkpoint =
+      LoadCheckpoint(model_dir, ResolveDevice(options.device));
+  // A freshly loaded model is never trained, so its weights can be packed.
+  SelectCpuDecoder(*checkpoint.model, options.cpu_decoder,
+                   options.compute_type);
+  return FromCheckpoint(checkpoint, options);
+}
+
+std::unique_ptr<Translator> Translator::FromCheckpoint(
+    const Checkpoint& checkpoint, const TranslatorOptions& options) {
+  if (options.length_penalty < 0) {
+    throw std::invalid_argument("length_penalty must not be negative");
+  }
+  DecodingOptions decoding;
+  decoding.length_ratio = options.length_ratio;
+  decoding.length_offset = options.length_offset;
+  decoding.beam_stops_early = options.beam_stops_early;
+  // The position table bounds how far the decoder can go.
+  decoding.max_length = std::min<int64_t>(
+      options.max_decode_length, checkpoint.model->config().max_positions - 1);
+  const torch::Device device = checkpoint.model->parameters().front().device();
+  auto pipeline = std::make_unique<TextPipeline>(
+      checkpoint, decoding, options.max_sentence_tokens, options.limits);
+  auto impl = std::unique_ptr<Impl>(
+      new Impl{checkpoint, decoding, options.length_penalty, device});
+  auto translator =
+      std::unique_ptr<Translator>(new Translator(std::move(impl)));
+  translator->pipeline_ = std::move(pipeline);
+  return translator;
+}
+
+Translator::Translator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Translator::~Translator() = default;
+
+std::vector<TextTranslation> Translator::TranslateTexts(
+    const std::vector<std::string>& texts, const TextOptions& options) const {
+  std::vector<PreparedText> prepared;
+  std::vector<EncodedSource> parts;
+  for (const std::string& text : texts) {
+    prepared.push_back(pipeline_->PrepareText(text, options));
+    parts.insert(parts.end(), prepared.back().parts.begin(),
+                 prepared.back().parts.end());
+  }
+  const std::vector<std::vector<int64_t>> targets = TranslateIds(parts);
+  std::vector<TextTranslation> translations;
+  auto next = targets.begin();
+  for (const PreparedText& text : prepared) {
+    const auto end = next + static_cast<std::ptrdiff_t>(text.parts.size());
+    translations.push_back(pipeline_->Assemble(text, {next, end}));
+    next = end;
+  }
+  return translations;
+}
+
+std::vector<std::vector<int64_t>> Translator::TranslateIds(
+    const std::vector<EncodedSource>& sources) const {
+  const int64_t max_source =
+      impl_->checkpoint.model->config().max_positions - 1;
+  for (const EncodedSource& source : sources) {
+    if (static_cast<int64_t>(source.ids.size()) > max_source) {
+      throw std::invalid_argument(
+          "source has " + std::to_string(source.ids.size()) +
+          " tokens; the model takes at most " + std::to_string(max_source));
+    }
+  }
+  return NewContinuousDecoder()->DecodeAll(sources);
+}
+
+std::unique_ptr<ContinuousDecoder> Translator::NewContinuousDecoder() const {
+  return std::make_unique<ContinuousDecoder>(
+      *impl_->checkpoint.model, impl_->decoding, impl_->length_penalty);
+}
+
+std::vector<std::string> Translator::Translate(
+    const std::vector<std::string>& texts, int beam_size) const {
+  TextOptions options;
+  options.beam_size = beam_size;
+  std::vector<std::string> translations;
+  for (TextTranslation& translation : TranslateTexts(texts, options)) {
+    translations.push_back(std::move(translation.text));
+  }
+  return translations;
+}
+
+const std::string& Translator::model_version() const {
+  return impl_->checkpoint.model_version;
+}
+
+std::string Translator::device_name() const { return impl_->device.str(); }
+
+const std::string& Translator::source_language() const {
+  return impl_->checkpoint.source_language;
+}
+
+const std::string& Translator::target_language() const {
+  return impl_->checkpoint.target_language;
+}
+
+int64_t Translator::source_vocabulary_size() const {
+  return impl_->checkpoint.source_vocabulary.size();
+}
+
+int64_t Translator::target_vocabulary_size() const {
+  return impl_->checkpoint.target_vocabulary.size();
+}
+
+}  // namespace fanyi
