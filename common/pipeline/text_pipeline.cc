@@ -200,22 +200,12 @@ TextOptions TextPipeline::ReadOptions(const TextRequest& request) const {
                           ? limits_.default_beam_size
                           : std::min(request.beam_size, limits_.max_beam_size);
   options.script = request.script;
-  if (options.script && !writes_chinese()) {
-    throw std::invalid_argument(
-        "script applies to Chinese only; this model translates into \"" +
-        target_language_ + "\"");
-  }
   const std::size_t terms =
       request.glossary.size() + request.do_not_translate.size();
   if (terms > static_cast<std::size_t>(limits_.max_glossary_terms)) {
     throw std::invalid_argument(
         "glossary and do_not_translate have " + std::to_string(terms) +
         " terms; the limit is " + std::to_string(limits_.max_glossary_terms));
-  }
-  if (terms > 0 && max_placeholders_ == 0) {
-    throw std::invalid_argument(
-        "glossary: this model was trained without placeholders, so it "
-        "cannot keep glossary terms");
   }
   for (std::size_t i = 0; i < request.glossary.size(); ++i) {
     const std::string field = "glossary[" + std::to_string(i) + "]";
@@ -231,7 +221,21 @@ TextOptions TextPipeline::ReadOptions(const TextRequest& request) const {
               /*may_be_empty=*/false);
     options.glossary.push_back({request.do_not_translate[i], ""});
   }
+  CheckOptions(options);
   return options;
+}
+
+void TextPipeline::CheckOptions(const TextOptions& options) const {
+  if (options.script && !writes_chinese()) {
+    throw std::invalid_argument(
+        "script applies to Chinese only; this model translates into \"" +
+        target_language_ + "\"");
+  }
+  if (!options.glossary.empty() && max_placeholders_ == 0) {
+    throw std::invalid_argument(
+        "glossary: this model was trained without placeholders, so it "
+        "cannot keep glossary terms");
+  }
 }
 
 PreparedText TextPipeline::PrepareChecked(std::string_view text,
@@ -265,19 +269,10 @@ PreparedText TextPipeline::PrepareChecked(std::string_view text,
 
 PreparedText TextPipeline::PrepareText(std::string_view text,
                                        const TextOptions& options) const {
+  CheckOptions(options);
   PreparedText prepared;
-  if (options.script && !writes_chinese()) {
-    throw std::invalid_argument(
-        "script applies to Chinese only; this model translates into \"" +
-        target_language_ + "\"");
-  }
   if (writes_chinese()) {
     prepared.script = options.script.value_or(ChineseScript::kSimplified);
-  }
-  if (!options.glossary.empty() && max_placeholders_ == 0) {
-    throw std::invalid_argument(
-        "this model was trained without placeholders, so it cannot keep "
-        "glossary terms; retrain it with this version of fanyi-train");
   }
   const PlaceholderMasker masker(options.glossary, max_placeholders_);
   prepared.layout = splitter_.Split(text);

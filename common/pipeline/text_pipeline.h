@@ -95,6 +95,10 @@ class TextPipeline {
  private:
   // The options every text of `request` shares, checked.
   TextOptions ReadOptions(const TextRequest& request) const;
+  // Throws std::invalid_argument for options this model cannot follow: a
+  // script for a target other than Chinese, or glossary terms without
+  // placeholders. The one place these rules live.
+  void CheckOptions(const TextOptions& options) const;
   // Checks one text's size and prepares it; `field` names it in errors.
   PreparedText PrepareChecked(std::string_view text, const std::string& field,
                               const TextOptions& options) const;
