@@ -56,7 +56,7 @@ TextRequest ReadRequest(const v1::TranslateBatchRequest& request) {
 
 template <typename Request>
 grpc::Status Prepare(const TextPipeline& pipeline, const Request& request,
-                     PreparedRequest* prepared) {
+                     std::vector<PreparedText>* prepared) {
   try {
     const TextRequest text_request = ReadRequest(request);
     *prepared = pipeline.Prepare(text_request);
@@ -72,13 +72,13 @@ grpc::Status Prepare(const TextPipeline& pipeline, const Request& request,
 
 grpc::Status PrepareRequest(const TextPipeline& pipeline,
                             const v1::TranslateRequest& request,
-                            PreparedRequest* prepared) {
+                            std::vector<PreparedText>* prepared) {
   return Prepare(pipeline, request, prepared);
 }
 
 grpc::Status PrepareRequest(const TextPipeline& pipeline,
                             const v1::TranslateBatchRequest& request,
-                            PreparedRequest* prepared) {
+                            std::vector<PreparedText>* prepared) {
   return Prepare(pipeline, request, prepared);
 }
 

@@ -4,6 +4,8 @@
 #ifndef FANYI_SERVER_REQUEST_PREPARATION_H_
 #define FANYI_SERVER_REQUEST_PREPARATION_H_
 
+#include <vector>
+
 #include "common/pipeline/text_pipeline.h"
 #include "fanyi/v1/translator.pb.h"
 #include "grpcpp/support/status.h"
@@ -11,16 +13,16 @@
 namespace fanyi {
 
 // Reads a Translate request into the TextRequest it asks for and prepares
-// it with `pipeline` into `prepared`: INVALID_ARGUMENT with the pipeline's
-// message for anything wrong with the request, INTERNAL for an unexpected
-// failure.
+// its texts with `pipeline` into `prepared`: INVALID_ARGUMENT with the
+// pipeline's message for anything wrong with the request, INTERNAL for an
+// unexpected failure.
 grpc::Status PrepareRequest(const TextPipeline& pipeline,
                             const v1::TranslateRequest& request,
-                            PreparedRequest* prepared);
+                            std::vector<PreparedText>* prepared);
 // Likewise for TranslateBatch; errors name its texts "texts[i]".
 grpc::Status PrepareRequest(const TextPipeline& pipeline,
                             const v1::TranslateBatchRequest& request,
-                            PreparedRequest* prepared);
+                            std::vector<PreparedText>* prepared);
 
 // The proto value of `script`.
 v1::Script ScriptToProto(ChineseScript script);

@@ -23,14 +23,6 @@ bool DeadlinePassed(const grpc::CallbackServerContext& context) {
   return context.deadline() <= std::chrono::system_clock::now();
 }
 
-// Lets the batcher drop the rows of an RPC the client has cancelled. The
-// context outlives the request's rows: the RPC is finished only after the
-// batcher has answered each of them.
-RequestBatcher::CancelledPredicate CancellationOf(
-    grpc::CallbackServerContext* context) {
-  return [context] { return context->IsCancelled(); };
-}
-
 grpc::Status DeadlineStatus() {
   return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                       "deadline passed before the request was queued");
@@ -39,13 +31,13 @@ grpc::Status DeadlineStatus() {
 // Fills what a Translate or TranslateBatch response says of the whole call:
 // the model, and the beam size and script every text of it got.
 template <typename Response>
-void DescribeCall(const ServedModel& model, const PreparedRequest& request,
+void DescribeCall(const ServedModel& model, const PreparedText& text,
                   Response* response) {
   response->set_model_version(model.translator().model_version());
   response->mutable_model()->set_name(model.name());
   response->mutable_model()->set_version(model.version());
-  response->set_beam_size(request.beam_size);
-  if (request.script) response->set_script(ScriptToProto(*request.script));
+  response->set_beam_size(text.parts.front().beam_size);
+  if (text.script) response->set_script(ScriptToProto(*text.script));
 }
 
 // What ListModels says of `model`.
@@ -158,15 +150,15 @@ grpc::ServerUnaryReactor* TranslationService::Translate(
     completion.Answer(DeadlineStatus());
     return reactor;
   }
-  PreparedRequest prepared;
+  std::vector<PreparedText> texts;
   if (grpc::Status status =
-          PrepareRequest(model->translator().pipeline(), *request, &prepared);
+          PrepareRequest(model->translator().pipeline(), *request, &texts);
       !status.ok()) {
     completion.Answer(status);
     return reactor;
   }
-  DescribeCall(*model, prepared, response);
-  Submit(context, completion, std::move(model), std::move(prepared),
+  DescribeCall(*model, texts.front(), response);
+  Submit(context, completion, std::move(model), std::move(texts),
          {response->mutable_translation()}, /*batch_call=*/false);
   return reactor;
 }
@@ -194,19 +186,19 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   }
   // Every text is checked and prepared first, so a bad one costs no
   // decoding.
-  PreparedRequest prepared;
-  if (grpc::Status status = PrepareRequest(pipeline, *request, &prepared);
+  std::vector<PreparedText> texts;
+  if (grpc::Status status = PrepareRequest(pipeline, *request, &texts);
       !status.ok()) {
     completion.Answer(status);
     return reactor;
   }
-  DescribeCall(*model, prepared, response);
+  DescribeCall(*model, texts.front(), response);
   // Pre-sized so each text's assembly writes only its own element.
   std::vector<v1::Translation*> outputs;
-  for (std::size_t i = 0; i < prepared.texts.size(); ++i) {
+  for (std::size_t i = 0; i < texts.size(); ++i) {
     outputs.push_back(response->add_translations());
   }
-  Submit(context, completion, std::move(model), std::move(prepared),
+  Submit(context, completion, std::move(model), std::move(texts),
          std::move(outputs), /*batch_call=*/true);
   return reactor;
 }
@@ -238,12 +230,12 @@ std::shared_ptr<ServedModel> TranslationService::Choose(
 void TranslationService::Submit(grpc::CallbackServerContext* context,
                                 const RpcCompletion& completion,
                                 std::shared_ptr<ServedModel> model,
-                                PreparedRequest prepared,
+                                std::vector<PreparedText> texts,
                                 std::vector<v1::Translation*> outputs,
                                 bool batch_call) {
   auto state = std::make_shared<CallState>(completion, std::move(model),
-                                           std::move(prepared.texts),
-                                           std::move(outputs), batch_call);
+                                           std::move(texts), std::move(outputs),
+                                           batch_call);
   std::vector<PendingRequest> requests;
   for (std::size_t t = 0; t < state->texts.size(); ++t) {
     for (std::size_t part = 0; part < state->texts[t].parts.size(); ++part) {

@@ -64,12 +64,13 @@ class TranslationService final : public v1::Translator::CallbackService {
   // with the RPC finished, when no served model fits.
   std::shared_ptr<ServedModel> Choose(const v1::ModelChoice& choice,
                                       RpcCompletion& completion) const;
-  // Queues every part of `prepared`'s texts (all or none); their
+  // Queues every part of `texts` (all or none); their
   // translations go to `outputs`, one per text, and the last part to finish
   // has the call assembled and finished.
   void Submit(grpc::CallbackServerContext* context,
               const RpcCompletion& completion,
-              std::shared_ptr<ServedModel> model, PreparedRequest prepared,
+              std::shared_ptr<ServedModel> model,
+              std::vector<PreparedText> texts,
               std::vector<v1::Translation*> outputs, bool batch_call);
   // Records one part's result; the last part of the call posts its
   // assembly (FinishCall) to the assembly pool.

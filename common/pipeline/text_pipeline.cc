@@ -162,21 +162,18 @@ void TextPipeline::CheckTextCount(std::size_t count,
   }
 }
 
-PreparedRequest TextPipeline::Prepare(const TextRequest& request) const {
+std::vector<PreparedText> TextPipeline::Prepare(
+    const TextRequest& request) const {
   CheckTextCount(request.texts.size(), request.field);
   const TextOptions options = ReadOptions(request);
-  PreparedRequest prepared;
-  prepared.beam_size = options.beam_size;
-  if (writes_chinese()) {
-    prepared.script = options.script.value_or(ChineseScript::kSimplified);
-  }
+  std::vector<PreparedText> prepared;
   std::size_t parts = 0;
   for (std::size_t i = 0; i < request.texts.size(); ++i) {
     const std::string field =
         request.indexed ? request.field + "[" + std::to_string(i) + "]"
                         : request.field;
-    prepared.texts.push_back(PrepareChecked(request.texts[i], field, options));
-    parts += prepared.texts.back().parts.size();
+    prepared.push_back(PrepareChecked(request.texts[i], field, options));
+    parts += prepared.back().parts.size();
   }
   if (parts > static_cast<std::size_t>(limits_.max_request_parts)) {
     throw std::invalid_argument(

@@ -52,7 +52,8 @@ class TextPipeline {
   // glossary terms for a model without placeholders, an empty, too long or
   // invalid UTF-8 text, one with nothing to translate, or more sentences and
   // clauses in all than a request may hold.
-  PreparedRequest Prepare(const TextRequest& request) const;
+  // Returns one prepared text per text of the request, in order.
+  std::vector<PreparedText> Prepare(const TextRequest& request) const;
 
   // Prepares one text with options already checked (fanyi-eval and the
   // trainer translate a test set this way, with no request limits). Throws

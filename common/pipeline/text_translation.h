@@ -69,14 +69,6 @@ struct PreparedText {
   int source_token_count = 0;  // Over all parts.
 };
 
-// A checked request: its texts prepared, in order, and the options they
-// all got.
-struct PreparedRequest {
-  std::vector<PreparedText> texts;
-  int beam_size = 1;
-  std::optional<ChineseScript> script;  // For a Chinese target.
-};
-
 // A text's translation, with what happened to it on the way.
 struct TextTranslation {
   std::string text;

@@ -125,15 +125,22 @@ bool TextIsUnusable(const std::string& text) {
   return text.empty() || !IsUtf8(text);
 }
 
+// Parses `request` from the input and prepares it as the handlers do;
+// true when it was accepted, with its texts in `texts`.
+template <typename Request>
+bool Accepted(const Fixture& fixture, const uint8_t* data, size_t size,
+              Request* request, std::vector<PreparedText>* texts) {
+  if (!request->ParseFromArray(data, static_cast<int>(size))) return false;
+  const grpc::Status status =
+      PrepareRequest(fixture.translator->pipeline(), *request, texts);
+  CheckStatusCode(status);
+  return status.ok();
+}
+
 void CheckTranslate(const Fixture& fixture, const uint8_t* data, size_t size) {
   v1::TranslateRequest request;
-  if (!request.ParseFromArray(data, static_cast<int>(size))) return;
-  PreparedRequest prepared;
-  const grpc::Status status =
-      PrepareRequest(fixture.translator->pipeline(), request, &prepared);
-  CheckStatusCode(status);
-  if (!status.ok()) return;
-  const std::vector<PreparedText>& texts = prepared.texts;
+  std::vector<PreparedText> texts;
+  if (!Accepted(fixture, data, size, &request, &texts)) return;
   FuzzCheck(texts.size() == 1, "one prepared text expected");
   CheckText(fixture, texts.front());
   FuzzCheck(request.beam_size() >= 0, "accepted a negative beam size");
@@ -144,13 +151,8 @@ void CheckTranslate(const Fixture& fixture, const uint8_t* data, size_t size) {
 void CheckTranslateBatch(const Fixture& fixture, const uint8_t* data,
                          size_t size) {
   v1::TranslateBatchRequest request;
-  if (!request.ParseFromArray(data, static_cast<int>(size))) return;
-  PreparedRequest prepared;
-  const grpc::Status status =
-      PrepareRequest(fixture.translator->pipeline(), request, &prepared);
-  CheckStatusCode(status);
-  if (!status.ok()) return;
-  const std::vector<PreparedText>& texts = prepared.texts;
+  std::vector<PreparedText> texts;
+  if (!Accepted(fixture, data, size, &request, &texts)) return;
   FuzzCheck(request.texts_size() >= 1 && request.texts_size() <= kMaxBatchTexts,
             "accepted a batch of " + std::to_string(request.texts_size()));
   FuzzCheck(static_cast<int>(texts.size()) == request.texts_size(),
