@@ -174,7 +174,7 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   const TextPipeline& pipeline = model->translator().pipeline();
   // A malformed text count is reported before a passed deadline.
   try {
-    pipeline.CheckTextCount(request->texts_size(), "texts");
+    pipeline.limits().CheckTextCount(request->texts_size(), "texts");
   } catch (const std::invalid_argument& e) {
     completion.Answer(
         grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what()));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/decoding/greedy_decoder.h"
+#include "common/pipeline/request_limits.h"
 #include "common/pipeline/text_translation.h"
 #include "common/text/script_converter.h"
 #include "common/text/sentence_splitter.h"
@@ -39,10 +40,6 @@ class TextPipeline {
 
   TextPipeline(const TextPipeline&) = delete;
   TextPipeline& operator=(const TextPipeline&) = delete;
-
-  // Throws std::invalid_argument when `count` texts are none or more than a
-  // request may hold; `field` names them ("texts").
-  void CheckTextCount(std::size_t count, const std::string& field) const;
 
   // Checks `request` against the limits and prepares its texts. Throws
   // std::invalid_argument naming the field and what is wrong with it ("texts
@@ -91,18 +88,17 @@ class TextPipeline {
   // Spans per sentence that can pass through (0 for a model trained
   // without placeholders).
   int max_placeholders() const { return max_placeholders_; }
-  const TextLimits& limits() const { return limits_; }
+  // What one request may ask.
+  const RequestLimits& limits() const { return limits_; }
 
  private:
-  // The options every text of `request` shares, checked.
-  TextOptions ReadOptions(const TextRequest& request) const;
   // Throws std::invalid_argument for options this model cannot follow: a
   // script for a target other than Chinese, or glossary terms without
   // placeholders. The one place these rules live.
   void CheckOptions(const TextOptions& options) const;
-  // Checks one text's size and prepares it; `field` names it in errors.
-  PreparedText PrepareChecked(std::string_view text, const std::string& field,
-                              const TextOptions& options) const;
+  // PrepareText, with errors naming the text `field`.
+  PreparedText PrepareNamed(std::string_view text, const std::string& field,
+                            const TextOptions& options) const;
   // Prepares one sentence of a text into `text`.
   void PrepareSentence(const std::string& sentence, int sentence_index,
                        const PlaceholderMasker& masker, int beam_size,
@@ -127,7 +123,7 @@ class TextPipeline {
   const int max_sentence_tokens_;
   const int64_t max_source_tokens_;  // What the position table allows.
   const int max_placeholders_;
-  const TextLimits limits_;
+  const RequestLimits limits_;
 };
 
 }  // namespace fanyi
