@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/text/pair_masker.h"
+#include "common/text/placeholder_masker.h"
 #include "common/text/tokenizer.h"
 #include "common/text/vocabulary.h"
 #include "common/text/vocabulary_lookup.h"
@@ -120,27 +122,26 @@ void ExpectPair(const MaskedPair& pair, const std::string& source,
 }
 
 TEST(PlaceholderMaskerTest, MasksTrainingPairsOnlyWhereBothSidesHaveTheSpan) {
-  const PlaceholderMasker masker({}, 8);
-  ExpectPair(masker.MaskPair("I owe him 1,000 dollars and 3 euros.",
-                             "我欠他1000美元和三欧元。"),
+  const PairMasker masker(8);
+  ExpectPair(masker.Mask("I owe him 1,000 dollars and 3 euros.",
+                         "我欠他1000美元和三欧元。"),
              "I owe him ｟1｠ dollars and 3 euros.",
              "我欠他｟1｠美元和三欧元。", 1);
   // The target may put spans in another order; each keeps its number.
-  ExpectPair(
-      masker.MaskPair("Flight BA249 leaves at 10:30.", "10:30有BA249航班。"),
-      "Flight ｟1｠ leaves at ｟2｠.", "｟2｠有｟1｠航班。", 2);
-  ExpectPair(masker.MaskPair("I love my iPhone.", "我爱我的iPhone。"),
+  ExpectPair(masker.Mask("Flight BA249 leaves at 10:30.", "10:30有BA249航班。"),
+             "Flight ｟1｠ leaves at ｟2｠.", "｟2｠有｟1｠航班。", 2);
+  ExpectPair(masker.Mask("I love my iPhone.", "我爱我的iPhone。"),
              "I love my ｟1｠.", "我爱我的｟1｠。", 1);
-  ExpectPair(masker.MaskPair("I love tea.", "我爱茶。"), "I love tea.",
-             "我爱茶。", 0);
+  ExpectPair(masker.Mask("I love tea.", "我爱茶。"), "I love tea.", "我爱茶。",
+             0);
 }
 
 TEST(PlaceholderMaskerTest, TrainingPairsMayStartAtAnyIndexUpToTheLimit) {
-  const PlaceholderMasker masker({}, 4);
-  ExpectPair(masker.MaskPair("Gate 5 at 10:30.", "10:30在5号门。", 2),
+  const PairMasker masker(4);
+  ExpectPair(masker.Mask("Gate 5 at 10:30.", "10:30在5号门。", 2),
              "Gate ｟3｠ at ｟4｠.", "｟4｠在｟3｠号门。", 2);
   // Past the limit spans stay as text.
-  ExpectPair(masker.MaskPair("Gate 5 at 10:30.", "10:30在5号门。", 3),
+  ExpectPair(masker.Mask("Gate 5 at 10:30.", "10:30在5号门。", 3),
              "Gate ｟4｠ at 10:30.", "10:30在｟4｠号门。", 1);
 }
 

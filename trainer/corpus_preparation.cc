@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/text/pair_masker.h"
 #include "common/text/parallel_corpus.h"
-#include "common/text/placeholders.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "trainer/output_directory.h"
@@ -82,7 +82,7 @@ void ParallelFor(int workers, int64_t count,
 struct Worker {
   std::optional<ScriptConverter> source_to_simplified;
   std::optional<ScriptConverter> target_to_simplified;
-  PlaceholderMasker masker{{}, kMaxPlaceholders};
+  PairMasker masker{kMaxPlaceholders};
   std::optional<Tokenizer> source_tokenizer;
   std::optional<Tokenizer> target_tokenizer;
   TokenCounts source_counts;
@@ -205,7 +205,7 @@ void Preparation::ForEachChunk(
 
 bool Preparation::MaskPlaceholders(Worker& worker, SentencePair* pair) const {
   if (!options_.placeholders) return false;
-  MaskedPair masked = worker.masker.MaskPair(pair->source, pair->target);
+  MaskedPair masked = worker.masker.Mask(pair->source, pair->target);
   if (masked.spans == 0) return false;
   // Numbered from a first index that the line picks, so that every index up
   // to kMaxPlaceholders is trained, not only ｟1｠ and ｟2｠: a sentence with
@@ -214,7 +214,7 @@ bool Preparation::MaskPlaceholders(Worker& worker, SentencePair* pair) const {
       std::hash<std::string>()(pair->source) %
       static_cast<size_t>(kMaxPlaceholders - masked.spans + 1));
   if (first_index > 0) {
-    masked = worker.masker.MaskPair(pair->source, pair->target, first_index);
+    masked = worker.masker.Mask(pair->source, pair->target, first_index);
   }
   pair->source = std::move(masked.source);
   pair->target = std::move(masked.target);

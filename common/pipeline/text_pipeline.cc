@@ -7,6 +7,7 @@
 
 #include "common/model/checkpoint.h"
 #include "common/text/clause_splitter.h"
+#include "common/text/placeholders.h"
 
 namespace fanyi {
 namespace {

@@ -12,6 +12,7 @@
 #include "common/decoding/greedy_decoder.h"
 #include "common/pipeline/request_limits.h"
 #include "common/pipeline/text_translation.h"
+#include "common/text/placeholder_masker.h"
 #include "common/text/script_converter.h"
 #include "common/text/sentence_splitter.h"
 #include "common/text/tokenizer.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
-#include "common/text/placeholders.h"
+#include "common/text/placeholder_masker.h"
 #include "common/text/script_converter.h"
 #include "common/text/sentence_splitter.h"
 

@@ -181,6 +181,12 @@ bool IsControl(char32_t c) {
   return (c < 0x20 || (c >= 0x7F && c <= 0x9F)) && !IsSpace(c);
 }
 
+bool IsTrailingPunctuation(char32_t c) {
+  return c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?' ||
+         c == ')' || c == ']' || c == '}' || c == '"' || c == '\'' ||
+         c == 0x2019 || c == 0x201D || c == 0x3002 || c == 0xFF0C;
+}
+
 char32_t ToLower(char32_t c) {
   if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
   // Latin-1 Supplement (U+00D7 is the multiplication sign).

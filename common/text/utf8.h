@@ -39,6 +39,10 @@ bool IsSpace(char32_t c);
 // True for control characters (C0, DEL, C1) that are not whitespace.
 bool IsControl(char32_t c);
 
+// True for closing punctuation that ends a sentence or a clause (and not
+// a URL that it follows): . , ; : ! ? ) ] } quotes, 。 and ，.
+bool IsTrailingPunctuation(char32_t c);
+
 // Lowercases ASCII, Latin-1 Supplement, Latin Extended-A, Greek, Cyrillic
 // and full-width Latin letters; returns other characters unchanged.
 char32_t ToLower(char32_t c);

@@ -1,0 +1,218 @@
+#include "common/text/span_finder.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "common/text/placeholders.h"
+#include "common/text/utf8.h"
+
+namespace fanyi {
+namespace {
+
+std::u32string Lowercase(std::u32string_view text) {
+  std::u32string lower(text);
+  for (char32_t& c : lower) c = ToLower(c);
+  return lower;
+}
+
+bool IsAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
+
+bool IsAsciiAlnum(char32_t c) {
+  return IsAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// Starts a word: no letter or digit right before it.
+bool AtWordStart(const std::u32string& text, std::size_t i) {
+  return i == 0 || !IsLetterOrDigit(text[i - 1]);
+}
+
+bool EndsWord(const std::u32string& text, std::size_t end) {
+  return end >= text.size() || !IsLetterOrDigit(text[end]);
+}
+
+// True when text[i..] starts with `prefix`, ASCII case ignored.
+bool StartsWithIgnoringCase(const std::u32string& text, std::size_t i,
+                            std::u32string_view prefix) {
+  if (text.size() - i < prefix.size()) return false;
+  for (std::size_t k = 0; k < prefix.size(); ++k) {
+    if (ToLower(text[i + k]) != prefix[k]) return false;
+  }
+  return true;
+}
+
+std::size_t UrlEnd(const std::u32string& text, std::size_t i) {
+  if (!StartsWithIgnoringCase(text, i, U"http://") &&
+      !StartsWithIgnoringCase(text, i, U"https://") &&
+      !StartsWithIgnoringCase(text, i, U"www.")) {
+    return i;
+  }
+  std::size_t end = i;
+  while (end < text.size() && !IsSpace(text[end]) && !IsCjk(text[end])) ++end;
+  while (end > i && IsTrailingPunctuation(text[end - 1])) --end;
+  return end;
+}
+
+bool IsEmailLocal(char32_t c) {
+  return IsAsciiAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' ||
+         c == '-';
+}
+
+std::size_t EmailEnd(const std::u32string& text, std::size_t i) {
+  std::size_t at = i;
+  while (at < text.size() && IsEmailLocal(text[at])) ++at;
+  if (at == i || at >= text.size() || text[at] != '@') return i;
+  std::size_t end = at + 1;
+  bool dot = false;
+  while (end < text.size() &&
+         (IsAsciiAlnum(text[end]) || text[end] == '.' || text[end] == '-')) {
+    dot = dot || text[end] == '.';
+    ++end;
+  }
+  while (end > at + 1 && (text[end - 1] == '.' || text[end - 1] == '-')) --end;
+  const bool domain_dot = std::find(text.begin() + at + 1, text.begin() + end,
+                                    '.') != text.begin() + end;
+  return dot && domain_dot && end > at + 1 ? end : i;
+}
+
+bool IsCurrencySign(char32_t c) {
+  return c == '$' || c == 0x20AC || c == 0x00A3 || c == 0x00A5 || c == '#' ||
+         c == '+';
+}
+
+// Joins letters and digits inside a code: 2.50, 1,000, 3:30, 12/25, X-100.
+bool IsCodeJoiner(char32_t c) {
+  return c == '.' || c == ',' || c == ':' || c == '/' || c == '-' || c == '_';
+}
+
+// The end of the word starting at `i` (letters and digits, with
+// `joins` between them), and whether it holds a digit.
+std::size_t WordEnd(const std::u32string& text, std::size_t i,
+                    bool (*joins)(char32_t), bool* has_digit) {
+  std::size_t end = i;
+  *has_digit = false;
+  while (true) {
+    while (end < text.size() && IsLetterOrDigit(text[end])) {
+      *has_digit = *has_digit || IsAsciiDigit(text[end]);
+      ++end;
+    }
+    if (end + 1 < text.size() && joins(text[end]) &&
+        IsLetterOrDigit(text[end + 1])) {
+      ++end;
+      continue;
+    }
+    return end;
+  }
+}
+
+bool IsApostrophe(char32_t c) { return c == '\'' || c == 0x2019; }
+
+// Joins a plain word as the tokenizer sees it: e-mail, don't, Tom's.
+bool IsWordJoiner(char32_t c) { return c == '-' || IsApostrophe(c); }
+
+// Drops an English clitic ('s, 're, 've, 'll, 'd, 'm) from the end of the
+// word [begin, end): "Zelensky's" passes through as "Zelensky" + "'s".
+std::size_t WithoutClitic(const std::u32string& text, std::size_t begin,
+                          std::size_t end) {
+  for (std::u32string_view clitic : {U"s", U"re", U"ve", U"ll", U"d", U"m"}) {
+    if (end - begin > clitic.size() + 1 &&
+        IsApostrophe(text[end - clitic.size() - 1]) &&
+        Lowercase(std::u32string_view(text).substr(end - clitic.size(),
+                                                   clitic.size())) == clitic) {
+      return end - clitic.size() - 1;
+    }
+  }
+  return end;
+}
+
+// The longest glossary key at `i`, or -1.
+int GlossaryMatch(const std::u32string& text, std::size_t i,
+                  const std::vector<std::u32string>& keys, std::size_t* end) {
+  int best = -1;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const std::size_t key_end = i + keys[k].size();
+    if (StartsWithIgnoringCase(text, i, keys[k]) && EndsWord(text, key_end) &&
+        (best < 0 || keys[k].size() > keys[best].size())) {
+      best = static_cast<int>(k);
+      *end = key_end;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+SpanFinder::SpanFinder(const std::vector<std::string>& glossary_sources) {
+  for (std::size_t k = 0; k < glossary_sources.size(); ++k) {
+    std::u32string key = Lowercase(DecodeUtf8(glossary_sources[k]));
+    while (!key.empty() && IsSpace(key.back())) key.pop_back();
+    while (!key.empty() && IsSpace(key.front())) key.erase(key.begin());
+    if (key.empty()) {
+      throw std::invalid_argument("glossary entry " + std::to_string(k) +
+                                  " has an empty source term");
+    }
+    glossary_keys_.push_back(std::move(key));
+  }
+}
+
+std::vector<Span> SpanFinder::Find(const std::u32string& text) const {
+  std::vector<Span> spans;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!AtWordStart(text, i)) {
+      ++i;
+      continue;
+    }
+    // URLs and addresses first: a glossary term inside one is not a term.
+    std::size_t end = i;
+    int entry = -1;
+    if ((end = UrlEnd(text, i)) > i) {
+      spans.push_back({i, end, SpanKind::kUrl});
+    } else if ((end = EmailEnd(text, i)) > i) {
+      spans.push_back({i, end, SpanKind::kEmail});
+    } else if ((entry = GlossaryMatch(text, i, glossary_keys_, &end)) >= 0) {
+      spans.push_back({i, end, SpanKind::kGlossary, entry});
+    } else if (IsLetterOrDigit(text[i]) ||
+               (IsCurrencySign(text[i]) && i + 1 < text.size() &&
+                IsAsciiDigit(text[i + 1]))) {
+      const std::size_t start = IsLetterOrDigit(text[i]) ? i : i + 1;
+      bool has_digit = false;
+      end = WordEnd(text, start, IsCodeJoiner, &has_digit);
+      if (has_digit) {
+        if (end < text.size() && text[end] == '%') ++end;
+        spans.push_back({i, end, SpanKind::kNumber});
+      } else if (start == i) {
+        // A plain word, without the clitic the tokenizer splits off.
+        end = WordEnd(text, i, IsWordJoiner, &has_digit);
+        spans.push_back({i, WithoutClitic(text, i, end), SpanKind::kWord});
+      } else {
+        end = i + 1;  // A lone sign.
+      }
+    } else {
+      end = i + 1;
+    }
+    i = std::max(end, i + 1);
+  }
+  return spans;
+}
+
+std::string SpanText(const std::u32string& text, const Span& span) {
+  return EncodeUtf8(
+      std::u32string_view(text).substr(span.begin, span.end - span.begin));
+}
+
+std::string ReplaceSpans(const std::u32string& text,
+                         const std::vector<Span>& spans, int first_index) {
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < spans.size(); ++k) {
+    out +=
+        EncodeUtf8(std::u32string_view(text).substr(at, spans[k].begin - at));
+    out += PlaceholderToken(first_index + static_cast<int>(k) + 1);
+    at = spans[k].end;
+  }
+  out += EncodeUtf8(std::u32string_view(text).substr(at));
+  return out;
+}
+
+}  // namespace fanyi

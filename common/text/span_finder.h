@@ -1,0 +1,49 @@
+#ifndef FANYI_COMMON_TEXT_SPAN_FINDER_H_
+#define FANYI_COMMON_TEXT_SPAN_FINDER_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace fanyi {
+
+enum class SpanKind { kGlossary, kUrl, kEmail, kNumber, kWord };
+
+// A span of a decoded sentence, [begin, end) in code points.
+struct Span {
+  std::size_t begin;
+  std::size_t end;
+  SpanKind kind;
+  int glossary_entry = -1;  // For kGlossary: the term's index.
+};
+
+// Finds the spans of a sentence that may pass through translation:
+// glossary terms (matched case-insensitively on word boundaries, the
+// longest first), URLs (http://, https://, www.), e-mail addresses, words
+// holding a digit (numbers, decimals, times, dates, prices with their
+// currency sign and percent sign, codes such as BA2490 or X-100), and the
+// other words (kWord), without the English clitic the tokenizer splits off,
+// for the caller to judge. Thread-safe: const.
+class SpanFinder {
+ public:
+  // Throws std::invalid_argument for a blank glossary source term.
+  explicit SpanFinder(const std::vector<std::string>& glossary_sources = {});
+
+  // Every span of `text`, left to right, without overlaps.
+  std::vector<Span> Find(const std::u32string& text) const;
+
+ private:
+  std::vector<std::u32string> glossary_keys_;  // Lowercased, trimmed.
+};
+
+// The text of `span` in `text`, as UTF-8.
+std::string SpanText(const std::u32string& text, const Span& span);
+
+// `text` with spans[k] (in order, not overlapping) replaced by placeholder
+// first_index + k + 1.
+std::string ReplaceSpans(const std::u32string& text,
+                         const std::vector<Span>& spans, int first_index = 0);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_TEXT_SPAN_FINDER_H_
