@@ -1,13 +1,8 @@
 #include "client/load_generator.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
-#include <iomanip>
-#include <nlohmann/json.hpp>
-#include <numeric>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -103,22 +98,6 @@ struct LoadGenerator::Call {
   bool measured = false;  // Part of the measured phase, not warmup.
 };
 
-double NearestRankPercentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) {
-    throw std::invalid_argument("percentile of an empty sample");
-  }
-  if (!(p > 0 && p <= 100)) {
-    throw std::invalid_argument("percentile must be in (0, 100], got " +
-                                std::to_string(p));
-  }
-  const double n = static_cast<double>(sorted.size());
-  // p * n first: exact for whole percentiles, so p99 of 100 samples is rank
-  // 99, not 100 through 0.99 * 100 rounding up.
-  const double rank = std::ceil(p * n / 100.0);
-  const size_t index = static_cast<size_t>(std::clamp(rank, 1.0, n)) - 1;
-  return sorted[index];
-}
-
 std::vector<std::string> ReadSourceTexts(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read source texts from " + path);
@@ -131,79 +110,6 @@ std::vector<std::string> ReadSourceTexts(const std::string& path) {
   }
   if (texts.empty()) throw std::runtime_error(path + " has no source text");
   return texts;
-}
-
-std::string LoadReport::ToTable() const {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(1);
-  if (mode == "open") {
-    out << "mode          open loop, offered " << offered_rate
-        << " requests/s (Poisson), sent " << send_rate << "/s";
-    if (max_in_flight_waits > 0) {
-      out << ", " << max_in_flight_waits << " sends held by the in-flight cap";
-    }
-    out << "\n";
-  } else {
-    out << "mode          closed loop, concurrency " << concurrency
-        << (ok_bursts > 0 ? ", in bursts" : "") << "\n";
-  }
-  out << "requests      sent " << requests_sent << ", completed "
-      << requests_completed << "\n";
-  out << "status       ";
-  for (const auto& [code, count] : status_counts) {
-    out << " " << code << " " << count;
-  }
-  out << "\n";
-  out << std::setprecision(1) << "slowest (ms) ";
-  for (const auto& [code, max_ms] : status_max_latency_ms) {
-    out << " " << code << " " << max_ms;
-  }
-  out << "\n";
-  out << std::setprecision(3) << "wall          " << wall_seconds << " s\n";
-  out << std::setprecision(1) << "throughput    " << requests_per_second
-      << " requests/s, " << sentences_per_second << " sentences/s, "
-      << generated_tokens_per_second << " generated tokens/s\n";
-  out << std::setprecision(2) << "latency (ms)  p50 " << latency_p50_ms
-      << "  p90 " << latency_p90_ms << "  p99 " << latency_p99_ms << "  max "
-      << latency_max_ms << "  mean " << latency_mean_ms << "  (OK only)\n";
-  if (ok_bursts > 0) {
-    out << "bursts (ms)   p50 " << burst_latency_p50_ms << "  p90 "
-        << burst_latency_p90_ms << "  max " << burst_latency_max_ms << "  ("
-        << ok_bursts << " bursts with every request OK)\n";
-  }
-  return out.str();
-}
-
-std::string LoadReport::ToJson() const {
-  nlohmann::json json = {
-      {"mode", mode},
-      {"concurrency", concurrency},
-      {"offered_rate", offered_rate},
-      {"send_rate", send_rate},
-      {"requests_sent", requests_sent},
-      {"requests_completed", requests_completed},
-      {"status_counts", status_counts},
-      {"status_max_latency_ms", status_max_latency_ms},
-      {"ok_requests", ok_requests},
-      {"sentences", sentences},
-      {"generated_tokens", generated_tokens},
-      {"max_in_flight_waits", max_in_flight_waits},
-      {"wall_seconds", wall_seconds},
-      {"requests_per_second", requests_per_second},
-      {"sentences_per_second", sentences_per_second},
-      {"generated_tokens_per_second", generated_tokens_per_second},
-      {"latency_ms",
-       {{"p50", latency_p50_ms},
-        {"p90", latency_p90_ms},
-        {"p99", latency_p99_ms},
-        {"max", latency_max_ms},
-        {"mean", latency_mean_ms}}},
-      {"ok_bursts", ok_bursts},
-      {"burst_latency_ms",
-       {{"p50", burst_latency_p50_ms},
-        {"p90", burst_latency_p90_ms},
-        {"max", burst_latency_max_ms}}}};
-  return json.dump(2) + "\n";
 }
 
 LoadGenerator::LoadGenerator(LoadOptions options)
@@ -399,24 +305,8 @@ LoadReport LoadGenerator::BuildReport() {
     report.generated_tokens_per_second =
         report.generated_tokens / report.wall_seconds;
   }
-  std::vector<double> sorted = ok_latencies_ms_;
-  std::sort(sorted.begin(), sorted.end());
-  if (!sorted.empty()) {
-    report.latency_p50_ms = NearestRankPercentile(sorted, 50);
-    report.latency_p90_ms = NearestRankPercentile(sorted, 90);
-    report.latency_p99_ms = NearestRankPercentile(sorted, 99);
-    report.latency_max_ms = sorted.back();
-    report.latency_mean_ms =
-        std::accumulate(sorted.begin(), sorted.end(), 0.0) / sorted.size();
-  }
-  std::vector<double> bursts = ok_burst_latencies_ms_;
-  std::sort(bursts.begin(), bursts.end());
-  if (!bursts.empty()) {
-    report.ok_bursts = static_cast<int64_t>(bursts.size());
-    report.burst_latency_p50_ms = NearestRankPercentile(bursts, 50);
-    report.burst_latency_p90_ms = NearestRankPercentile(bursts, 90);
-    report.burst_latency_max_ms = bursts.back();
-  }
+  report.SummarizeLatencies(ok_latencies_ms_);
+  report.SummarizeBursts(ok_burst_latencies_ms_);
   return report;
 }
 
