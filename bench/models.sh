@@ -30,11 +30,9 @@ beam="${BEAM:-1}"
 build_dir="${BUILD_DIR:-build-bench}"
 work_dir="${WORK_DIR:-/tmp/fanyi-models-bench}"
 
-export CCACHE_BASEDIR="$PWD"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" \
-  --target fanyi-server fanyi-loadgen >/dev/null
-bin="$build_dir/bin"
+# shellcheck source=scripts/bench_common.sh
+source scripts/bench_common.sh
+build_fanyi_targets "$build_dir" fanyi-server fanyi-loadgen
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir/repository/en-zh" "$work_dir/repository/zh-en"
@@ -44,13 +42,7 @@ cp -r "$zh_en" "$work_dir/repository/zh-en/1"
 cut -f1 ../shared/data/en-zh/dev.tsv >"$work_dir/en.txt"
 cut -f2 ../shared/data/en-zh/dev.tsv >"$work_dir/zh.txt"
 
-# shellcheck source=scripts/server_process.sh
-source scripts/server_process.sh
-stop_server() {
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-}
-trap stop_server EXIT
+trap stop_fanyi_server EXIT
 
 # NAME SOURCE_LANGUAGE TARGET_LANGUAGE INPUT FLAGS...: one loadgen run; its
 # report goes to NAME.json.
@@ -89,7 +81,7 @@ loadgen warm-one "" "" "$work_dir/en.txt" --concurrency 8 --requests 200
 echo "  resident memory after warm-up: $(rss_mb) MB"
 measure one "" "" "$work_dir/en.txt"
 report one
-stop_server
+stop_fanyi_server
 
 echo "== two models (--model_repository)"
 start_fanyi_server "$work_dir/two.log" "$bin/fanyi-server" \

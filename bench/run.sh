@@ -49,11 +49,9 @@ if ! python3 -c 'import ctranslate2, numpy' 2>/dev/null; then
   python3 -m pip install --quiet ctranslate2 numpy
 fi
 
-export CCACHE_BASEDIR="$PWD"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" \
-  --target fanyi-export fanyi-bench >/dev/null
-bin="$build_dir/bin"
+# shellcheck source=scripts/bench_common.sh
+source scripts/bench_common.sh
+build_fanyi_targets "$build_dir" fanyi-export fanyi-bench
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir"

@@ -36,21 +36,15 @@ bin="$build_dir/bin"
 rm -rf "$work_dir"
 mkdir -p "$work_dir"
 
-server_pid=""
+# shellcheck source=scripts/bench_common.sh
+source scripts/bench_common.sh
 sampler_pid=""
 stop_server() {
   if [[ -n "$sampler_pid" ]]; then kill "$sampler_pid" 2>/dev/null || true; fi
-  if [[ -n "$server_pid" ]]; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  server_pid=""
   sampler_pid=""
+  stop_fanyi_server
 }
 trap stop_server EXIT
-
-# shellcheck source=scripts/server_process.sh
-source scripts/server_process.sh
 
 # start_server NAME FLAGS...: starts fanyi-server (start_fanyi_server sets
 # server_pid, port and metrics_port) and samples its RSS (kB, one line per

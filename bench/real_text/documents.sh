@@ -28,17 +28,13 @@ threads="${THREADS:-2}"
 build_dir="${BUILD_DIR:-build-bench}"
 work_dir="${WORK_DIR:-/tmp/fanyi-documents-bench}"
 
-export CCACHE_BASEDIR="$PWD"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" \
-  --target fanyi-server fanyi-loadgen >/dev/null
-bin="$build_dir/bin"
+# shellcheck source=scripts/bench_common.sh
+source scripts/bench_common.sh
+build_fanyi_targets "$build_dir" fanyi-server fanyi-loadgen
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir"
-# shellcheck source=scripts/server_process.sh
-source scripts/server_process.sh
-trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+trap stop_fanyi_server EXIT
 # shellcheck disable=SC2086  # SERVER_FLAGS is a list of flags.
 start_fanyi_server "$work_dir/server.log" "$bin/fanyi-server" \
   --model_dir "$model_dir" --listen 127.0.0.1:0 \
