@@ -40,24 +40,13 @@ using testing_util::MetricValue;
 using testing_util::RunCommand;
 using testing_util::ServerProcess;
 using testing_util::StatusCodeName;
+using testing_util::TranslateAt;
 using testing_util::WaitForMetric;
 
 const std::string& TinyModelDir() {
   static const auto* directory = new std::string(testing_util::TrainTinyModel(
       testing_util::MakeTempDir("fault_test_model")));
   return *directory;
-}
-
-grpc::Status Translate(const std::string& address, const std::string& text,
-                       v1::TranslateResponse* response) {
-  auto stub = v1::Translator::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(60));
-  v1::TranslateRequest request;
-  request.set_text(text);
-  return stub->Translate(&context, request, response);
 }
 
 // SIGTERM while requests are accepted and waiting: the server decodes and
@@ -77,7 +66,7 @@ TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
   std::vector<std::thread> accepted_clients;
   for (int i = 0; i < kAccepted; ++i) {
     accepted_clients.emplace_back([&, i] {
-      accepted_statuses[i] = Translate(
+      accepted_statuses[i] = TranslateAt(
           server.address(), texts[i % texts.size()], &accepted_responses[i]);
     });
   }
@@ -106,7 +95,7 @@ TEST(FaultTest, SigtermAnswersAcceptedRequestsRefusesNewOnesAndExitsZero) {
       for (int sent = 0; sent < 1000; ++sent) {
         v1::TranslateResponse response;
         const grpc::Status status =
-            Translate(server.address(), "hello", &response);
+            TranslateAt(server.address(), "hello", &response);
         std::lock_guard<std::mutex> lock(mutex);
         ++late_counts[StatusCodeName(status.error_code())];
         if (!status.ok() &&

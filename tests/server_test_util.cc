@@ -114,4 +114,16 @@ std::string StatusCodeName(grpc::StatusCode code) {
   return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
 }
 
+grpc::Status TranslateAt(const std::string& address, const std::string& text,
+                         v1::TranslateResponse* response) {
+  auto stub = v1::Translator::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(60));
+  v1::TranslateRequest request;
+  request.set_text(text);
+  return stub->Translate(&context, request, response);
+}
+
 }  // namespace fanyi::testing_util

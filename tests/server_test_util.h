@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 namespace fanyi::testing_util {
@@ -38,6 +39,12 @@ double MetricValue(const std::string& metrics, const std::string& series);
 // `patience` passes (polled, a state, not a delay); returns the last scrape.
 std::string WaitForMetric(int port, const std::string& series, double at_least,
                           std::chrono::seconds patience);
+
+// Translates `text` on the server at `address` ("127.0.0.1:PORT") over a
+// new plaintext channel, with a 60 s deadline (a guard against hanging the
+// test).
+grpc::Status TranslateAt(const std::string& address, const std::string& text,
+                         v1::TranslateResponse* response);
 
 // The canonical name of a gRPC status code ("OK", "UNAVAILABLE").
 std::string StatusCodeName(grpc::StatusCode code);

@@ -20,6 +20,7 @@
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "tests/server_process.h"
+#include "tests/server_test_util.h"
 #include "tests/test_util.h"
 #include "trainer/trainer.h"
 
@@ -56,33 +57,13 @@ std::string TrainSubwordModelCheckpoint(const std::string& dir) {
     out << source << '\t' << target << '\n';
   }
   out.close();
-  TrainingOptions options =
-      testing_util::TinyTrainingOptions(data.string(), dir + "/run");
-  options.model.d_model = 32;
-  options.model.d_ff = 64;
-  options.model.dropout = 0.0;
-  options.epochs = 150;
-  options.validate_every_epochs = 150;
-  options.batch_tokens = 128;
-  options.warmup_steps = 50;
-  options.label_smoothing = 0.0;
-  options.corpus.source_subwords = 120;
-  options.corpus.target_subwords = 400;  // Fewer: the pieces 30 sentences have.
-  std::ostringstream log;
-  Trainer(options).Run(log);
-  return dir + "/run/best";
-}
-
-grpc::Status Translate(const std::string& address, const std::string& text,
-                       v1::TranslateResponse* response) {
-  auto stub = v1::Translator::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(60));
-  v1::TranslateRequest request;
-  request.set_text(text);
-  return stub->Translate(&context, request, response);
+  return testing_util::TrainTinyModelOn(data.string(), dir + "/run",
+                                        [](TrainingOptions& options) {
+                                          options.corpus.source_subwords = 120;
+                                          // Fewer: the pieces 30 sentences
+                                          // have.
+                                          options.corpus.target_subwords = 400;
+                                        });
 }
 
 TEST(SubwordCheckpointTest, RoundTripsAndIsServedByTheRealServer) {
@@ -144,7 +125,8 @@ TEST(SubwordCheckpointTest, RoundTripsAndIsServedByTheRealServer) {
   int exact = 0;
   for (const auto& [source, target] : Pairs()) {
     v1::TranslateResponse response;
-    const grpc::Status status = Translate(server.address(), source, &response);
+    const grpc::Status status =
+        testing_util::TranslateAt(server.address(), source, &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
     exact += response.translation().text() == to_simplified.Convert(target);
   }
