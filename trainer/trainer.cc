@@ -1,6 +1,5 @@
 #include "trainer/trainer.h"
 
-#include <torch/nn/functional/loss.h>
 #include <torch/optim/adam.h>
 #include <torch/serialize.h>
 #include <torch/utils.h>
@@ -15,23 +14,21 @@
 #include <functional>
 #include <iomanip>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
-#include "common/decoding/greedy_decoder.h"
-#include "common/eval/corpus_evaluation.h"
 #include "common/model/checkpoint.h"
 #include "common/model/checkpoint_averaging.h"
 #include "common/model/device.h"
-#include "common/pipeline/translator.h"
 #include "common/text/vocabulary.h"
 #include "trainer/data_parallel.h"
+#include "trainer/dev_evaluation.h"
 #include "trainer/output_directory.h"
 #include "trainer/prepared_corpus.h"
+#include "trainer/tensor_batch.h"
 #include "trainer/training_batches.h"
 
 namespace fanyi {
@@ -41,52 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int64_t kDevBatchSize = 64;
 constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
-
-// Ids of a batch's pairs as model inputs: source with </s>, target input
-// starting with <s>, target output ending with </s>.
-struct TensorBatch {
-  torch::Tensor source;         // [batch, src_len + 1]
-  torch::Tensor target_input;   // [batch, tgt_len + 1]
-  torch::Tensor target_output;  // [batch, tgt_len + 1]
-  int64_t target_tokens = 0;
-};
-
-TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
-                            const std::vector<std::vector<int64_t>>& targets,
-                            const torch::Device& device) {
-  std::vector<std::vector<int64_t>> inputs, outputs;
-  TensorBatch tensors;
-  for (const std::vector<int64_t>& target : targets) {
-    std::vector<int64_t> input = {Vocabulary::kBosId};
-    input.insert(input.end(), target.begin(), target.end());
-    std::vector<int64_t> output = target;
-    output.push_back(Vocabulary::kEosId);
-    tensors.target_tokens += static_cast<int64_t>(output.size());
-    inputs.push_back(std::move(input));
-    outputs.push_back(std::move(output));
-  }
-  tensors.source = MakeSourceTensor(sources, device);
-  tensors.target_input = PadRows(inputs, device);
-  tensors.target_output = PadRows(outputs, device);
-  return tensors;
-}
-
-// Sum of per-token losses of a batch; <pad> targets are ignored.
-torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
-                        double label_smoothing) {
-  torch::Tensor logits = model.forward(batch.source, batch.target_input);
-  const int64_t vocab = logits.size(-1);
-  namespace F = torch::nn::functional;
-  return F::cross_entropy(
-      logits.reshape({-1, vocab}),  // [batch * tgt_len, vocab]
-      batch.target_output.reshape({-1}),
-      F::CrossEntropyFuncOptions()
-          .ignore_index(Vocabulary::kPadId)
-          .label_smoothing(label_smoothing)
-          .reduction(torch::kSum));
-}
 
 // The saves in `directory` (epochs/, complete ones only, not a save's .tmp
 // staging directory), oldest first. Saves are named step-N (N zero-padded,
@@ -281,9 +233,6 @@ struct Trainer::State {
   // Trains until the epoch ends, a report is due or training must stop.
   Pause TrainUntilPause();
   EpochReport Validate();
-  // Dev BLEU of `model`'s greedy translations, by the same code as
-  // fanyi-eval.
-  double DevBleu(const Checkpoint& model);
   // Writes last/ (with the optimizer state), best/ when dev BLEU improved,
   // and the save's copy in epochs/ when keeping saves.
   void Save(const EpochReport& report);
@@ -619,44 +568,12 @@ EpochReport Trainer::State::Validate() {
       std::max(
           std::chrono::duration<double>(Clock::now() - report_start).count(),
           1e-9);
-  TransformerImpl& model = *checkpoint.model;
-  model.eval();
+  checkpoint.model->eval();
+  report.dev_loss = DevLoss(*checkpoint.model, dev, device);
 
-  // Dev loss, without autograd and without label smoothing.
-  std::vector<int64_t> order(dev.sources.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Batches of similar lengths waste little on padding.
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return dev.sources[a].size() < dev.sources[b].size();
-  });
-  double dev_loss_sum = 0;
-  int64_t dev_tokens = 0;
-  for (size_t begin = 0; begin < order.size(); begin += kDevBatchSize) {
-    const size_t end = std::min(order.size(), begin + kDevBatchSize);
-    std::vector<std::vector<int64_t>> sources, targets;
-    for (size_t i = begin; i < end; ++i) {
-      sources.push_back(dev.sources[order[i]]);
-      targets.push_back(dev.targets[order[i]]);
-    }
-    torch::NoGradGuard no_grad;
-    TensorBatch tensors = MakeTensorBatch(sources, targets, device);
-    dev_loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
-    dev_tokens += tensors.target_tokens;
-  }
-  report.dev_loss = dev_loss_sum / std::max<int64_t>(dev_tokens, 1);
-
-  report.dev_bleu = DevBleu(checkpoint);
+  report.dev_bleu = DevBleu(checkpoint, dev);
   report.elapsed_seconds = ElapsedSeconds();
   return report;
-}
-
-double Trainer::State::DevBleu(const Checkpoint& model) {
-  auto translator = Translator::FromCheckpoint(model, TranslatorOptions());
-  const CorpusTranslation translation =
-      TranslateCorpus(*translator, dev.texts, kDevBatchSize, /*beam_size=*/1);
-  return ScoreCorpus(translation.hypotheses, dev.references,
-                     checkpoint.target_language)
-      .bleu.score;
 }
 
 void Trainer::State::Save(const EpochReport& report) {
@@ -828,7 +745,7 @@ void Trainer::State::AverageKeptSaves(std::ostream& log) {
   Checkpoint average = AverageCheckpoints(saves);
   average.model->to(device);
   average.model->eval();
-  const double bleu = DevBleu(average);
+  const double bleu = DevBleu(average, dev);
   average.training["dev_bleu"] = bleu;
   average.training["best_single_dev_bleu"] = best_dev_bleu;
   SaveCheckpoint(average, (out / "averaged").string());
