@@ -28,6 +28,7 @@
 #include "trainer/dev_evaluation.h"
 #include "trainer/output_directory.h"
 #include "trainer/prepared_corpus.h"
+#include "trainer/run_directory.h"
 #include "trainer/tensor_batch.h"
 #include "trainer/training_batches.h"
 
@@ -40,65 +41,11 @@ namespace {
 
 constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
 
-// The saves in `directory` (epochs/, complete ones only, not a save's .tmp
-// staging directory), oldest first. Saves are named step-N (N zero-padded,
-// so the names sort by step); runs from before step saves named them
-// epoch-K, which sort first: they are older than any step-N beside them.
-std::vector<std::string> KeptSaves(const fs::path& directory) {
-  std::vector<std::string> saves;
-  if (!fs::is_directory(directory)) return saves;
-  for (const auto& entry : fs::directory_iterator(directory)) {
-    const std::string name = entry.path().filename().string();
-    if ((name.rfind("step-", 0) == 0 || name.rfind("epoch-", 0) == 0) &&
-        entry.path().extension().empty()) {
-      saves.push_back(entry.path().string());
-    }
-  }
-  std::sort(saves.begin(), saves.end());  // "epoch-" < "step-".
-  return saves;
-}
-
 std::string Timestamp() {
   const std::time_t now = std::time(nullptr);
   char text[32];
   std::strftime(text, sizeof(text), "%Y%m%dT%H%M%S", std::gmtime(&now));
   return text;
-}
-
-// Whether the run continues the one in options.out_dir (--resume with a
-// last/ there). A run never starts afresh over another one's saves: that
-// would overwrite the served best/ after its first epoch and average the
-// old run's epochs/ with its own. Throws std::runtime_error, changing
-// nothing, when out_dir holds a run and --resume was not given, or holds
-// saves but no last/ to resume from.
-bool StartsFromLastRun(const TrainingOptions& options, std::ostream& log) {
-  const fs::path out(options.out_dir);
-  std::vector<std::string> saves;
-  for (const char* name : {"last", "best", "averaged", "epochs"}) {
-    if (fs::exists(out / name)) saves.push_back(std::string(name) + "/");
-  }
-  if (saves.empty()) {
-    if (options.resume) {
-      log << "no run in " << out.string() << " yet; starting one\n";
-    }
-    return false;
-  }
-  std::string listed;
-  for (const std::string& save : saves) {
-    listed += (listed.empty() ? "" : ", ") + save;
-  }
-  if (!options.resume) {
-    throw std::runtime_error(
-        "--out " + out.string() + " already holds a training run (" + listed +
-        "); pass --resume to continue it, or give another --out (nothing "
-        "was changed)");
-  }
-  if (!fs::exists(out / "last")) {
-    throw std::runtime_error("--out " + out.string() + " holds " + listed +
-                             " but no last/ to resume from; give another "
-                             "--out (nothing was changed)");
-  }
-  return true;
 }
 
 }  // namespace
@@ -163,6 +110,8 @@ enum class Pause {
 struct Trainer::State {
   TrainingOptions options;
   std::ostream& log;
+  // last/, best/, epochs/ and averaged/ in options.out_dir.
+  RunDirectory run_directory{options.out_dir, options.average_last};
   torch::Device device{torch::kCPU};
   Checkpoint checkpoint;  // Model, vocabularies and provenance.
   std::optional<PreparedCorpus> corpus;
@@ -236,8 +185,6 @@ struct Trainer::State {
   // Writes last/ (with the optimizer state), best/ when dev BLEU improved,
   // and the save's copy in epochs/ when keeping saves.
   void Save(const EpochReport& report);
-  // Saves to epochs/step-N and drops all but the newest average_last there.
-  void KeepSave();
   // Averages the saves in epochs/ into averaged/, scores it on dev, and
   // makes it best/ when it beats the best single save.
   void AverageKeptSaves(std::ostream& log);
@@ -389,8 +336,7 @@ void Trainer::State::BuildModel() {
 }
 
 void Trainer::State::Resume() {
-  const std::string last = (fs::path(options.out_dir) / "last").string();
-  Checkpoint saved = LoadCheckpoint(last, device);
+  Checkpoint saved = LoadCheckpoint(run_directory.last(), device);
   CorpusVocabularies vocabularies;
   vocabularies.source = saved.source_vocabulary;
   vocabularies.target = saved.target_vocabulary;
@@ -406,7 +352,8 @@ void Trainer::State::Resume() {
       target[source.key()].copy_(source.value());
     }
   }
-  torch::load(*optimizer, (fs::path(last) / "optimizer.pt").string());
+  torch::load(*optimizer,
+              (fs::path(run_directory.last()) / "optimizer.pt").string());
   const nlohmann::json& training = saved.training;
   step = training.at("step").get<int64_t>();
   epoch = training.at("epoch").get<int64_t>();
@@ -417,7 +364,8 @@ void Trainer::State::Resume() {
   if (!epoch_complete) {
     StartEpochBatches(training.value("epoch_batches", int64_t{0}));
   }
-  log << "resumed from " << last << " at epoch " << epoch << ", step " << step
+  log << "resumed from " << run_directory.last() << " at epoch " << epoch
+      << ", step " << step
       << (epoch_complete ? ""
                          : " (within the epoch, after " +
                                std::to_string(epoch_batches) + " batches)")
@@ -600,30 +548,17 @@ void Trainer::State::Save(const EpochReport& report) {
       {"label_smoothing", options.label_smoothing},
       {"seed", options.seed},
   };
-  const fs::path out(options.out_dir);
-  result.last_checkpoint = (out / "last").string();
+  result.last_checkpoint = run_directory.last();
   SaveCheckpoint(checkpoint, result.last_checkpoint,
                  [&](const std::string& directory) {
                    torch::save(*optimizer,
                                (fs::path(directory) / "optimizer.pt").string());
                  });
   if (best) {
-    result.best_checkpoint = (out / "best").string();
+    result.best_checkpoint = run_directory.best();
     SaveCheckpoint(checkpoint, result.best_checkpoint);
   }
-  if (options.average_last > 1) KeepSave();
-}
-
-void Trainer::State::KeepSave() {
-  const fs::path kept = fs::path(options.out_dir) / "epochs";
-  char name[32];
-  std::snprintf(name, sizeof(name), "step-%010lld",
-                static_cast<long long>(step));
-  SaveCheckpoint(checkpoint, (kept / name).string());
-  // Drop all but the newest average_last.
-  const std::vector<std::string> saves = KeptSaves(kept);
-  const size_t keep = static_cast<size_t>(options.average_last);
-  for (size_t i = 0; i + keep < saves.size(); ++i) fs::remove_all(saves[i]);
+  if (options.average_last > 1) run_directory.Keep(checkpoint, step);
 }
 
 void Trainer::State::Report() {
@@ -678,7 +613,8 @@ TrainingResult Trainer::Run(std::ostream& log) {
         << " joined at " << options_.rendezvous.master_address << ":"
         << options_.rendezvous.master_port << "\n";
   }
-  const bool resuming = StartsFromLastRun(options_, log);
+  const bool resuming =
+      state.run_directory.HoldsRunToResume(options_.resume, log);
   if (state.group && state.group->Sum(resuming ? 1 : 0) !=
                          (resuming ? state.group->world_size() : 0)) {
     throw std::runtime_error(
@@ -734,13 +670,12 @@ TrainingResult Trainer::Run(std::ostream& log) {
     if (last) break;
   }
   if (options_.average_last > 1 && state.leads()) state.AverageKeptSaves(log);
-  state.result.best_checkpoint = (fs::path(options_.out_dir) / "best").string();
+  state.result.best_checkpoint = state.run_directory.best();
   return state.result;
 }
 
 void Trainer::State::AverageKeptSaves(std::ostream& log) {
-  const fs::path out(options.out_dir);
-  const std::vector<std::string> saves = KeptSaves(out / "epochs");
+  const std::vector<std::string> saves = run_directory.KeptSaves();
   if (saves.size() < 2) return;  // Nothing to average yet.
   Checkpoint average = AverageCheckpoints(saves);
   average.model->to(device);
@@ -748,13 +683,13 @@ void Trainer::State::AverageKeptSaves(std::ostream& log) {
   const double bleu = DevBleu(average, dev);
   average.training["dev_bleu"] = bleu;
   average.training["best_single_dev_bleu"] = best_dev_bleu;
-  SaveCheckpoint(average, (out / "averaged").string());
+  SaveCheckpoint(average, run_directory.averaged());
   log << std::fixed << std::setprecision(2) << "averaged the last "
-      << saves.size() << " saves into " << (out / "averaged").string()
+      << saves.size() << " saves into " << run_directory.averaged()
       << ": dev_bleu " << bleu << " (best single save " << best_dev_bleu
       << ")\n";
   if (bleu > best_dev_bleu) {
-    SaveCheckpoint(average, (out / "best").string());
+    SaveCheckpoint(average, run_directory.best());
     best_dev_bleu = bleu;
     result.best_dev_bleu = bleu;
     log << "best/ is now the average\n";
