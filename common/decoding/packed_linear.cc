@@ -5,15 +5,17 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/decoding/panel_tiles.h"
+
 namespace fanyi {
 namespace {
 
-constexpr int64_t kWidth = PackedLinear::kPanelWidth;
+using panel_tiles::kWidth;
+using panel_tiles::PanelCount;
 
 // Everything a kernel needs for one Apply.
 struct LinearCall {
@@ -28,24 +30,10 @@ struct LinearCall {
   LinearEpilogue epilogue;
 };
 
-// One output value after the product: bias added, then the epilogue.
-inline float Finish(float sum, float bias, float* out, LinearEpilogue e) {
-  const float value = sum + bias;
-  switch (e) {
-    case LinearEpilogue::kBias:
-      return value;
-    case LinearEpilogue::kBiasRelu:
-      return value > 0 ? value : 0;
-    case LinearEpilogue::kAddToOutput:
-      return *out + value;
-  }
-  return value;
-}
-
 // ---- Portable: plain loops over the same panels. ----
 
 void PortableLinear(const LinearCall& c, int64_t rows) {
-  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  const int64_t panels = PanelCount(c.out_features);
   for (int64_t row = 0; row < rows; ++row) {
     const float* x = c.input + row * c.input_stride;
     float* y = c.output + row * c.output_stride;
@@ -59,8 +47,8 @@ void PortableLinear(const LinearCall& c, int64_t rows) {
       const int64_t first = panel * kWidth;
       const int64_t count = std::min(kWidth, c.out_features - first);
       for (int64_t j = 0; j < count; ++j) {
-        y[first + j] =
-            Finish(sums[j], c.bias[first + j], &y[first + j], c.epilogue);
+        y[first + j] = panel_tiles::Epilogue(sums[j] + c.bias[first + j],
+                                             &y[first + j], c.epilogue);
       }
     }
   }
@@ -68,149 +56,86 @@ void PortableLinear(const LinearCall& c, int64_t rows) {
 
 // ---- AVX2 + FMA: up to 6 rows × 1 panel (two 8-float halves). ----
 
-#define FANYI_AVX2 __attribute__((target("avx2,fma")))
-
-template <int kRows>
-FANYI_AVX2 void Avx2Tile(const LinearCall& c, int64_t row, int64_t panel) {
-  __m256 sums[kRows][2];
-#pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-    sums[r][0] = _mm256_setzero_ps();
-    sums[r][1] = _mm256_setzero_ps();
-  }
-  const float* w = c.packed + panel * c.in_features * kWidth;
-  const float* x = c.input + row * c.input_stride;
-  for (int64_t k = 0; k < c.in_features; ++k) {
-    const __m256 low = _mm256_load_ps(w + k * kWidth);
-    const __m256 high = _mm256_load_ps(w + k * kWidth + 8);
+struct Avx2Kernel {
+  template <int kRows, int kPanels>
+  FANYI_AVX2 static void Tile(const LinearCall& c, int64_t row, int64_t panel) {
+    static_assert(kPanels == 1, "one panel fills AVX2's registers");
+    __m256 sums[kRows][2];
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      const __m256 xv = _mm256_broadcast_ss(x + r * c.input_stride + k);
-      sums[r][0] = _mm256_fmadd_ps(xv, low, sums[r][0]);
-      sums[r][1] = _mm256_fmadd_ps(xv, high, sums[r][1]);
+      sums[r][0] = _mm256_setzero_ps();
+      sums[r][1] = _mm256_setzero_ps();
     }
-  }
-  const int64_t first = panel * kWidth;
-  const int64_t count = std::min(kWidth, c.out_features - first);
-  const __m256 bias_low = _mm256_load_ps(c.bias + first);
-  const __m256 bias_high = _mm256_load_ps(c.bias + first + 8);
-  const __m256 zero = _mm256_setzero_ps();
+    const float* w = c.packed + panel * c.in_features * kWidth;
+    const float* x = c.input + row * c.input_stride;
+    for (int64_t k = 0; k < c.in_features; ++k) {
+      const __m256 low = _mm256_load_ps(w + k * kWidth);
+      const __m256 high = _mm256_load_ps(w + k * kWidth + 8);
 #pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-    float* y = c.output + (row + r) * c.output_stride + first;
-    __m256 low = _mm256_add_ps(sums[r][0], bias_low);
-    __m256 high = _mm256_add_ps(sums[r][1], bias_high);
-    if (c.epilogue == LinearEpilogue::kBiasRelu) {
-      low = _mm256_max_ps(low, zero);
-      high = _mm256_max_ps(high, zero);
-    }
-    if (count == kWidth) {
-      if (c.epilogue == LinearEpilogue::kAddToOutput) {
-        low = _mm256_add_ps(low, _mm256_loadu_ps(y));
-        high = _mm256_add_ps(high, _mm256_loadu_ps(y + 8));
-      }
-      _mm256_storeu_ps(y, low);
-      _mm256_storeu_ps(y + 8, high);
-    } else {  // The last, partial panel.
-      alignas(32) float values[kWidth];
-      _mm256_store_ps(values, low);
-      _mm256_store_ps(values + 8, high);
-      for (int64_t j = 0; j < count; ++j) {
-        y[j] = c.epilogue == LinearEpilogue::kAddToOutput ? y[j] + values[j]
-                                                          : values[j];
+      for (int r = 0; r < kRows; ++r) {
+        const __m256 xv = _mm256_broadcast_ss(x + r * c.input_stride + k);
+        sums[r][0] = _mm256_fmadd_ps(xv, low, sums[r][0]);
+        sums[r][1] = _mm256_fmadd_ps(xv, high, sums[r][1]);
       }
     }
-  }
-}
-
-FANYI_AVX2 void Avx2Linear(const LinearCall& c, int64_t rows) {
-  using Tile = void (*)(const LinearCall&, int64_t, int64_t);
-  static constexpr Tile kTiles[] = {Avx2Tile<1>, Avx2Tile<2>, Avx2Tile<3>,
-                                    Avx2Tile<4>, Avx2Tile<5>, Avx2Tile<6>};
-  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
-  for (int64_t panel = 0; panel < panels; ++panel) {
-    for (int64_t row = 0; row < rows; row += 6) {
-      kTiles[std::min<int64_t>(6, rows - row) - 1](c, row, panel);
+    const int64_t first = panel * kWidth;
+    const int64_t count = std::min(kWidth, c.out_features - first);
+    const __m256 bias_low = _mm256_load_ps(c.bias + first);
+    const __m256 bias_high = _mm256_load_ps(c.bias + first + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      panel_tiles::StorePanelAvx2(
+          _mm256_add_ps(sums[r][0], bias_low),
+          _mm256_add_ps(sums[r][1], bias_high), count, c.epilogue,
+          c.output + (row + r) * c.output_stride + first);
     }
   }
-}
+};
 
 // ---- AVX-512: up to 6 rows × 4 panels (24 sums in registers). ----
 
-#define FANYI_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
-
-template <int kRows, int kPanels>
-FANYI_AVX512 void Avx512Tile(const LinearCall& c, int64_t row, int64_t panel) {
-  __m512 sums[kRows][kPanels];
-#pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 4
-    for (int p = 0; p < kPanels; ++p) sums[r][p] = _mm512_setzero_ps();
-  }
-  const int64_t panel_size = c.in_features * kWidth;
-  const float* w = c.packed + panel * panel_size;
-  const float* x = c.input + row * c.input_stride;
-  for (int64_t k = 0; k < c.in_features; ++k) {
-    __m512 weights[kPanels];
-#pragma GCC unroll 4
-    for (int p = 0; p < kPanels; ++p) {
-      weights[p] = _mm512_load_ps(w + p * panel_size + k * kWidth);
-    }
+struct Avx512Kernel {
+  template <int kRows, int kPanels>
+  FANYI_AVX512 static void Tile(const LinearCall& c, int64_t row,
+                                int64_t panel) {
+    __m512 sums[kRows][kPanels];
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      const __m512 xv = _mm512_set1_ps(x[r * c.input_stride + k]);
+#pragma GCC unroll 4
+      for (int p = 0; p < kPanels; ++p) sums[r][p] = _mm512_setzero_ps();
+    }
+    const int64_t panel_size = c.in_features * kWidth;
+    const float* w = c.packed + panel * panel_size;
+    const float* x = c.input + row * c.input_stride;
+    for (int64_t k = 0; k < c.in_features; ++k) {
+      __m512 weights[kPanels];
 #pragma GCC unroll 4
       for (int p = 0; p < kPanels; ++p) {
-        sums[r][p] = _mm512_fmadd_ps(xv, weights[p], sums[r][p]);
+        weights[p] = _mm512_load_ps(w + p * panel_size + k * kWidth);
       }
-    }
-  }
-  const __m512 zero = _mm512_setzero_ps();
-#pragma GCC unroll 4
-  for (int p = 0; p < kPanels; ++p) {
-    const int64_t first = (panel + p) * kWidth;
-    const int64_t count = std::min(kWidth, c.out_features - first);
-    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
-    const __m512 bias = _mm512_load_ps(c.bias + first);
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) {
-      float* y = c.output + (row + r) * c.output_stride + first;
-      __m512 value = _mm512_add_ps(sums[r][p], bias);
-      if (c.epilogue == LinearEpilogue::kBiasRelu) {
-        value = _mm512_max_ps(value, zero);
-      } else if (c.epilogue == LinearEpilogue::kAddToOutput) {
-        value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, y));
+      for (int r = 0; r < kRows; ++r) {
+        const __m512 xv = _mm512_set1_ps(x[r * c.input_stride + k]);
+#pragma GCC unroll 4
+        for (int p = 0; p < kPanels; ++p) {
+          sums[r][p] = _mm512_fmadd_ps(xv, weights[p], sums[r][p]);
+        }
       }
-      _mm512_mask_storeu_ps(y, mask, value);
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < kPanels; ++p) {
+      const int64_t first = (panel + p) * kWidth;
+      const __mmask16 mask = panel_tiles::PanelMask(first, c.out_features);
+      const __m512 bias = _mm512_load_ps(c.bias + first);
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        panel_tiles::StorePanelAvx512(
+            _mm512_add_ps(sums[r][p], bias), mask, c.epilogue,
+            c.output + (row + r) * c.output_stride + first);
+      }
     }
   }
-}
-
-using Avx512TileFunction = void (*)(const LinearCall&, int64_t, int64_t);
-
-template <int kRows>
-constexpr std::array<Avx512TileFunction, 4> Avx512TilesOfRows() {
-  return {Avx512Tile<kRows, 1>, Avx512Tile<kRows, 2>, Avx512Tile<kRows, 3>,
-          Avx512Tile<kRows, 4>};
-}
-
-FANYI_AVX512 void Avx512Linear(const LinearCall& c, int64_t rows) {
-  // [rows - 1][panels - 1]
-  static constexpr std::array<Avx512TileFunction, 4> kTiles[] = {
-      Avx512TilesOfRows<1>(), Avx512TilesOfRows<2>(), Avx512TilesOfRows<3>(),
-      Avx512TilesOfRows<4>(), Avx512TilesOfRows<5>(), Avx512TilesOfRows<6>()};
-  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
-  // Four panels at a time: their weights stay in cache while every row
-  // block passes over them.
-  for (int64_t panel = 0; panel < panels; panel += 4) {
-    const int64_t panel_count = std::min<int64_t>(4, panels - panel);
-    for (int64_t row = 0; row < rows; row += 6) {
-      const int64_t row_count = std::min<int64_t>(6, rows - row);
-      kTiles[row_count - 1][panel_count - 1](c, row, panel);
-    }
-  }
-}
+};
 
 void RequireFloatMatrix(const torch::Tensor& t, const char* name) {
   if (!t.defined() || t.dim() != 2 || t.scalar_type() != at::kFloat) {
@@ -250,7 +175,7 @@ PackedLinear::PackedLinear(const torch::Tensor& weight,
   }
   out_features_ = weight.size(0);
   in_features_ = weight.size(1);
-  const int64_t panels = (out_features_ + kWidth - 1) / kWidth;
+  const int64_t panels = PanelCount(out_features_);
   if (compute_type_ == ComputeType::kInt8) {
     PackInt8(weight);
   } else {
@@ -291,9 +216,11 @@ void PackedLinear::Apply(const float* input, int64_t rows, int64_t input_stride,
                         epilogue};
   switch (isa_) {
     case CpuIsa::kAvx512:
-      return Avx512Linear(call, rows);
+      return panel_tiles::RunTiles<Avx512Kernel, 6, 4>(
+          call, rows, PanelCount(out_features_));
     case CpuIsa::kAvx2:
-      return Avx2Linear(call, rows);
+      return panel_tiles::RunTiles<Avx2Kernel, 6, 1>(call, rows,
+                                                     PanelCount(out_features_));
     case CpuIsa::kPortable:
       return PortableLinear(call, rows);
   }

@@ -14,11 +14,14 @@
 #include <vector>
 
 #include "common/decoding/packed_linear.h"
+#include "common/decoding/panel_tiles.h"
 
 namespace fanyi {
 namespace {
 
-constexpr int64_t kWidth = PackedLinear::kPanelWidth;
+using panel_tiles::kWidth;
+using panel_tiles::PanelCount;
+
 // Inputs per group: VNNI's dot product sums four byte products per lane.
 constexpr int64_t kGroup = 4;
 // The largest quantized magnitude. Symmetric (no -128), so that negating a
@@ -49,10 +52,6 @@ struct QuantizedRows {
 
 // Rounding is to nearest, ties to even, everywhere (the vector conversions'
 // default mode), so that every variant computes the same units.
-
-#define FANYI_AVX2 __attribute__((target("avx2,fma")))
-#define FANYI_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
 // `value` rounded to a whole unit within ±127. Clamped before the
 // conversion, which is undefined for values outside int32 (and NaN, which
@@ -191,26 +190,10 @@ struct Int8Call {
   LinearEpilogue epilogue;
 };
 
-// One output value from its int32 sum.
-inline float Finish(const Int8Call& c, int32_t sum, int64_t row, int64_t n,
-                    float* out) {
-  const float value =
-      float(sum) * (c.row_scales[row] * c.weight_scales[n]) + c.bias[n];
-  switch (c.epilogue) {
-    case LinearEpilogue::kBias:
-      return value;
-    case LinearEpilogue::kBiasRelu:
-      return value > 0 ? value : 0;
-    case LinearEpilogue::kAddToOutput:
-      return *out + value;
-  }
-  return value;
-}
-
 // ---- Portable ----
 
 void PortableInt8(const Int8Call& c, int64_t rows) {
-  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
+  const int64_t panels = PanelCount(c.out_features);
   const int64_t panel_size = c.groups * kWidth * kGroup;
   for (int64_t row = 0; row < rows; ++row) {
     const int8_t* x = c.input + row * c.input_stride;
@@ -229,7 +212,10 @@ void PortableInt8(const Int8Call& c, int64_t rows) {
       const int64_t first = panel * kWidth;
       const int64_t count = std::min(kWidth, c.out_features - first);
       for (int64_t j = 0; j < count; ++j) {
-        y[first + j] = Finish(c, sums[j], row, first + j, &y[first + j]);
+        const float value =
+            float(sums[j]) * (c.row_scales[row] * c.weight_scales[first + j]) +
+            c.bias[first + j];
+        y[first + j] = panel_tiles::Epilogue(value, &y[first + j], c.epilogue);
       }
     }
   }
@@ -240,88 +226,58 @@ void PortableInt8(const Int8Call& c, int64_t rows) {
 // saturating. Feeding it |x| and w × sign(x), both within ±127, keeps every
 // pair sum within 2 × 127² = 32258: no saturation.
 
-template <int kRows>
-FANYI_AVX2 void Avx2Int8Tile(const Int8Call& c, int64_t row, int64_t panel) {
-  __m256i sums[kRows][2];
-#pragma GCC unroll 4
-  for (int r = 0; r < kRows; ++r) {
-    sums[r][0] = _mm256_setzero_si256();
-    sums[r][1] = _mm256_setzero_si256();
-  }
-  const __m256i ones = _mm256_set1_epi16(1);
-  const int8_t* w = c.packed + panel * c.groups * kWidth * kGroup;
-  const int8_t* x = c.input + row * c.input_stride;
-  for (int64_t g = 0; g < c.groups; ++g) {
-    const __m256i low = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(w + g * kWidth * kGroup));
-    const __m256i high = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(w + g * kWidth * kGroup + 32));
+struct Avx2Int8Kernel {
+  template <int kRows, int kPanels>
+  FANYI_AVX2 static void Tile(const Int8Call& c, int64_t row, int64_t panel) {
+    static_assert(kPanels == 1, "one panel fills AVX2's registers");
+    __m256i sums[kRows][2];
 #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
-      int32_t four;
-      std::memcpy(&four, x + r * c.input_stride + g * kGroup, sizeof four);
-      const __m256i xv = _mm256_set1_epi32(four);
-      const __m256i magnitude = _mm256_sign_epi8(xv, xv);
-      const __m256i low_products =
-          _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(low, xv));
-      const __m256i high_products =
-          _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(high, xv));
-      sums[r][0] =
-          _mm256_add_epi32(sums[r][0], _mm256_madd_epi16(low_products, ones));
-      sums[r][1] =
-          _mm256_add_epi32(sums[r][1], _mm256_madd_epi16(high_products, ones));
+      sums[r][0] = _mm256_setzero_si256();
+      sums[r][1] = _mm256_setzero_si256();
     }
-  }
-  const int64_t first = panel * kWidth;
-  const int64_t count = std::min(kWidth, c.out_features - first);
-  const __m256 bias_low = _mm256_loadu_ps(c.bias + first);
-  const __m256 bias_high = _mm256_loadu_ps(c.bias + first + 8);
-  const __m256 scale_low = _mm256_loadu_ps(c.weight_scales + first);
-  const __m256 scale_high = _mm256_loadu_ps(c.weight_scales + first + 8);
-  const __m256 zero = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int8_t* w = c.packed + panel * c.groups * kWidth * kGroup;
+    const int8_t* x = c.input + row * c.input_stride;
+    for (int64_t g = 0; g < c.groups; ++g) {
+      const __m256i low = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(w + g * kWidth * kGroup));
+      const __m256i high = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(w + g * kWidth * kGroup + 32));
 #pragma GCC unroll 4
-  for (int r = 0; r < kRows; ++r) {
-    float* y = c.output + (row + r) * c.output_stride + first;
-    const __m256 row_scale = _mm256_set1_ps(c.row_scales[row + r]);
-    __m256 low = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[r][0]),
-                                 _mm256_mul_ps(scale_low, row_scale), bias_low);
-    __m256 high =
-        _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[r][1]),
-                        _mm256_mul_ps(scale_high, row_scale), bias_high);
-    if (c.epilogue == LinearEpilogue::kBiasRelu) {
-      low = _mm256_max_ps(low, zero);
-      high = _mm256_max_ps(high, zero);
-    }
-    if (count == kWidth) {
-      if (c.epilogue == LinearEpilogue::kAddToOutput) {
-        low = _mm256_add_ps(low, _mm256_loadu_ps(y));
-        high = _mm256_add_ps(high, _mm256_loadu_ps(y + 8));
-      }
-      _mm256_storeu_ps(y, low);
-      _mm256_storeu_ps(y + 8, high);
-    } else {  // The last, partial panel.
-      alignas(32) float values[kWidth];
-      _mm256_store_ps(values, low);
-      _mm256_store_ps(values + 8, high);
-      for (int64_t j = 0; j < count; ++j) {
-        y[j] = c.epilogue == LinearEpilogue::kAddToOutput ? y[j] + values[j]
-                                                          : values[j];
+      for (int r = 0; r < kRows; ++r) {
+        int32_t four;
+        std::memcpy(&four, x + r * c.input_stride + g * kGroup, sizeof four);
+        const __m256i xv = _mm256_set1_epi32(four);
+        const __m256i magnitude = _mm256_sign_epi8(xv, xv);
+        const __m256i low_products =
+            _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(low, xv));
+        const __m256i high_products =
+            _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(high, xv));
+        sums[r][0] =
+            _mm256_add_epi32(sums[r][0], _mm256_madd_epi16(low_products, ones));
+        sums[r][1] = _mm256_add_epi32(sums[r][1],
+                                      _mm256_madd_epi16(high_products, ones));
       }
     }
-  }
-}
-
-FANYI_AVX2 void Avx2Int8(const Int8Call& c, int64_t rows) {
-  using Tile = void (*)(const Int8Call&, int64_t, int64_t);
-  static constexpr Tile kTiles[] = {Avx2Int8Tile<1>, Avx2Int8Tile<2>,
-                                    Avx2Int8Tile<3>, Avx2Int8Tile<4>};
-  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
-  for (int64_t panel = 0; panel < panels; ++panel) {
-    for (int64_t row = 0; row < rows; row += 4) {
-      kTiles[std::min<int64_t>(4, rows - row) - 1](c, row, panel);
+    const int64_t first = panel * kWidth;
+    const int64_t count = std::min(kWidth, c.out_features - first);
+    const __m256 bias_low = _mm256_loadu_ps(c.bias + first);
+    const __m256 bias_high = _mm256_loadu_ps(c.bias + first + 8);
+    const __m256 scale_low = _mm256_loadu_ps(c.weight_scales + first);
+    const __m256 scale_high = _mm256_loadu_ps(c.weight_scales + first + 8);
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 row_scale = _mm256_set1_ps(c.row_scales[row + r]);
+      panel_tiles::StorePanelAvx2(
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[r][0]),
+                          _mm256_mul_ps(scale_low, row_scale), bias_low),
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[r][1]),
+                          _mm256_mul_ps(scale_high, row_scale), bias_high),
+          count, c.epilogue, c.output + (row + r) * c.output_stride + first);
     }
   }
-}
+};
 
 // ---- AVX512_VNNI: up to 6 rows × 4 panels (24 sums in registers). ----
 // vpdpbusd multiplies unsigned by signed bytes and adds each lane's four
@@ -343,83 +299,57 @@ FANYI_VNNI inline void DotBytes(__m512i& sum, __m512i x, __m512i w) {
   asm("vpdpbusd %[w], %[x], %[sum]" : [sum] "+v"(sum) : [x] "v"(x), [w] "v"(w));
 }
 
-template <int kRows, int kPanels>
-FANYI_VNNI void VnniTile(const Int8Call& c, int64_t row, int64_t panel) {
-  __m512i sums[kRows][kPanels];
-#pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 4
-    for (int p = 0; p < kPanels; ++p) sums[r][p] = _mm512_setzero_si512();
-  }
-  const int64_t panel_size = c.groups * kWidth * kGroup;
-  const int8_t* w = c.packed + panel * panel_size;
-  const int8_t* x = c.input + row * c.input_stride;
-  for (int64_t g = 0; g < c.groups; ++g) {
-    __m512i weights[kPanels];
-#pragma GCC unroll 4
-    for (int p = 0; p < kPanels; ++p) {
-      weights[p] = _mm512_loadu_si512(w + p * panel_size + g * kWidth * kGroup);
-    }
+struct VnniKernel {
+  template <int kRows, int kPanels>
+  FANYI_VNNI static void Tile(const Int8Call& c, int64_t row, int64_t panel) {
+    __m512i sums[kRows][kPanels];
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      int32_t four;
-      std::memcpy(&four, x + r * c.input_stride + g * kGroup, sizeof four);
-      const __m512i xv = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+      for (int p = 0; p < kPanels; ++p) sums[r][p] = _mm512_setzero_si512();
+    }
+    const int64_t panel_size = c.groups * kWidth * kGroup;
+    const int8_t* w = c.packed + panel * panel_size;
+    const int8_t* x = c.input + row * c.input_stride;
+    for (int64_t g = 0; g < c.groups; ++g) {
+      __m512i weights[kPanels];
 #pragma GCC unroll 4
       for (int p = 0; p < kPanels; ++p) {
-        DotBytes(sums[r][p], xv, weights[p]);
+        weights[p] =
+            _mm512_loadu_si512(w + p * panel_size + g * kWidth * kGroup);
       }
-    }
-  }
-  const __m512 zero = _mm512_setzero_ps();
-#pragma GCC unroll 4
-  for (int p = 0; p < kPanels; ++p) {
-    const int64_t first = (panel + p) * kWidth;
-    const int64_t count = std::min(kWidth, c.out_features - first);
-    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
-    const __m512 bias = _mm512_loadu_ps(c.bias + first);
-    const __m512 scales = _mm512_loadu_ps(c.weight_scales + first);
-    const __m512i compensation = _mm512_loadu_si512(c.compensation + first);
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) {
-      float* y = c.output + (row + r) * c.output_stride + first;
-      const __m512 sum =
-          _mm512_cvtepi32_ps(_mm512_sub_epi32(sums[r][p], compensation));
-      __m512 value = _mm512_fmadd_ps(
-          sum, _mm512_mul_ps(scales, _mm512_set1_ps(c.row_scales[row + r])),
-          bias);
-      if (c.epilogue == LinearEpilogue::kBiasRelu) {
-        value = _mm512_max_ps(value, zero);
-      } else if (c.epilogue == LinearEpilogue::kAddToOutput) {
-        value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, y));
+      for (int r = 0; r < kRows; ++r) {
+        int32_t four;
+        std::memcpy(&four, x + r * c.input_stride + g * kGroup, sizeof four);
+        const __m512i xv = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+        for (int p = 0; p < kPanels; ++p) {
+          DotBytes(sums[r][p], xv, weights[p]);
+        }
       }
-      _mm512_mask_storeu_ps(y, mask, value);
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < kPanels; ++p) {
+      const int64_t first = (panel + p) * kWidth;
+      const __mmask16 mask = panel_tiles::PanelMask(first, c.out_features);
+      const __m512 bias = _mm512_loadu_ps(c.bias + first);
+      const __m512 scales = _mm512_loadu_ps(c.weight_scales + first);
+      const __m512i compensation = _mm512_loadu_si512(c.compensation + first);
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        const __m512 sum =
+            _mm512_cvtepi32_ps(_mm512_sub_epi32(sums[r][p], compensation));
+        panel_tiles::StorePanelAvx512(
+            _mm512_fmadd_ps(
+                sum,
+                _mm512_mul_ps(scales, _mm512_set1_ps(c.row_scales[row + r])),
+                bias),
+            mask, c.epilogue, c.output + (row + r) * c.output_stride + first);
+      }
     }
   }
-}
-
-using VnniTileFunction = void (*)(const Int8Call&, int64_t, int64_t);
-
-template <int kRows>
-constexpr std::array<VnniTileFunction, 4> VnniTilesOfRows() {
-  return {VnniTile<kRows, 1>, VnniTile<kRows, 2>, VnniTile<kRows, 3>,
-          VnniTile<kRows, 4>};
-}
-
-FANYI_VNNI void VnniInt8(const Int8Call& c, int64_t rows) {
-  // [rows - 1][panels - 1]
-  static constexpr std::array<VnniTileFunction, 4> kTiles[] = {
-      VnniTilesOfRows<1>(), VnniTilesOfRows<2>(), VnniTilesOfRows<3>(),
-      VnniTilesOfRows<4>(), VnniTilesOfRows<5>(), VnniTilesOfRows<6>()};
-  const int64_t panels = (c.out_features + kWidth - 1) / kWidth;
-  for (int64_t panel = 0; panel < panels; panel += 4) {
-    const int64_t panel_count = std::min<int64_t>(4, panels - panel);
-    for (int64_t row = 0; row < rows; row += 6) {
-      const int64_t row_count = std::min<int64_t>(6, rows - row);
-      kTiles[row_count - 1][panel_count - 1](c, row, panel);
-    }
-  }
-}
+};
 
 }  // namespace
 
@@ -432,7 +362,7 @@ void PackedLinear::PackInt8(const torch::Tensor& weight) {
         std::to_string(kMostInputs) + " input features, not " +
         std::to_string(in_features_));
   }
-  const int64_t panels = (out_features_ + kWidth - 1) / kWidth;
+  const int64_t panels = PanelCount(out_features_);
   const int64_t groups = (in_features_ + kGroup - 1) / kGroup;
   const torch::Tensor w = weight.detach().to(at::kCPU, at::kFloat).contiguous();
   const float* source = w.data_ptr<float>();
@@ -490,9 +420,11 @@ void PackedLinear::ApplyInt8(const float* input, int64_t rows,
                       epilogue};
   switch (kernel) {
     case Int8Kernel::kVnni:
-      return VnniInt8(call, rows);
+      return panel_tiles::RunTiles<VnniKernel, 6, 4>(call, rows,
+                                                     PanelCount(out_features_));
     case Int8Kernel::kAvx2:
-      return Avx2Int8(call, rows);
+      return panel_tiles::RunTiles<Avx2Int8Kernel, 4, 1>(
+          call, rows, PanelCount(out_features_));
     case Int8Kernel::kPortable:
       return PortableInt8(call, rows);
   }
