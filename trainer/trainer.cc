@@ -3,34 +3,28 @@
 #include <torch/optim/adam.h>
 #include <torch/serialize.h>
 #include <torch/utils.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "common/model/checkpoint.h"
 #include "common/model/checkpoint_averaging.h"
 #include "common/model/device.h"
-#include "common/text/vocabulary.h"
 #include "trainer/data_parallel.h"
 #include "trainer/dev_evaluation.h"
 #include "trainer/output_directory.h"
-#include "trainer/prepared_corpus.h"
 #include "trainer/run_directory.h"
 #include "trainer/tensor_batch.h"
 #include "trainer/training_batches.h"
+#include "trainer/training_data.h"
+#include "trainer/training_log.h"
 
 namespace fanyi {
 
@@ -49,50 +43,6 @@ std::string Timestamp() {
 }
 
 }  // namespace
-
-double NoamLearningRate(int64_t step, int64_t d_model, int64_t warmup_steps,
-                        double factor) {
-  const double s = static_cast<double>(std::max<int64_t>(step, 1));
-  return factor * std::pow(static_cast<double>(d_model), -0.5) *
-         std::min(std::pow(s, -0.5),
-                  s * std::pow(static_cast<double>(warmup_steps), -1.5));
-}
-
-void TrainingOptions::Validate() const {
-  auto require = [](bool condition, const std::string& message) {
-    if (!condition) throw std::invalid_argument(message);
-  };
-  if (data_dir.empty()) {
-    corpus.Validate();
-  } else {
-    require(corpus.train_path.empty() && corpus.dev_path.empty(),
-            "--data replaces --train and --dev: give one or the other");
-  }
-  require(!out_dir.empty(), "--out is required");
-  require(epochs >= 1, "--epochs must be at least 1");
-  require(max_steps >= 0, "--max_steps must not be negative");
-  require(max_minutes >= 0, "--max_minutes must not be negative");
-  require(batch_tokens >= 1, "--batch_tokens must be at least 1");
-  require(shuffle_window >= 1, "--shuffle_window must be at least 1");
-  require(accumulate_batches >= 1, "--accumulate_batches must be at least 1");
-  require(collective_timeout_minutes > 0,
-          "--collective_timeout_minutes must be positive");
-  require(rendezvous.world_size >= 1 && rendezvous.rank >= 0 &&
-              rendezvous.rank < rendezvous.world_size,
-          "RANK must be in [0, WORLD_SIZE)");
-  require(rendezvous.world_size == 1 || device != "cuda",
-          "data-parallel training runs on the CPU (Gloo) only, for now");
-  require(warmup_steps >= 1, "--warmup must be at least 1");
-  require(lr_factor > 0, "--lr_factor must be positive");
-  require(label_smoothing >= 0 && label_smoothing < 1,
-          "--label_smoothing must be in [0, 1)");
-  require(validate_every_epochs >= 1, "--validate_every must be at least 1");
-  require(validate_every_steps >= 0,
-          "--validate_every_steps must not be negative");
-  require(average_last >= 0, "--average_last must not be negative");
-  require(device == "auto" || device == "cpu" || device == "cuda",
-          "--device must be auto, cpu or cuda");
-}
 
 namespace {
 
@@ -114,19 +64,15 @@ struct Trainer::State {
   RunDirectory run_directory{options.out_dir, options.average_last};
   torch::Device device{torch::kCPU};
   Checkpoint checkpoint;  // Model, vocabularies and provenance.
-  std::optional<PreparedCorpus> corpus;
-  DevSet dev;
+  std::optional<TrainingData> data;
   // This epoch's batches; empty between epochs.
   std::optional<TrainingBatches> batches;
   int64_t epoch_batches = 0;   // Batches of this epoch trained (every rank's).
   bool epoch_complete = true;  // Whether `epoch` has ended.
-  // A rank other than 0 prepares raw text here for itself; removed at the
-  // end.
-  fs::path scratch_dir;
   std::unique_ptr<torch::optim::Adam> optimizer;
   // The other ranks of a data-parallel run; null when training alone.
   std::unique_ptr<DataParallel> group;
-  std::ofstream json_log;
+  TrainingLog training_log{options.show_progress, log};
   int64_t step = 0;
   int64_t epoch = 0;
   double best_dev_bleu = -1;
@@ -141,10 +87,6 @@ struct Trainer::State {
   bool first_step_logged = false;
   TrainingResult result;
 
-  ~State() {
-    std::error_code ignored;
-    if (!scratch_dir.empty()) fs::remove_all(scratch_dir, ignored);
-  }
   double ElapsedSeconds() const {
     return resumed_seconds +
            std::chrono::duration<double>(Clock::now() - start).count();
@@ -163,15 +105,9 @@ struct Trainer::State {
            ElapsedSeconds() >= options.max_minutes * 60.0;
   }
 
-  // Opens the corpus: options.data_dir, or the raw text prepared into
-  // out_dir/data/ (a scratch directory on ranks other than 0), with the
-  // vocabularies of `fixed` when resuming. Fills the checkpoint's
-  // languages, script, vocabularies and the dev set.
+  // Opens the corpus (with `fixed`'s vocabularies when resuming) and
+  // describes it in the checkpoint.
   void OpenData(const CorpusVocabularies* fixed);
-  // Prepares options.corpus into `directory` with rank 0's vocabularies
-  // (or `fixed`'s) on every rank.
-  PreparedCorpus PrepareRawText(const fs::path& directory,
-                                const CorpusVocabularies* fixed);
   void BuildModel();
   void Resume();
   // Starts the next epoch's batches, or this one's again after `skip`
@@ -190,132 +126,17 @@ struct Trainer::State {
   void AverageKeptSaves(std::ostream& log);
   // Validates, saves and logs the report (rank 0).
   void Report();
-  // Updates the terminal progress line; also appends a JSON record if
-  // `write_json`.
+  // Updates the progress line; also appends a progress record if
+  // `record`.
   void ShowProgress(double loss, double lr, double tokens_per_second,
-                    bool write_json);
+                    bool record);
 };
 
-PreparedCorpus Trainer::State::PrepareRawText(const fs::path& directory,
-                                              const CorpusVocabularies* fixed) {
-  PreparationOptions preparation = options.corpus;
-  preparation.max_tokens = options.model.max_positions - 1;
-  preparation.threads = options.threads;
-  if (fixed || !group) {
-    return PrepareCorpus(preparation, directory.string(), log, fixed);
-  }
-  // A new data-parallel run: rank 0 builds the vocabularies, the others
-  // take its files (through the rendezvous store), so every rank maps text
-  // to the same ids.
-  std::optional<PreparedCorpus> prepared;
-  if (leads()) {
-    prepared.emplace(
-        PrepareCorpus(preparation, directory.string(), log, nullptr));
-  }
-  fs::create_directories(directory);
-  const fs::path own = prepared ? fs::path(prepared->directory()) : directory;
-  CorpusVocabularies shared;
-  for (const char* name : {"source_vocabulary.json", "target_vocabulary.json",
-                           "source_subwords.model", "target_subwords.model"}) {
-    std::string bytes;
-    if (leads() && fs::exists(own / name)) {
-      std::ifstream in(own / name, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
-    bytes = group->ShareFromFirstRank(name, bytes);
-    if (leads() || bytes.empty()) continue;
-    const fs::path path = directory / (std::string("shared_") + name);
-    std::ofstream(path, std::ios::binary) << bytes;
-    const std::string file = name;
-    if (file == "source_vocabulary.json") {
-      shared.source = Vocabulary::Load(path.string());
-    } else if (file == "target_vocabulary.json") {
-      shared.target = Vocabulary::Load(path.string());
-    } else {
-      (file == "source_subwords.model" ? shared.source_subwords
-                                       : shared.target_subwords) =
-          std::make_shared<const SubwordModel>(
-              SubwordModel::FromSerialized(std::move(bytes)));
-    }
-  }
-  if (prepared) return std::move(*prepared);
-  return PrepareCorpus(preparation, (directory / "corpus").string(), log,
-                       &shared);
-}
-
 void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
-  if (!options.data_dir.empty()) {
-    corpus.emplace(PreparedCorpus::Open(options.data_dir));
-    if (group && group->ShareFromFirstRank("corpus_manifest",
-                                           corpus->manifest().dump()) !=
-                     corpus->manifest().dump()) {
-      throw std::runtime_error("--data " + options.data_dir +
-                               " differs from rank 0's: every "
-                               "rank must read the same prepared corpus");
-    }
-  } else if (leads()) {
-    const fs::path own = fs::path(options.out_dir) / "data";
-    // A resumed run reads the corpus it prepared, when that is still there
-    // and was made with the run's vocabularies.
-    std::optional<PreparedCorpus> reused;
-    if (fixed && fs::exists(own / PreparedCorpus::kManifestFile)) {
-      try {
-        reused.emplace(PreparedCorpus::Open(own.string()));
-        if (!(reused->vocabularies() == *fixed) ||
-            reused->manifest().value("train", "") !=
-                options.corpus.train_path) {
-          reused.reset();
-        }
-      } catch (const std::exception&) {
-        reused.reset();
-      }
-    }
-    corpus.emplace(reused ? std::move(*reused) : PrepareRawText(own, fixed));
-  } else {
-    scratch_dir = fs::temp_directory_path() /
-                  ("fanyi-train-rank" + std::to_string(group->rank()) + "-" +
-                   std::to_string(getpid()));
-    corpus.emplace(PrepareRawText(scratch_dir, fixed));
-  }
-  if (fixed && !(corpus->vocabularies() == *fixed)) {
-    throw std::runtime_error("the prepared corpus " + corpus->directory() +
-                             " has other vocabularies than the run's "
-                             "checkpoint in " +
-                             options.out_dir + "/last");
-  }
-  if (corpus->max_tokens() > options.model.max_positions - 1) {
-    throw std::runtime_error(
-        "the prepared corpus " + corpus->directory() +
-        " keeps pairs of up to " + std::to_string(corpus->max_tokens()) +
-        " tokens; --max_positions " +
-        std::to_string(options.model.max_positions) + " must be at least " +
-        std::to_string(corpus->max_tokens() + 1));
-  }
-  const CorpusVocabularies& vocabularies = corpus->vocabularies();
-  checkpoint.source_vocabulary = vocabularies.source;
-  checkpoint.target_vocabulary = vocabularies.target;
-  checkpoint.source_subwords = vocabularies.source_subwords;
-  checkpoint.target_subwords = vocabularies.target_subwords;
-  checkpoint.source_language = corpus->source_language();
-  checkpoint.target_language = corpus->target_language();
-  checkpoint.source_script = corpus->source_script();
-  checkpoint.target_script = corpus->target_script();
-  checkpoint.source_case = corpus->source_case();
-  checkpoint.target_case = corpus->target_case();
-  checkpoint.longest_source_tokens = corpus->longest_source_tokens();
-  dev = corpus->ReadDev();
-  const nlohmann::json& manifest = corpus->manifest();
-  result.skipped_train_lines = manifest.value("skipped_lines", int64_t{0});
-  log << "data: " << corpus->directory() << ": " << corpus->train_pairs()
-      << " training pairs in " << corpus->shard_paths().size() << " shards, "
-      << dev.sources.size()
-      << " dev pairs; vocabularies: " << vocabularies.source.size()
-      << " source, " << vocabularies.target.size() << " target tokens\n";
-  // How much of the dev text each side's vocabulary misses: the figure to
-  // compare tokenizers by, beside BLEU.
-  log << "data: dev tokens unknown to the vocabularies: "
-      << manifest.value("dev_unknown_source_percent", 0.0) << "% source, "
-      << manifest.value("dev_unknown_target_percent", 0.0) << "% target\n";
+  data.emplace(options, group.get(), fixed, log);
+  data->Describe(&checkpoint);
+  result.skipped_train_lines =
+      data->corpus().manifest().value("skipped_lines", int64_t{0});
 }
 
 void Trainer::State::BuildModel() {
@@ -374,7 +195,7 @@ void Trainer::State::Resume() {
 
 void Trainer::State::StartEpochBatches(int64_t skip) {
   // The same seed on every rank and in a resumed run: the same batches.
-  batches.emplace(corpus->shard_paths(), options.batch_tokens,
+  batches.emplace(data->corpus().shard_paths(), options.batch_tokens,
                   options.shuffle_window, options.seed * 1000003 + epoch);
   TrainingBatch skipped;
   for (epoch_batches = 0; epoch_batches < skip; ++epoch_batches) {
@@ -383,41 +204,26 @@ void Trainer::State::StartEpochBatches(int64_t skip) {
 }
 
 void Trainer::State::ShowProgress(double loss, double lr,
-                                  double tokens_per_second, bool write_json) {
-  const double elapsed = ElapsedSeconds();
-  const double epoch_share =
+                                  double tokens_per_second, bool record) {
+  StepProgress progress;
+  progress.epoch = epoch;
+  progress.step = step;
+  progress.loss = loss;
+  progress.learning_rate = lr;
+  progress.tokens_per_second = tokens_per_second;
+  progress.epoch_share =
       batches ? static_cast<double>(batches->pairs_read()) /
-                    std::max<int64_t>(corpus->train_pairs(), 1)
+                    std::max<int64_t>(data->corpus().train_pairs(), 1)
               : 0.0;
-  double eta = 0;
+  const double elapsed = ElapsedSeconds();
   if (options.max_minutes > 0) {
-    eta = std::max(0.0, options.max_minutes * 60.0 - elapsed);
+    progress.eta_seconds = std::max(0.0, options.max_minutes * 60.0 - elapsed);
   } else {
-    const double done = static_cast<double>(epoch - 1) + epoch_share;
+    const double done = static_cast<double>(epoch - 1) + progress.epoch_share;
     const double total = static_cast<double>(options.epochs);
-    if (done > 0) eta = elapsed / done * (total - done);
+    if (done > 0) progress.eta_seconds = elapsed / done * (total - done);
   }
-  if (write_json) {
-    json_log << nlohmann::json{{"event", "progress"},
-                               {"epoch", epoch},
-                               {"step", step},
-                               {"loss", loss},
-                               {"lr", lr},
-                               {"tokens_per_second", tokens_per_second},
-                               {"eta_seconds", eta}}
-                    .dump()
-             << "\n";
-    json_log.flush();
-  }
-  if (options.show_progress && isatty(fileno(stderr))) {
-    std::fprintf(stderr,
-                 "\repoch %lld (%.1f%%) step %lld loss %.3f lr %.2e "
-                 "%.0f tok/s ETA %.0fs   ",
-                 static_cast<long long>(epoch), 100.0 * epoch_share,
-                 static_cast<long long>(step), loss, lr, tokens_per_second,
-                 eta);
-    std::fflush(stderr);
-  }
+  training_log.Progress(progress, record);
 }
 
 void Trainer::State::SumGradients(
@@ -460,9 +266,7 @@ Pause Trainer::State::TrainUntilPause() {
     if (step_batches == 0) {
       batches.reset();
       epoch_complete = true;
-      if (options.show_progress && isatty(fileno(stderr))) {
-        std::fputs("\n", stderr);
-      }
+      training_log.EndProgressLine();
       return Pause::kEpochEnd;
     }
     epoch_batches += step_batches;
@@ -517,9 +321,9 @@ EpochReport Trainer::State::Validate() {
           std::chrono::duration<double>(Clock::now() - report_start).count(),
           1e-9);
   checkpoint.model->eval();
-  report.dev_loss = DevLoss(*checkpoint.model, dev, device);
+  report.dev_loss = DevLoss(*checkpoint.model, data->dev(), device);
 
-  report.dev_bleu = DevBleu(checkpoint, dev);
+  report.dev_bleu = DevBleu(checkpoint, data->dev());
   report.elapsed_seconds = ElapsedSeconds();
   return report;
 }
@@ -530,9 +334,9 @@ void Trainer::State::Save(const EpochReport& report) {
   checkpoint.training = {
       // What the corpus was prepared from: the files this run trained and
       // validated on, with --train or --data alike.
-      {"train", corpus->manifest().value("train", "")},
-      {"dev", corpus->manifest().value("dev", "")},
-      {"data", corpus->directory()},
+      {"train", data->corpus().manifest().value("train", "")},
+      {"dev", data->corpus().manifest().value("dev", "")},
+      {"data", data->corpus().directory()},
       {"epoch", epoch},
       {"epoch_complete", epoch_complete},
       {"epoch_batches", epoch_batches},
@@ -566,25 +370,7 @@ void Trainer::State::Report() {
   Save(report);
   result.epochs.push_back(report);
   result.best_dev_bleu = best_dev_bleu;
-  json_log << nlohmann::json{{"event", "epoch"},
-                             {"epoch", report.epoch},
-                             {"epoch_complete", epoch_complete},
-                             {"step", report.step},
-                             {"train_loss", report.train_loss},
-                             {"dev_loss", report.dev_loss},
-                             {"dev_bleu", report.dev_bleu},
-                             {"tokens_per_second", report.tokens_per_second},
-                             {"elapsed_seconds", report.elapsed_seconds}}
-                  .dump()
-           << "\n";
-  json_log.flush();
-  log << std::fixed << std::setprecision(3) << "epoch " << report.epoch
-      << (epoch_complete ? "" : " (in progress)") << " step " << report.step
-      << " train_loss " << report.train_loss << " dev_loss " << report.dev_loss
-      << std::setprecision(2) << " dev_bleu " << report.dev_bleu
-      << std::setprecision(0) << " " << report.tokens_per_second << " tok/s "
-      << report.elapsed_seconds << "s\n"
-      << std::defaultfloat << std::setprecision(6);
+  training_log.Report(report, epoch_complete);
 }
 
 Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {
@@ -623,8 +409,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
   }
   if (state.leads()) {
     CreateWritableDirectory(options_.out_dir);
-    state.json_log.open(fs::path(options_.out_dir) / "train_log.jsonl",
-                        std::ios::app);
+    state.training_log.OpenRecords(options_.out_dir);
   }
   state.checkpoint.model_version =
       fs::path(options_.out_dir).filename().string() + "-" + Timestamp();
@@ -680,7 +465,7 @@ void Trainer::State::AverageKeptSaves(std::ostream& log) {
   Checkpoint average = AverageCheckpoints(saves);
   average.model->to(device);
   average.model->eval();
-  const double bleu = DevBleu(average, dev);
+  const double bleu = DevBleu(average, data->dev());
   average.training["dev_bleu"] = bleu;
   average.training["best_single_dev_bleu"] = best_dev_bleu;
   SaveCheckpoint(average, run_directory.averaged());

@@ -6,77 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "common/model/model_config.h"
-#include "trainer/corpus_preparation.h"
-#include "trainer/rendezvous.h"
+#include "trainer/training_log.h"
+#include "trainer/training_options.h"
 
 namespace fanyi {
-
-// Settings of one training run, validated by Trainer's constructor.
-struct TrainingOptions {
-  // The corpus, as raw text (prepared into out_dir/data/ first) ...
-  PreparationOptions corpus;  // Its max_tokens and threads are the run's:
-                              // model.max_positions - 1 and `threads`.
-  // ... or as a directory that fanyi-prepare wrote (then corpus.train_path
-  // and corpus.dev_path stay empty, and the corpus's settings apply).
-  std::string data_dir;
-  std::string out_dir;          // Gets best/, last/ and train_log.jsonl.
-  ModelConfig model;            // Vocabulary sizes are filled in.
-  int64_t epochs = 100;         // Upper bound on passes over the data.
-  int64_t max_steps = 0;        // Upper bound on optimizer steps; 0 = none.
-  double max_minutes = 0;       // Wall-clock budget; 0 = no budget.
-  int64_t batch_tokens = 2048;  // Rows × longest side per batch.
-  // Pairs whose batches are made and shuffled together: the shards are
-  // read in a shuffled order, this many pairs at a time
-  // (trainer/training_batches.h). Memory grows with it.
-  int64_t shuffle_window = 1000000;
-  // Batches whose gradients are summed into one optimizer step, per rank:
-  // a step takes accumulate_batches × world size batches in all.
-  int64_t accumulate_batches = 1;
-  // The ranks of a data-parallel run (trainer/data_parallel.h); world size
-  // 1 trains in this process alone. Rank 0 validates and writes the
-  // checkpoints; the others only train.
-  RendezvousEnvironment rendezvous;
-  // How long a rank waits for the others in a collective (or to join)
-  // before it fails: a rank that died makes the rest exit, never hang.
-  double collective_timeout_minutes = 30;
-  int64_t warmup_steps = 800;         // Linear warm-up of the learning rate.
-  double lr_factor = 2.0;             // Scales the paper's schedule.
-  double label_smoothing = 0.1;       // Mass spread over the other tokens.
-  int64_t validate_every_epochs = 1;  // Dev loss/BLEU and saves every N.
-  // Also every N optimizer steps (an epoch of a large corpus takes hours);
-  // 0 = at epoch ends only.
-  int64_t validate_every_steps = 0;
-  int64_t average_last = 5;     // Keep the last N saves in epochs/ and, when
-                                // training ends, write their average to
-                                // averaged/ (best/ too if it scores higher on
-                                // dev); 0 or 1 = off. docs/quality.md.
-  int threads = 0;              // Intra-op threads; 0 = all cores.
-  std::string device = "auto";  // auto, cpu or cuda.
-  uint64_t seed = 1;            // Seeds weights, dropout and batching.
-  // Continue the run in out_dir from its last/, mid-epoch if it stopped
-  // there; starts one when out_dir holds none. Without it, an out_dir
-  // holding a run is refused.
-  bool resume = false;
-  bool show_progress = true;  // Progress line on a terminal.
-
-  // Throws std::invalid_argument naming the first bad field.
-  void Validate() const;
-};
-
-// Figures of one validation pass (at an epoch's end, every
-// validate_every_steps steps, or when training stops).
-struct EpochReport {
-  int64_t epoch = 0;  // The epoch in progress or just ended.
-  int64_t step = 0;
-  double train_loss = 0;         // Mean per target token since the last report,
-                                 // label-smoothed.
-  double dev_loss = 0;           // Mean per target token, no smoothing.
-  double dev_bleu = 0;           // Corpus BLEU of greedy translations.
-  double tokens_per_second = 0;  // Target tokens trained per second since
-                                 // the last report, every rank's.
-  double elapsed_seconds = 0;
-};
 
 // What a run produced.
 struct TrainingResult {
@@ -86,11 +19,6 @@ struct TrainingResult {
   std::string last_checkpoint;      // Directory of the last checkpoint.
   int64_t skipped_train_lines = 0;  // Bad input lines that were skipped.
 };
-
-// The paper's learning rate: factor · d_model^-0.5 ·
-// min(step^-0.5, step · warmup^-1.5), for step >= 1.
-double NoamLearningRate(int64_t step, int64_t d_model, int64_t warmup_steps,
-                        double factor);
 
 // Trains a Transformer on a parallel corpus and writes checkpoints.
 class Trainer {

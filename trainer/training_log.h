@@ -1,0 +1,66 @@
+#ifndef FANYI_TRAINER_TRAINING_LOG_H_
+#define FANYI_TRAINER_TRAINING_LOG_H_
+
+#include <cstdint>
+#include <fstream>
+#include <ostream>
+#include <string>
+
+namespace fanyi {
+
+// Figures of one validation pass (at an epoch's end, every
+// validate_every_steps steps, or when training stops).
+struct EpochReport {
+  int64_t epoch = 0;  // The epoch in progress or just ended.
+  int64_t step = 0;
+  double train_loss = 0;         // Mean per target token since the last report,
+                                 // label-smoothed.
+  double dev_loss = 0;           // Mean per target token, no smoothing.
+  double dev_bleu = 0;           // Corpus BLEU of greedy translations.
+  double tokens_per_second = 0;  // Target tokens trained per second since
+                                 // the last report, every rank's.
+  double elapsed_seconds = 0;
+};
+
+// Where a training step stands, for the progress line and record.
+struct StepProgress {
+  int64_t epoch = 0;
+  double epoch_share = 0;  // Of this epoch's pairs read, 0 to 1.
+  int64_t step = 0;
+  double loss = 0;  // Mean per target token since the last report.
+  double learning_rate = 0;
+  double tokens_per_second = 0;
+  double eta_seconds = 0;  // Until the budget or the last epoch ends.
+};
+
+// How a run tells how it goes: JSON records appended to train_log.jsonl in
+// its output directory (on rank 0), a progress line rewritten in place on a
+// terminal, and a line per report in the run's log.
+class TrainingLog {
+ public:
+  // `show_progress`: draw the progress line when stderr is a terminal.
+  TrainingLog(bool show_progress, std::ostream& log);
+
+  // Appends the JSON records to `out_dir`/train_log.jsonl from now on
+  // (only the rank that leads calls it).
+  void OpenRecords(const std::string& out_dir);
+
+  // Redraws the progress line; with `record`, also appends a progress
+  // record.
+  void Progress(const StepProgress& progress, bool record);
+  // Ends the progress line, at an epoch's end.
+  void EndProgressLine();
+  // Appends an epoch record and logs the report's line.
+  void Report(const EpochReport& report, bool epoch_complete);
+
+ private:
+  bool ProgressShown() const;
+
+  bool show_progress_;
+  std::ostream& log_;
+  std::ofstream records_;  // Closed: no records (ranks other than 0).
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_TRAINER_TRAINING_LOG_H_
