@@ -1,15 +1,14 @@
 #include "server/translation_service.h"
 
-#include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "server/request_preparation.h"
+#include "server/text_job.h"
 
 namespace fanyi {
 namespace {
@@ -97,41 +96,6 @@ class TranslationService::RpcCompletion {
   grpc::ServerUnaryReactor* const reactor_;
   ServerMetrics& metrics_;
   const std::chrono::steady_clock::time_point start_;
-};
-
-// One RPC's texts while their parts (sentences, clauses) decode: shared by
-// the parts' completions; after the last one, the assembly pool assembles
-// the translations and finishes the RPC.
-struct TranslationService::CallState {
-  CallState(RpcCompletion rpc_completion, std::shared_ptr<ServedModel> served,
-            std::vector<PreparedText> prepared,
-            std::vector<v1::Translation*> outputs, bool batch)
-      : completion(std::move(rpc_completion)),
-        model(std::move(served)),
-        texts(std::move(prepared)),
-        translations(std::move(outputs)),
-        batch_call(batch) {
-    for (const PreparedText& text : texts) {
-      targets.emplace_back(text.parts.size());
-      remaining += static_cast<int>(text.parts.size());
-    }
-  }
-
-  const RpcCompletion completion;
-  // Held until the RPC is answered: a version replaced meanwhile stays
-  // loaded for it.
-  const std::shared_ptr<ServedModel> model;
-  const std::vector<PreparedText> texts;
-  const std::vector<v1::Translation*> translations;  // One per text.
-  const bool batch_call;  // Errors name texts[i] in a TranslateBatch.
-  // Set by the first part that fails; the other parts then count as
-  // cancelled and leave the decoder at the next step.
-  std::atomic<bool> failed{false};
-  std::mutex mutex;
-  // Guarded by mutex: each part's target ids, [text][part].
-  std::vector<std::vector<std::vector<int64_t>>> targets;
-  int remaining = 0;         // Guarded by mutex: parts not yet completed.
-  grpc::Status first_error;  // Guarded by mutex: the failure that came first.
 };
 
 TranslationService::TranslationService(ModelRegistry& registry,
@@ -233,98 +197,38 @@ void TranslationService::Submit(grpc::CallbackServerContext* context,
                                 std::vector<PreparedText> texts,
                                 std::vector<v1::Translation*> outputs,
                                 bool batch_call) {
-  auto state = std::make_shared<CallState>(completion, std::move(model),
-                                           std::move(texts), std::move(outputs),
-                                           batch_call);
-  std::vector<PendingRequest> requests;
-  for (std::size_t t = 0; t < state->texts.size(); ++t) {
-    for (std::size_t part = 0; part < state->texts[t].parts.size(); ++part) {
-      PendingRequest request;
-      request.source = state->texts[t].parts[part];
-      request.deadline = context->deadline();
-      request.cancelled = [context, state] {
-        return state->failed.load() || context->IsCancelled();
-      };
-      request.done = [this, state, t, part](const grpc::Status& decode_status,
-                                            std::vector<int64_t> target_ids) {
-        PartDone(state, t, part, decode_status, std::move(target_ids));
-      };
-      requests.push_back(std::move(request));
+  TextJob job;
+  job.model = std::move(model);
+  job.texts = std::move(texts);
+  job.deadline = context->deadline();
+  job.cancelled = [context] { return context->IsCancelled(); };
+  job.name_texts = batch_call;
+  job.done = [completion, outputs = std::move(outputs)](
+                 const grpc::Status& status,
+                 std::vector<TextTranslation> translations) {
+    for (std::size_t t = 0; t < translations.size(); ++t) {
+      FillTranslation(std::move(translations[t]), outputs[t]);
     }
-  }
-  // Every part is queued or none: a full queue refuses the whole call
-  // before anything decodes.
-  if (grpc::Status status = state->model->batcher().SubmitAll(requests);
+    completion.Answer(status);
+  };
+  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
       !status.ok()) {
     completion.Answer(status);
   }
 }
 
-void TranslationService::PartDone(const std::shared_ptr<CallState>& state,
-                                  std::size_t text, std::size_t part,
-                                  const grpc::Status& decode_status,
-                                  std::vector<int64_t> target_ids) const {
-  {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    // The first failure is the cause; the CANCELLED of the siblings it
-    // stopped is not.
-    if (!decode_status.ok() && !state->failed.exchange(true)) {
-      state->first_error =
-          state->batch_call
-              ? grpc::Status(decode_status.error_code(),
-                             "texts[" + std::to_string(text) +
-                                 "]: " + decode_status.error_message())
-              : decode_status;
-    }
-    state->targets[text][part] = std::move(target_ids);
-    if (--state->remaining > 0) return;
-  }
-  // The last part: every other completion has run, so the state is the
-  // pool's. Assembly leaves the decode thread, whose rows go on stepping.
-  assembly_.Post([state] { FinishCall(*state); });
-}
-
-void TranslationService::FinishCall(CallState& state) {
-  grpc::Status status = state.first_error;
-  for (std::size_t t = 0; t < state.texts.size() && status.ok(); ++t) {
-    status = FillTranslation(*state.model, state.texts[t], state.targets[t],
-                             state.translations[t]);
-    if (!status.ok() && state.batch_call) {
-      status =
-          grpc::Status(status.error_code(), "texts[" + std::to_string(t) +
-                                                "]: " + status.error_message());
-    }
-  }
-  state.completion.Answer(status);
-}
-
-grpc::Status TranslationService::FillTranslation(
-    ServedModel& model, const PreparedText& text,
-    const std::vector<std::vector<int64_t>>& part_targets,
-    v1::Translation* translation) {
-  TextTranslation assembled;
-  try {
-    assembled = model.translator().pipeline().Assemble(text, part_targets);
-  } catch (const std::exception& e) {
-    return grpc::Status(
-        grpc::StatusCode::INTERNAL,
-        std::string("assembling the translation failed: ") + e.what());
-  }
+void TranslationService::FillTranslation(TextTranslation assembled,
+                                         v1::Translation* translation) {
   translation->set_text(std::move(assembled.text));
   translation->set_source_token_count(assembled.source_token_count);
   translation->set_generated_token_count(assembled.generated_token_count);
   translation->set_sentence_count(assembled.sentence_count);
   translation->set_split_sentence_count(assembled.split_sentence_count);
   translation->set_capped_count(assembled.capped_part_count);
-  for (const std::string& word : assembled.unknown_words) {
-    translation->add_unknown_words(word);
+  for (std::string& word : assembled.unknown_words) {
+    translation->add_unknown_words(std::move(word));
   }
   translation->set_unplaced_span_count(assembled.unplaced_span_count);
-  model.metrics().ObserveText(assembled.sentence_count,
-                              static_cast<int>(assembled.unknown_words.size()),
-                              assembled.unplaced_span_count,
-                              assembled.capped_part_count);
-  return grpc::Status::OK;
 }
 
 }  // namespace fanyi

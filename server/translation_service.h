@@ -19,8 +19,8 @@ namespace fanyi {
 
 // The fanyi.v1.Translator gRPC service on the callback API: handlers choose
 // the served model (ModelRegistry), check and prepare the input on the gRPC
-// thread (the model's TextPipeline), hand its parts to the model's
-// RequestBatcher and return at once. When the last part has decoded, the
+// thread (the model's TextPipeline), hand the texts to the model as a
+// TextJob and return at once. When the job's last part has decoded, the
 // AssemblyPool assembles the texts (the same pipeline) and finishes the RPC,
 // so no thread blocks per request and decode workers only decode. The RPC
 // holds its model until it is answered, so a version replaced meanwhile
@@ -58,33 +58,22 @@ class TranslationService final : public v1::Translator::CallbackService {
 
  private:
   class RpcCompletion;  // Answers one RPC exactly once, metrics first.
-  struct CallState;     // One RPC's texts while their parts decode.
 
   // The model `choice` names, with the RPC's metrics labelled by it; null,
   // with the RPC finished, when no served model fits.
   std::shared_ptr<ServedModel> Choose(const v1::ModelChoice& choice,
                                       RpcCompletion& completion) const;
-  // Queues every part of `texts` (all or none); their
-  // translations go to `outputs`, one per text, and the last part to finish
-  // has the call assembled and finished.
+  // Hands `texts` to the model's batcher as one TextJob; their
+  // translations go to `outputs`, one per text, and the job's completion
+  // (on the assembly pool) finishes the RPC.
   void Submit(grpc::CallbackServerContext* context,
               const RpcCompletion& completion,
               std::shared_ptr<ServedModel> model,
               std::vector<PreparedText> texts,
               std::vector<v1::Translation*> outputs, bool batch_call);
-  // Records one part's result; the last part of the call posts its
-  // assembly (FinishCall) to the assembly pool.
-  void PartDone(const std::shared_ptr<CallState>& state, std::size_t text,
-                std::size_t part, const grpc::Status& decode_status,
-                std::vector<int64_t> target_ids) const;
-  // On the assembly pool: assembles every text of the call and finishes it.
-  static void FinishCall(CallState& state);
-  // Fills `translation` from the decoded parts of `text`; INTERNAL if that
-  // fails.
-  static grpc::Status FillTranslation(
-      ServedModel& model, const PreparedText& text,
-      const std::vector<std::vector<int64_t>>& part_targets,
-      v1::Translation* translation);
+  // Writes `assembled` into `translation`.
+  static void FillTranslation(TextTranslation assembled,
+                              v1::Translation* translation);
 
   ModelRegistry& registry_;
   ServerMetrics& metrics_;
