@@ -75,7 +75,7 @@ EOF
 
 echo "== one model (--model_dir), $threads threads, concurrency $concurrency, beam $beam"
 start_fanyi_server "$work_dir/one.log" "$bin/fanyi-server" \
-  --model_dir "$en_zh" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 \
+  --model_dir "$en_zh" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 \
   --threads "$threads" --device cpu
 loadgen warm-one "" "" "$work_dir/en.txt" --concurrency 8 --requests 200
 echo "  resident memory after warm-up: $(rss_mb) MB"
@@ -86,7 +86,7 @@ stop_fanyi_server
 echo "== two models (--model_repository)"
 start_fanyi_server "$work_dir/two.log" "$bin/fanyi-server" \
   --model_repository "$work_dir/repository" --repository_poll_ms 200 \
-  --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 \
+  --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 \
   --threads "$threads" --device cpu
 loadgen warm-en "en" "zh" "$work_dir/en.txt" --concurrency 8 --requests 200
 loadgen warm-zh "zh" "en" "$work_dir/zh.txt" --concurrency 8 --requests 200

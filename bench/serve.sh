@@ -41,7 +41,7 @@ trap stop_fanyi_server EXIT
 # shellcheck disable=SC2086  # SERVER_FLAGS is a list of flags.
 start_fanyi_server "$work_dir/server.log" "$bin/fanyi-server" \
   --model_dir "$model_dir" --listen 127.0.0.1:0 \
-  --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu \
+  --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 --threads "$threads" --device cpu \
   ${SERVER_FLAGS:-}
 echo "== fanyi-server on 127.0.0.1:$port ($threads threads)" \
   "${SERVER_FLAGS:-}"

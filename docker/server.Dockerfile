@@ -2,7 +2,7 @@
 # fanyi-server image, two variants (targets) from the repository root:
 #   docker build -f docker/server.Dockerfile -t fanyi-server:cpu .          # default: cpu
 #   docker build -f docker/server.Dockerfile --target gpu -t fanyi-server:gpu .
-#   docker run --stop-timeout 60 -p 50051:50051 -p 9464:9464 \
+#   docker run --stop-timeout 60 -p 50051:50051 -p 5000:5000 -p 9464:9464 \
 #     -v "$PWD/models/demo:/model:ro" fanyi-server:cpu [--max_queue=256 ...]
 #   (GPU: add --gpus all; the NVIDIA container toolkit brings the driver.)
 #
@@ -78,7 +78,7 @@ RUN ldconfig \
  && ! grep -E 'not found|undefined symbol' <<<"$report" | grep -v libcuda
 USER 10001:10001
 VOLUME ["/model"]
-EXPOSE 50051 9464
+EXPOSE 50051 5000 9464
 # SIGTERM drains queued and running requests, then the server exits 0;
 # tini (PID 1) forwards it and passes the exit status on.
 STOPSIGNAL SIGTERM
@@ -87,7 +87,8 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
   CMD ["fanyi-client", "--health", "--timeout_ms=3000"]
 ENTRYPOINT ["tini", "--", "fanyi-server", "--listen=0.0.0.0:50051", \
-            "--metrics_listen=0.0.0.0:9464", "--device=cuda"]
+            "--http_listen=0.0.0.0:5000", "--metrics_listen=0.0.0.0:9464", \
+            "--device=cuda"]
 CMD ["--model_dir=/model"]
 
 FROM debian:bookworm AS build-cpu
@@ -119,7 +120,7 @@ RUN ldconfig \
  && ! grep -E 'not found|undefined symbol' <<<"$report"
 USER 10001:10001
 VOLUME ["/model"]
-EXPOSE 50051 9464
+EXPOSE 50051 5000 9464
 # SIGTERM drains queued and running requests, then the server exits 0;
 # tini (PID 1) forwards it and passes the exit status on.
 STOPSIGNAL SIGTERM
@@ -128,5 +129,5 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["fanyi-client", "--health", "--timeout_ms=3000"]
 ENTRYPOINT ["tini", "--", "fanyi-server", "--listen=0.0.0.0:50051", \
-            "--metrics_listen=0.0.0.0:9464"]
+            "--http_listen=0.0.0.0:5000", "--metrics_listen=0.0.0.0:9464"]
 CMD ["--model_dir=/model"]

@@ -4,7 +4,8 @@
 # on 2 cores), starts the server, translates through it, shows the metrics.
 #
 # MODEL_DIR (default models/demo), DEMO_MINUTES (training budget, default 5),
-# PORT (gRPC, default 50051) and METRICS_PORT (default 9464) may be set.
+# PORT (gRPC, default 50051), HTTP_PORT (LibreTranslate's API, default 5000)
+# and METRICS_PORT (default 9464) may be set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ bash scripts/build.sh
 bin=build/bin
 model_dir="${MODEL_DIR:-models/demo}"
 port="${PORT:-50051}"
+http_port="${HTTP_PORT:-5000}"
 metrics_port="${METRICS_PORT:-9464}"
 
 data_dir=$(bash scripts/get-data.sh)
@@ -24,6 +26,7 @@ fi
 
 log=$(mktemp)
 "$bin/fanyi-server" --model_dir "$model_dir" --listen "127.0.0.1:$port" \
+  --http_listen "127.0.0.1:$http_port" \
   --metrics_listen "127.0.0.1:$metrics_port" >"$log" 2>&1 &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
@@ -55,6 +58,15 @@ echo "Translations from the server at 127.0.0.1:$port:"
 "$bin/fanyi-client" --server "127.0.0.1:$port" "${sentences[@]}" |
   paste <(printf '%s\n' "${sentences[@]}") - |
   sed 's/\t/  ->  /'
+
+echo
+echo "The same server over LibreTranslate's HTTP API:"
+echo "  curl -s http://127.0.0.1:$http_port/translate -H 'Content-Type: application/json' \\"
+echo "    -d '{\"q\": [\"Good morning.\", \"How are you?\"], \"source\": \"en\", \"target\": \"zh-Hant\"}'"
+curl -fsS "http://127.0.0.1:$http_port/translate" \
+  -H 'Content-Type: application/json' \
+  -d '{"q": ["Good morning.", "How are you?"], "source": "en", "target": "zh-Hant"}'
+echo
 
 echo
 echo "Prometheus metrics: http://127.0.0.1:$metrics_port/metrics"

@@ -28,6 +28,8 @@ packages=(
   # CMake configs of gRPC and protobuf (their .so links are re-pointed to
   # the system's runtimes by build-gpu.sh).
   libgtest-dev libgmock-dev libssl-dev zlib1g-dev nlohmann-json3-dev
+  # Boost.Beast, the HTTP server (headers only).
+  libboost1.74-dev
   # prometheus-cpp's CMake config looks for CURL (its push library, which
   # fanyi does not link): only CMake's FindCURL sees these.
   libcurl4-openssl-dev libcurl4

@@ -222,6 +222,7 @@ free_port() {
 }
 grpc_port=$(free_port)
 metrics_port=$(free_port)
+http_port=$(free_port)
 server=fanyi-image-test-server
 podman rm -f "$server" >/dev/null 2>&1 || true
 cleanup() {
@@ -240,6 +241,7 @@ started=$(date +%s.%N)
 # errors about the timer to podman.log): this script runs the check itself.
 podman run -d --name "$server" --read-only --tmpfs /tmp "${run_args[@]}" \
   -p "127.0.0.1:$grpc_port:50051" -p "127.0.0.1:$metrics_port:9464" \
+  -p "127.0.0.1:$http_port:5000" \
   -v "$models/en-zh:/model:ro" "$server_image" >/dev/null \
   2>>"$work_dir/podman.log" ||
   { tail "$work_dir/podman.log" >&2; fail "podman run of the server"; }
@@ -253,6 +255,12 @@ translation=$(client --server "127.0.0.1:$grpc_port" "I love you.") ||
   fail "fanyi-client through the published port"
 [ -n "$translation" ] || fail "an empty translation"
 echo "  fanyi-client: I love you. -> $translation"
+http_translation=$(curl -fsS "http://127.0.0.1:$http_port/translate" \
+  -d q="I love you." -d source=en -d target=zh) ||
+  fail "HTTP /translate through the published port"
+grep -q '"translatedText"' <<<"$http_translation" ||
+  fail "HTTP /translate answered $http_translation"
+echo "  HTTP /translate: $http_translation"
 metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
   fail "scraping /metrics"
 grep -q '^fanyi_requests_total{code="OK",method="Translate",model="en-zh"} 1' <<<"$metrics" ||
@@ -289,9 +297,10 @@ mkdir -p "$kube"
 kubectl kustomize deploy/overlays/cpu >"$kube/rendered.yaml" 2>/dev/null
 grpc_port=$(free_port)
 metrics_port=$(free_port)
+http_port=$(free_port)
 echo "  not played by podman, checked by tests/deploy_lint.sh instead:"
 /usr/bin/python3 scripts/kube_play_manifests.py "$kube/rendered.yaml" \
-  "$kube" "$grpc_port" "$metrics_port" | sed 's/^/    /'
+  "$kube" "$grpc_port" "$metrics_port" "$http_port" | sed 's/^/    /'
 for manifest in server trainer volumes; do
   podman kube down "$kube/$manifest.yaml" >/dev/null 2>&1 || true
 done
@@ -323,7 +332,9 @@ translation=$(client --server "127.0.0.1:$grpc_port" "I love you.") ||
   fail "fanyi-client through the Deployment's gRPC port"
 curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^fanyi_model_info' ||
   fail "/metrics through the Deployment's metrics port"
-echo "  server Deployment: SERVING, I love you. -> $translation, /metrics scraped"
+curl -fsS "http://127.0.0.1:$http_port/health" | grep -q '"ok"' ||
+  fail "HTTP /health through the Deployment's HTTP port"
+echo "  server Deployment: SERVING, I love you. -> $translation, /metrics scraped, HTTP /health ok"
 podman kube down "$kube/server.yaml" >/dev/null 2>>"$work_dir/podman.log"
 
 echo "image-test: all checks passed"

@@ -8,6 +8,8 @@ packages=(
   libtorch-dev libopenblas0-pthread
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev
+  # Boost.Beast (headers only): the HTTP server of LibreTranslate's API.
+  libboost-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   # Gloo's headers, which LibTorch's c10d Gloo process group includes
   # (data-parallel training).

@@ -2,12 +2,12 @@
 """Turns fanyi's rendered Kubernetes manifests into what `podman kube play`
 runs on one host (scripts/image-test.sh):
 
-  kube_play_manifests.py RENDERED_YAML OUT_DIR GRPC_PORT METRICS_PORT
+  kube_play_manifests.py RENDERED_YAML OUT_DIR GRPC_PORT METRICS_PORT HTTP_PORT
 
 Writes OUT_DIR/volumes.yaml (the PersistentVolumeClaims, which podman makes
 named volumes), OUT_DIR/trainer.yaml (the trainer Job's pod as a Pod: podman
 plays no Jobs) and OUT_DIR/server.yaml (the server Deployment with one
-replica, its gRPC and metrics ports published on 127.0.0.1 as the host
+replica, its gRPC, metrics and HTTP ports published on 127.0.0.1 as the host
 ports given). Everything else in the pods (image, args, volumes, security
 context, resources) is left as the manifests give it, except that the
 trainer gets --max_minutes=1 appended (the last value of a flag wins, and
@@ -21,7 +21,7 @@ import yaml
 
 
 def main():
-    rendered, out_dir, grpc_port, metrics_port = sys.argv[1:5]
+    rendered, out_dir, grpc_port, metrics_port, http_port = sys.argv[1:6]
     documents = [d for d in yaml.safe_load_all(
         pathlib.Path(rendered).read_text(encoding="utf-8")) if d]
     by_kind = {}
@@ -45,7 +45,8 @@ def main():
     deployment = by_kind["Deployment"][0]
     deployment["spec"]["replicas"] = 1
     container = deployment["spec"]["template"]["spec"]["containers"][0]
-    host_ports = {"grpc": int(grpc_port), "metrics": int(metrics_port)}
+    host_ports = {"grpc": int(grpc_port), "metrics": int(metrics_port),
+                  "http": int(http_port)}
     for port in container["ports"]:
         port["hostPort"] = host_ports[port["name"]]
         port["hostIP"] = "127.0.0.1"

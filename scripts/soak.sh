@@ -54,7 +54,7 @@ start_server() {
   shift
   start_fanyi_server "$work_dir/$name.log" "$bin/fanyi-server" \
     --model_dir "$model_dir" --listen 127.0.0.1:0 \
-    --metrics_listen 127.0.0.1:0 --threads "$threads" --device cpu "$@"
+    --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 --threads "$threads" --device cpu "$@"
   (
     while kill -0 "$server_pid" 2>/dev/null; do
       awk '/^VmRSS/ {print $2}' "/proc/$server_pid/status" 2>/dev/null || true

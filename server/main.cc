@@ -88,6 +88,20 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificate: clients must present a certificate it "
           "signed.");
+ABSL_FLAG(std::string, http_listen, "0.0.0.0:5000",
+          "HTTP address of LibreTranslate's API (POST /translate, "
+          "/languages, /health, ...); empty: no HTTP.");
+ABSL_FLAG(int, http_threads, 2, "Threads running the HTTP connections.");
+ABSL_FLAG(int, http_max_connections, 4096,
+          "Open HTTP connections, at most; more are closed at once.");
+ABSL_FLAG(int, http_request_timeout_ms, 10000,
+          "An HTTP request (head and body) must arrive within this; slower "
+          "or idle connections are closed.");
+ABSL_FLAG(int, http_max_body_bytes, 1 << 20,
+          "Larger HTTP request bodies get 413.");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "File of API keys, one per line: HTTP /translate then needs one in "
+          "api_key (403 without).");
 
 namespace {
 
@@ -101,7 +115,8 @@ std::string WithPort(const std::string& address, int port) {
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
   absl::SetProgramUsageMessage(
-      "Serves translation over gRPC: one model, or a repository of models.\n"
+      "Serves translation over gRPC and LibreTranslate's HTTP API: one "
+      "model, or a repository of models.\n"
       "Usage: fanyi-server --model_dir DIR [--listen HOST:PORT] ...\n"
       "       fanyi-server --model_repository DIR [--listen HOST:PORT] ...");
   absl::ParseCommandLine(argc, argv);
@@ -140,6 +155,13 @@ int main(int argc, char** argv) {
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.http_listen = absl::GetFlag(FLAGS_http_listen);
+  options.http_threads = absl::GetFlag(FLAGS_http_threads);
+  options.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  options.http_request_timeout_ms =
+      absl::GetFlag(FLAGS_http_request_timeout_ms);
+  options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
+  options.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {
@@ -159,6 +181,11 @@ int main(int argc, char** argv) {
             << "/metrics, model " << models << ", " << server->workers()
             << " decode worker(s) x " << server->threads_per_worker()
             << " thread(s) per model" << std::endl;
+  if (server->http_port() != 0) {
+    std::cout << "fanyi-server: LibreTranslate API on http://"
+              << WithPort(options.http_listen, server->http_port())
+              << std::endl;
+  }
 
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);

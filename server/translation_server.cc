@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,6 +21,9 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/assembly_pool.h"
+#include "server/http/http_metrics.h"
+#include "server/http/http_server.h"
+#include "server/http/libretranslate_api.h"
 #include "server/model_registry.h"
 #include "server/model_repository.h"
 #include "server/served_model.h"
@@ -90,6 +95,29 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.max_message_bytes < 1) {
     throw std::invalid_argument("max_message_bytes must be at least 1");
   }
+  if (options.http_max_body_bytes < 1) {
+    throw std::invalid_argument("http_max_body_bytes must be at least 1");
+  }
+}
+
+// The keys in `path`, one per line; blank lines and lines starting with #
+// are skipped. Throws std::runtime_error naming the file when it cannot be
+// read or holds no key.
+std::set<std::string> ReadApiKeys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read API keys file " + path);
+  std::set<std::string> keys;
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::size_t last = line.find_last_not_of(" \t\r");
+    keys.insert(line.substr(first, last - first + 1));
+  }
+  if (keys.empty()) {
+    throw std::runtime_error("API keys file " + path + " holds no key");
+  }
+  return keys;
 }
 
 TlsFiles ServerTlsFiles(const ServerOptions& options) {
@@ -117,6 +145,7 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
   server->StartMetrics(options);
   server->LoadModels(options);
   server->StartGrpc(options, std::move(credentials));
+  if (!options.http_listen.empty()) server->StartHttp(options);
   return server;
 }
 
@@ -223,6 +252,38 @@ void TranslationServer::StartGrpc(
   grpc_server_->GetHealthCheckService()->SetServingStatus(!engine_broken_);
 }
 
+void TranslationServer::StartHttp(const ServerOptions& options) {
+  LibreTranslateOptions api_options;
+  if (!options.api_keys_file.empty()) {
+    api_options.api_keys = ReadApiKeys(options.api_keys_file);
+  }
+  http_metrics_ = std::make_unique<HttpMetrics>(*registry_);
+  http_api_ = std::make_unique<LibreTranslateApi>(
+      *models_, *assembly_, *http_metrics_, [this] { return Serving(); },
+      std::move(api_options));
+  HttpServerOptions http;
+  http.listen = options.http_listen;
+  http.threads = options.http_threads;
+  http.max_connections = options.http_max_connections;
+  http.request_timeout =
+      std::chrono::milliseconds(options.http_request_timeout_ms);
+  http.max_body_bytes = static_cast<std::size_t>(options.http_max_body_bytes);
+  LibreTranslateApi* const api = http_api_.get();
+  HttpMetrics* const metrics = http_metrics_.get();
+  http_server_ = std::make_unique<HttpServer>(
+      http,
+      [api](HttpRequest request, HttpResponder respond) {
+        api->Handle(std::move(request), std::move(respond));
+      },
+      [metrics](int status) { metrics->Record("other", status, 0); });
+  http_port_ = http_server_->port();
+}
+
+bool TranslationServer::Serving() {
+  std::lock_guard<std::mutex> lock(health_mutex_);
+  return !engine_broken_ && !shutting_down_;
+}
+
 void TranslationServer::MarkEngineBroken() {
   std::lock_guard<std::mutex> lock(health_mutex_);
   engine_broken_ = true;
@@ -251,6 +312,7 @@ void TranslationServer::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     {
       std::lock_guard<std::mutex> lock(health_mutex_);
+      shutting_down_ = true;
       if (grpc_server_ != nullptr) {
         grpc_server_->GetHealthCheckService()->SetServingStatus(false);
       }
@@ -267,6 +329,8 @@ void TranslationServer::Shutdown() {
     }
     // Their last parts have decoded; their answers are being assembled.
     if (assembly_ != nullptr) assembly_->Drain();
+    // Their HTTP answers are written; then HTTP stops.
+    if (http_server_ != nullptr) http_server_->Stop();
     // Then stay a lame duck for a moment: RPCs that arrive once gRPC has
     // begun shutting down are cancelled (CANCELLED, which clients do not
     // retry) instead of refused with UNAVAILABLE (which they do). In

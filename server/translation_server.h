@@ -19,6 +19,9 @@ class Registry;
 namespace fanyi {
 
 class AssemblyPool;
+class HttpMetrics;
+class HttpServer;
+class LibreTranslateApi;
 class ModelRegistry;
 class ModelRepository;
 class ServerMetrics;
@@ -75,6 +78,17 @@ struct ServerOptions {
                                 // answer RPCs, off the decode workers.
   int max_message_bytes = 4 << 20;  // Larger gRPC requests are refused with
                                     // RESOURCE_EXHAUSTED before parsing.
+  // LibreTranslate's HTTP API (server/http/): its address, HOST:PORT (port
+  // 0 picks one); empty: no HTTP (fanyi-server's flag defaults to
+  // 0.0.0.0:5000, LibreTranslate's port).
+  std::string http_listen;
+  int http_threads = 2;                 // Threads running HTTP connections.
+  int http_max_connections = 4096;      // Open HTTP connections, at most.
+  int http_request_timeout_ms = 10000;  // A request must arrive within this.
+  int http_max_body_bytes = 1 << 20;    // Larger HTTP bodies get 413.
+  // A file of API keys, one per line (# comments); when set, HTTP
+  // /translate needs one in `api_key`.
+  std::string api_keys_file;
   // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
   std::string tls_cert;       // Server certificate chain; needs tls_key.
   std::string tls_key;        // Its private key.
@@ -84,8 +98,8 @@ struct ServerOptions {
 
 // The translation server: the served models (each with its request queue
 // and decode workers), the gRPC server (fanyi.v1.Translator, grpc.health.v1
-// and reflection) and the Prometheus endpoint, started together and shut
-// down in order.
+// and reflection), LibreTranslate's HTTP API on the same models, and the
+// Prometheus endpoint, started together and shut down in order.
 class TranslationServer {
  public:
   // Loads the models and starts serving. Throws std::invalid_argument for
@@ -102,6 +116,7 @@ class TranslationServer {
   // Ports actually bound (useful with port 0).
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  int http_port() const { return http_port_; }  // 0 without HTTP.
   // The served models now, as "name version (checkpoint) on device", one
   // per model.
   std::vector<std::string> DescribeModels() const;
@@ -125,6 +140,9 @@ class TranslationServer {
   void LoadModels(const ServerOptions& options);
   void StartGrpc(const ServerOptions& options,
                  std::shared_ptr<grpc::ServerCredentials> credentials);
+  void StartHttp(const ServerOptions& options);
+  // Whether the server serves: for HTTP's /health.
+  bool Serving();
   // Health turns NOT_SERVING for good: a decode engine keeps failing, and
   // only a restart (the orchestrator's, on the failing health check) helps.
   // Called on a worker thread.
@@ -140,13 +158,19 @@ class TranslationServer {
   std::unique_ptr<ModelRepository> repository_;  // With model_repository.
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<HttpMetrics> http_metrics_;
+  std::unique_ptr<LibreTranslateApi> http_api_;
+  std::unique_ptr<HttpServer> http_server_;
   int grpc_port_ = 0;
+  int http_port_ = 0;
   int metrics_port_ = 0;
   int workers_ = 1;
   int threads_per_worker_ = 1;
 
-  std::mutex health_mutex_;  // Guards engine_broken_ and health updates.
+  // Guards engine_broken_, shutting_down_ and health updates.
+  std::mutex health_mutex_;
   bool engine_broken_ = false;
+  bool shutting_down_ = false;
 
   std::once_flag shutdown_once_;  // Makes Shutdown's work happen once.
 };

@@ -32,7 +32,9 @@ EXPECTED_KINDS = sorted(["Deployment", "Service", "HorizontalPodAutoscaler",
                          "PersistentVolumeClaim", "ServiceMonitor",
                          "PrometheusRule"])
 GRPC_PORT = 50051
+HTTP_PORT = 5000
 METRICS_PORT = 9464
+PORTS = {"grpc": GRPC_PORT, "http": HTTP_PORT, "metrics": METRICS_PORT}
 # fanyi-client's default deadline; queued texts end by theirs.
 CLIENT_DEADLINE_S = 10
 
@@ -83,16 +85,35 @@ def check_custom_resources(by_kind, service):
     return rule
 
 
+def check_image_ports():
+    """The server images expose and listen on the ports the manifests use."""
+    dockerfile = (ROOT / "docker" / "server.Dockerfile").read_text(
+        encoding="utf-8")
+    for line in dockerfile.splitlines():
+        if line.startswith("EXPOSE"):
+            exposed = {int(port) for port in line.split()[1:]}
+            check(exposed == set(PORTS.values()),
+                  f"server.Dockerfile exposes {sorted(exposed)}, not "
+                  f"{sorted(PORTS.values())}")
+    entrypoints = re.findall(r"ENTRYPOINT \[(.*?)\]", dockerfile, re.S)
+    check(len(entrypoints) == 2, "server.Dockerfile: expected two ENTRYPOINTs")
+    for entrypoint in entrypoints:
+        for flag, port in (("listen", GRPC_PORT), ("http_listen", HTTP_PORT),
+                           ("metrics_listen", METRICS_PORT)):
+            check(f'"--{flag}=0.0.0.0:{port}"' in entrypoint,
+                  f"server.Dockerfile's ENTRYPOINT lacks --{flag}=0.0.0.0:"
+                  f"{port}")
+
+
 def check_server(overlay, deployment, service, rule):
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     args = container.get("args", [])
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
-    check(ports == {"grpc": GRPC_PORT, "metrics": METRICS_PORT},
-          f"server container ports {ports}")
+    check(ports == PORTS, f"server container ports {ports}")
     service_ports = {p["name"]: p["port"] for p in service["spec"]["ports"]}
-    check(service_ports == {"grpc": GRPC_PORT, "metrics": METRICS_PORT},
-          f"Service ports {service_ports}")
+    check(service_ports == PORTS, f"Service ports {service_ports}")
+    check_image_ports()
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         port = container.get(probe, {}).get("grpc", {}).get("port")
         check(port == GRPC_PORT, f"{probe} is not a gRPC probe on {GRPC_PORT}")

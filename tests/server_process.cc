@@ -16,9 +16,12 @@ namespace fanyi::testing_util {
 ServerProcess::ServerProcess(const std::vector<std::string>& flags) {
   // Everything the child needs is built before fork(): it only execs.
   const std::string binary = BinaryPath("fanyi-server");
-  std::vector<std::string> arguments = {binary, "--listen=127.0.0.1:0",
+  std::vector<std::string> arguments = {binary,
+                                        "--listen=127.0.0.1:0",
                                         "--metrics_listen=127.0.0.1:0",
-                                        "--threads=1", "--device=cpu"};
+                                        "--http_listen=127.0.0.1:0",
+                                        "--threads=1",
+                                        "--device=cpu"};
   arguments.insert(arguments.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());

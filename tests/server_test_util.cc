@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -47,6 +50,50 @@ int ConnectToLocalPort(int port) {
     throw std::runtime_error("cannot connect to port " + std::to_string(port));
   }
   return fd;
+}
+
+HttpAnswer HttpExchange(int port, const std::string& request, int timeout_s) {
+  const int fd = ConnectToLocalPort(port);
+  timeval timeout{};
+  timeout.tv_sec = timeout_s;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size())) {
+    close(fd);
+    throw std::runtime_error("send() failed");
+  }
+  std::string response;
+  char buffer[4096];
+  ssize_t received;
+  while ((received = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    response.append(buffer, static_cast<size_t>(received));
+  }
+  const bool timed_out = received < 0 && response.empty();
+  close(fd);
+  if (timed_out) {
+    throw std::runtime_error("no HTTP answer within " +
+                             std::to_string(timeout_s) + " s");
+  }
+  const size_t head_end = response.find("\r\n\r\n");
+  if (response.rfind("HTTP/1.", 0) != 0 || head_end == std::string::npos) {
+    throw std::runtime_error("not an HTTP answer: " + response.substr(0, 200));
+  }
+  HttpAnswer answer;
+  answer.status = std::stoi(response.substr(9, 3));
+  std::istringstream head(response.substr(0, head_end));
+  std::string line;
+  std::getline(head, line);  // The status line.
+  while (std::getline(head, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    answer.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
+  }
+  answer.body = response.substr(head_end + 4);
+  return answer;
 }
 
 std::string HttpGet(int port, const std::string& path, int timeout_s) {

@@ -2,6 +2,7 @@
 #define FANYI_TESTS_SERVER_TEST_UTIL_H_
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,20 @@ int ConnectToLocalPort(int port);
 // Throws std::runtime_error on a non-200 answer, or when no answer has come
 // after `timeout_s` (a guard against hanging the test, not a measurement).
 std::string HttpGet(int port, const std::string& path, int timeout_s = 60);
+
+// An HTTP answer: status code, headers (names lowercased) and body.
+struct HttpAnswer {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+// Sends `request` (a whole HTTP/1.1 request as written on the wire; it
+// should say "Connection: close") to 127.0.0.1:`port` and reads the answer
+// until the server closes. Throws std::runtime_error when no answer has come
+// after `timeout_s` or it cannot be read.
+HttpAnswer HttpExchange(int port, const std::string& request,
+                        int timeout_s = 60);
 
 // The value of the sample line that starts with `series` (name and labels
 // exactly as exposed) in Prometheus text format; -1 when absent.

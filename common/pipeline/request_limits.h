@@ -18,6 +18,9 @@ class RequestLimits {
  public:
   explicit RequestLimits(const TextLimits& limits);
 
+  // The limits it checks.
+  const TextLimits& text_limits() const { return limits_; }
+
   // `count` texts, named `field` ("texts"): at least one, at most
   // max_texts.
   void CheckTextCount(std::size_t count, const std::string& field) const;

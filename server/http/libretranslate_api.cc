@@ -1,0 +1,410 @@
+#include "server/http/libretranslate_api.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/http/language_codes.h"
+#include "server/text_job.h"
+
+namespace fanyi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A refusal with LibreTranslate's status code and message.
+struct HttpError : std::runtime_error {
+  HttpError(int code, const std::string& message)
+      : std::runtime_error(message), status(code) {}
+  int status;
+};
+
+std::string ToJson(const nlohmann::json& value) {
+  // UTF-8 as it is, no \u escapes; invalid bytes (which the pipeline
+  // refuses before they could reach an answer) would become U+FFFD.
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+HttpResponse JsonResponse(int status, const nlohmann::json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = ToJson(body);
+  return response;
+}
+
+HttpResponse ErrorResponse(int status, const std::string& message) {
+  return JsonResponse(status, {{"error", message}});
+}
+
+// The HTTP status of a failed translation.
+int HttpStatusOf(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return 400;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return 429;
+    case grpc::StatusCode::UNAVAILABLE:
+      return 503;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+HttpResponse StatusResponse(const grpc::Status& status) {
+  const int http_status = HttpStatusOf(status.error_code());
+  return ErrorResponse(http_status, http_status == 429
+                                        ? "Slowdown: " + status.error_message()
+                                        : status.error_message());
+}
+
+// A field that must be a string, or absent (empty).
+std::string StringField(const RequestFields& fields, const std::string& name) {
+  const nlohmann::json& value = fields.Get(name);
+  if (value.is_null()) return "";
+  if (!value.is_string()) {
+    throw HttpError(400, "Invalid request: " + name + " must be a string");
+  }
+  return value.get<std::string>();
+}
+
+// A whole-number field sent as a number or as digits; `fallback` when
+// absent.
+int IntegerField(const RequestFields& fields, const std::string& name,
+                 int fallback) {
+  const nlohmann::json& value = fields.Get(name);
+  if (value.is_null()) return fallback;
+  if (value.is_number_integer()) return value.get<int>();
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    try {
+      std::size_t used = 0;
+      const int number = std::stoi(text, &used);
+      if (used == text.size()) return number;
+    } catch (const std::exception&) {
+    }
+  }
+  throw HttpError(400, "Invalid request: " + name + " must be a whole number");
+}
+
+// The texts of `q`: a string, or an array of strings (`*is_array`).
+std::vector<std::string> ReadTexts(const RequestFields& fields,
+                                   bool* is_array) {
+  const nlohmann::json& q = fields.Get("q");
+  if (q.is_null()) {
+    throw HttpError(400, "Invalid request: missing q parameter");
+  }
+  *is_array = q.is_array();
+  std::vector<std::string> texts;
+  for (const nlohmann::json& text :
+       *is_array ? q : nlohmann::json::array({q})) {
+    if (!text.is_string()) {
+      throw HttpError(400,
+                      "Invalid request: q must be a string or an array of "
+                      "strings");
+    }
+    texts.push_back(text.get<std::string>());
+  }
+  return texts;
+}
+
+// fanyi's glossary field: an object of term -> translation.
+std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields) {
+  nlohmann::json glossary = fields.Get("glossary");
+  if (glossary.is_string()) {  // A form's value: JSON in a string.
+    glossary =
+        nlohmann::json::parse(glossary.get<std::string>(), nullptr, false);
+  }
+  std::vector<GlossaryEntry> entries;
+  if (glossary.is_null()) return entries;
+  if (!glossary.is_object()) {
+    throw HttpError(400,
+                    "Invalid request: glossary must be an object of term: "
+                    "translation");
+  }
+  for (const auto& [term, translation] : glossary.items()) {
+    if (!translation.is_string()) {
+      throw HttpError(
+          400, "Invalid request: glossary[" + term + "] must be a string");
+    }
+    entries.push_back({term, translation.get<std::string>()});
+  }
+  return entries;
+}
+
+// fanyi's do_not_translate field: a string or an array of strings.
+std::vector<std::string> ReadKeptTerms(const RequestFields& fields) {
+  const nlohmann::json& terms = fields.Get("do_not_translate");
+  std::vector<std::string> kept;
+  if (terms.is_null()) return kept;
+  for (const nlohmann::json& term :
+       terms.is_array() ? terms : nlohmann::json::array({terms})) {
+    if (!term.is_string()) {
+      throw HttpError(400,
+                      "Invalid request: do_not_translate must be a string or "
+                      "an array of strings");
+    }
+    kept.push_back(term.get<std::string>());
+  }
+  return kept;
+}
+
+bool IsBlank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+// The route label of `path` for the metrics.
+std::string RouteOf(const std::string& path) {
+  for (const char* route :
+       {"/translate", "/languages", "/health", "/frontend/settings"}) {
+    if (path == route) return route;
+  }
+  return "other";
+}
+
+}  // namespace
+
+LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
+                                     AssemblyPool& assembly,
+                                     HttpMetrics& metrics,
+                                     std::function<bool()> serving,
+                                     LibreTranslateOptions options)
+    : models_(models),
+      assembly_(assembly),
+      metrics_(metrics),
+      serving_(std::move(serving)),
+      options_(std::move(options)) {}
+
+void LibreTranslateApi::Handle(HttpRequest request,
+                               HttpResponder respond) const {
+  const std::string route = RouteOf(request.path);
+  const Clock::time_point start = Clock::now();
+  // Every answer: counted, and with the CORS header LibreTranslate sends.
+  HttpResponder answer = [this, route, start,
+                          respond = std::move(respond)](HttpResponse response) {
+    metrics_.Record(
+        route, response.status,
+        std::chrono::duration<double>(Clock::now() - start).count());
+    response.headers.emplace_back("Access-Control-Allow-Origin", "*");
+    respond(std::move(response));
+  };
+  if (request.method == "OPTIONS") {  // A browser's CORS preflight.
+    HttpResponse response;
+    response.headers = {{"Access-Control-Allow-Methods", "GET, OPTIONS, POST"},
+                        {"Access-Control-Allow-Headers",
+                         request.Header("Access-Control-Request-Headers")}};
+    return answer(std::move(response));
+  }
+  struct Route {
+    const char* path;
+    bool post;  // POST only; else GET or POST.
+  };
+  static const Route kRoutes[] = {{"/translate", true},
+                                  {"/languages", false},
+                                  {"/health", false},
+                                  {"/frontend/settings", false}};
+  const Route* found = nullptr;
+  for (const Route& known : kRoutes) {
+    if (request.path == known.path) found = &known;
+  }
+  if (found == nullptr) {
+    return answer(ErrorResponse(404, "Not Found: " + request.path));
+  }
+  const bool allowed =
+      request.method == "POST" || (!found->post && request.method == "GET");
+  if (!allowed) {
+    HttpResponse response = ErrorResponse(405, "Method Not Allowed");
+    response.headers.emplace_back("Allow", found->post ? "POST" : "GET, POST");
+    return answer(std::move(response));
+  }
+  try {
+    const RequestFields fields = [&] {
+      try {
+        return RequestFields::Read(request);
+      } catch (const std::invalid_argument& e) {
+        throw HttpError(400, std::string("Invalid request: ") + e.what());
+      }
+    }();
+    if (request.path == "/translate") return Translate(fields, answer);
+    if (request.path == "/languages") return answer(Languages());
+    if (request.path == "/health") return answer(Health());
+    return answer(FrontendSettings());
+  } catch (const HttpError& e) {
+    answer(ErrorResponse(e.status, e.what()));
+  } catch (const std::exception& e) {
+    answer(ErrorResponse(500, std::string("internal error: ") + e.what()));
+  }
+}
+
+bool LibreTranslateApi::KeyAccepted(const RequestFields& fields) const {
+  if (options_.api_keys.empty()) return true;
+  const nlohmann::json& key = fields.Get("api_key");
+  return key.is_string() && options_.api_keys.count(key.get<std::string>());
+}
+
+void LibreTranslateApi::Translate(const RequestFields& fields,
+                                  HttpResponder respond) const {
+  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
+  bool is_array = false;
+  const std::vector<std::string> texts = ReadTexts(fields, &is_array);
+  const std::string source_code = StringField(fields, "source");
+  const std::string target_code = StringField(fields, "target");
+  if (source_code.empty()) {
+    throw HttpError(400, "Invalid request: missing source parameter");
+  }
+  if (target_code.empty()) {
+    throw HttpError(400, "Invalid request: missing target parameter");
+  }
+  const std::string format = StringField(fields, "format");
+  if (!format.empty() && format != "text") {
+    throw HttpError(400, format == "html"
+                             ? "format html is not supported yet; send text"
+                             : "Invalid request: format must be text");
+  }
+  if (IntegerField(fields, "alternatives", 0) != 0) {
+    throw HttpError(400, "alternatives are not supported yet; send 0");
+  }
+  if (source_code == "auto") {
+    throw HttpError(400, "auto is not supported yet: name the source language");
+  }
+  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
+  if (!source) throw HttpError(400, source_code + " is not supported");
+  const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
+  if (!target) throw HttpError(400, target_code + " is not supported");
+
+  v1::ModelChoice choice;
+  choice.set_source_language(source->language);
+  choice.set_target_language(target->language);
+  choice.set_model(StringField(fields, "model"));
+  std::shared_ptr<ServedModel> model;
+  if (grpc::Status status = models_.Choose(choice, &model); !status.ok()) {
+    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
+        !choice.model().empty()) {
+      throw HttpError(HttpStatusOf(status.error_code()),
+                      status.error_message());
+    }
+    bool source_served = false;
+    for (const std::shared_ptr<ServedModel>& served : models_.Models()) {
+      source_served |=
+          served->translator().source_language() == source->language;
+    }
+    throw HttpError(
+        400, (source_served ? target_code : source_code) + " is not supported");
+  }
+  const TextPipeline& pipeline = model->translator().pipeline();
+
+  // Blank texts come back as they are; the others are translated.
+  std::vector<std::size_t> translated;  // Indexes into texts.
+  TextRequest request;
+  request.field = "q";
+  request.indexed = is_array;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    if (IsBlank(texts[i])) continue;
+    translated.push_back(i);
+    request.texts.push_back(texts[i]);
+  }
+  request.beam_size = IntegerField(fields, "beam_size", 0);
+  if (pipeline.writes_chinese()) request.script = target->script;
+  request.glossary = ReadGlossary(fields);
+  request.do_not_translate = ReadKeptTerms(fields);
+
+  auto answer = [texts, translated, is_array, respond](
+                    const grpc::Status& status,
+                    std::vector<TextTranslation> translations) {
+    if (!status.ok()) return respond(StatusResponse(status));
+    std::vector<std::string> outputs = texts;
+    for (std::size_t i = 0; i < translated.size(); ++i) {
+      outputs[translated[i]] = std::move(translations[i].text);
+    }
+    respond(JsonResponse(
+        200, {{"translatedText", is_array ? nlohmann::json(outputs)
+                                          : nlohmann::json(outputs.front())}}));
+  };
+  if (texts.empty()) {
+    pipeline.limits().CheckTextCount(0, "q");  // Throws: nothing to do.
+  }
+  if (request.texts.empty()) return answer(grpc::Status::OK, {});
+
+  TextJob job;
+  try {
+    job.texts = pipeline.Prepare(request);
+  } catch (const std::invalid_argument& e) {
+    throw HttpError(400, e.what());
+  }
+  job.model = std::move(model);
+  job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
+  job.name_texts = false;
+  job.done = answer;
+  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+      !status.ok()) {
+    respond(StatusResponse(status));
+  }
+}
+
+HttpResponse LibreTranslateApi::Languages() const {
+  // Every language a served model reads or writes, under each code a
+  // client may use for it, with the codes it translates to.
+  std::map<std::string, std::vector<std::string>> targets;  // By language.
+  for (const std::shared_ptr<ServedModel>& model : models_.Models()) {
+    const Translator& translator = model->translator();
+    std::vector<std::string>& codes = targets[translator.source_language()];
+    targets[translator.target_language()];  // Listed even if only a target.
+    for (const ListedLanguage& listed :
+         ListedCodes(translator.target_language())) {
+      if (std::find(codes.begin(), codes.end(), listed.code) == codes.end()) {
+        codes.push_back(listed.code);
+      }
+    }
+  }
+  nlohmann::json languages = nlohmann::json::array();
+  for (const auto& [language, codes] : targets) {
+    for (const ListedLanguage& listed : ListedCodes(language)) {
+      languages.push_back(
+          {{"code", listed.code}, {"name", listed.name}, {"targets", codes}});
+    }
+  }
+  return JsonResponse(200, languages);
+}
+
+HttpResponse LibreTranslateApi::Health() const {
+  if (serving_ && !serving_()) {
+    return JsonResponse(503, {{"status", "unavailable"}});
+  }
+  return JsonResponse(200, {{"status", "ok"}});
+}
+
+HttpResponse LibreTranslateApi::FrontendSettings() const {
+  const std::vector<std::shared_ptr<ServedModel>> models = models_.Models();
+  int char_limit = -1;
+  nlohmann::json source = {{"code", "auto"}, {"name", "Auto Detect"}};
+  nlohmann::json target = nullptr;
+  if (!models.empty()) {
+    const Translator& translator = models.front()->translator();
+    char_limit = translator.pipeline().limits().text_limits().max_input_chars;
+    const ListedLanguage from =
+        ListedCodes(translator.source_language()).front();
+    const ListedLanguage to = ListedCodes(translator.target_language()).front();
+    source = {{"code", from.code}, {"name", from.name}};
+    target = {{"code", to.code}, {"name", to.name}};
+  }
+  return JsonResponse(200,
+                      {{"charLimit", char_limit},
+                       {"frontendTimeout", 500},
+                       {"apiKeys", !options_.api_keys.empty()},
+                       {"keyRequired", !options_.api_keys.empty()},
+                       {"suggestions", false},
+                       {"filesTranslation", false},
+                       {"supportedFilesFormat", nlohmann::json::array()},
+                       {"language", {{"source", source}, {"target", target}}}});
+}
+
+}  // namespace fanyi

@@ -1,0 +1,65 @@
+#ifndef FANYI_SERVER_HTTP_LIBRETRANSLATE_API_H_
+#define FANYI_SERVER_HTTP_LIBRETRANSLATE_API_H_
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "server/assembly_pool.h"
+#include "server/http/http_metrics.h"
+#include "server/http/http_server.h"
+#include "server/http/request_fields.h"
+#include "server/model_registry.h"
+
+namespace fanyi {
+
+// Settings of the LibreTranslate API.
+struct LibreTranslateOptions {
+  // Keys a request must carry in `api_key`; empty: no key is needed.
+  std::set<std::string> api_keys;
+  // How long a /translate request may take before it fails with 504.
+  std::chrono::milliseconds translate_timeout{60000};
+};
+
+// LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
+// engine: the served models of a ModelRegistry, each text through its
+// model's TextPipeline and the same batcher and assembly pool as gRPC
+// (SubmitTextJob). Every answer is JSON, errors as {"error": "..."} with
+// LibreTranslate's status codes and messages, and carries its CORS header.
+// Thread-safe; a request may be answered later, from the assembly pool.
+class LibreTranslateApi {
+ public:
+  // `models`, `assembly` and `metrics` must outlive this; `serving` says
+  // whether the server serves (for /health).
+  LibreTranslateApi(ModelRegistry& models, AssemblyPool& assembly,
+                    HttpMetrics& metrics, std::function<bool()> serving,
+                    LibreTranslateOptions options);
+
+  // The HttpServer's handler: routes `request` and answers it.
+  void Handle(HttpRequest request, HttpResponder respond) const;
+
+ private:
+  // POST /translate: q (a string or an array of strings), source, target,
+  // format (text), api_key, and fanyi's beam_size, glossary,
+  // do_not_translate and model.
+  void Translate(const RequestFields& fields, HttpResponder respond) const;
+  // GET /languages: each served language with the codes it translates to.
+  HttpResponse Languages() const;
+  // GET /health: 200 {"status":"ok"} while the server serves, else 503.
+  HttpResponse Health() const;
+  // GET /frontend/settings: what LibreTranslate's page reads at start.
+  HttpResponse FrontendSettings() const;
+  // 403 unless `fields` carries a valid key (or no key is needed).
+  bool KeyAccepted(const RequestFields& fields) const;
+
+  ModelRegistry& models_;
+  AssemblyPool& assembly_;
+  HttpMetrics& metrics_;
+  const std::function<bool()> serving_;
+  const LibreTranslateOptions options_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_HTTP_LIBRETRANSLATE_API_H_

@@ -1,0 +1,405 @@
+// LibreTranslate's HTTP API on a real server (127.0.0.1, a really trained
+// tiny model), spoken to over plain sockets: every way of sending the
+// fields, the answers checked against the same server's gRPC answers, the
+// errors with their status codes and messages, the limits under abuse, and
+// the metrics.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/translation_server.h"
+#include "tests/server_test_util.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+using testing_util::HttpAnswer;
+using testing_util::HttpExchange;
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (model_dir_ == nullptr) {
+      model_dir_ = new std::string(testing_util::TrainTinyModel(
+          testing_util::MakeTempDir("http_api_test_model")));
+    }
+    server_ = TranslationServer::Start(Options()).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  static ServerOptions Options() {
+    ServerOptions options;
+    options.model_dir = *model_dir_;
+    options.listen = "127.0.0.1:0";
+    options.metrics_listen = "127.0.0.1:0";
+    options.http_listen = "127.0.0.1:0";
+    options.http_request_timeout_ms = 1000;
+    options.http_max_body_bytes = 64 << 10;
+    options.max_batch_texts = 8;
+    options.threads = 1;
+    options.device = "cpu";
+    return options;
+  }
+
+  // A request to the suite's server: `method` `target` with `body` of
+  // `content_type` (no Content-Type header when empty).
+  static HttpAnswer Call(const std::string& method, const std::string& target,
+                         const std::string& body = "",
+                         const std::string& content_type = "", int port = 0) {
+    std::string request = method + " " + target +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          "Connection: close\r\n";
+    if (!content_type.empty()) {
+      request += "Content-Type: " + content_type + "\r\n";
+    }
+    if (!body.empty() || method == "POST") {
+      request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    return HttpExchange(port != 0 ? port : server_->http_port(),
+                        request + "\r\n" + body);
+  }
+
+  static HttpAnswer PostJson(const nlohmann::json& body, int port = 0) {
+    return Call("POST", "/translate", body.dump(), "application/json", port);
+  }
+
+  // What the same server's gRPC Translate answers for `text`.
+  static std::string GrpcTranslation(
+      const std::string& text, v1::Script script = v1::SCRIPT_UNSPECIFIED) {
+    auto stub = v1::Translator::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
+                            grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    v1::TranslateRequest request;
+    request.set_text(text);
+    request.set_script(script);
+    v1::TranslateResponse response;
+    const grpc::Status status = stub->Translate(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.translation().text();
+  }
+
+  static nlohmann::json Body(const HttpAnswer& answer) {
+    return nlohmann::json::parse(answer.body);
+  }
+
+  static std::string* model_dir_;
+  static TranslationServer* server_;
+};
+
+std::string* HttpApiTest::model_dir_ = nullptr;
+TranslationServer* HttpApiTest::server_ = nullptr;
+
+TEST_F(HttpApiTest, TranslatesAsGrpcDoes) {
+  const std::string text = "I love you. Where is the station?";
+  const HttpAnswer answer =
+      PostJson({{"q", text}, {"source", "en"}, {"target", "zh"}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.headers.at("content-type"), "application/json");
+  EXPECT_EQ(answer.headers.at("access-control-allow-origin"), "*");
+  EXPECT_EQ(Body(answer),
+            nlohmann::json({{"translatedText", GrpcTranslation(text)}}));
+  // UTF-8 as it is: no \u escapes.
+  EXPECT_EQ(answer.body.find("\\u"), std::string::npos) << answer.body;
+}
+
+TEST_F(HttpApiTest, AnArrayOfTextsGetsAnArrayInOrderWithBlanksKept) {
+  const std::vector<std::string> texts = {"Good morning.", "  ", "Thank you."};
+  const HttpAnswer answer =
+      PostJson({{"q", texts}, {"source", "en"}, {"target", "zh"}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(Body(answer)["translatedText"],
+            nlohmann::json(
+                {GrpcTranslation(texts[0]), "  ", GrpcTranslation(texts[2])}));
+}
+
+TEST_F(HttpApiTest, EveryWayOfSendingTheFieldsGetsTheSameAnswer) {
+  const std::string expected = GrpcTranslation("Good night.");
+  const std::string form = "q=Good+night.&source=en&target=zh";
+  const std::string boundary = "fanyi-test-boundary";
+  std::string multipart;
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"q", "Good night."}, {"source", "en"}, {"target", "zh"}}) {
+    multipart += "--" + boundary +
+                 "\r\nContent-Disposition: form-data; name=\"" + name +
+                 "\"\r\n\r\n" + value + "\r\n";
+  }
+  multipart += "--" + boundary + "--\r\n";
+  const std::vector<HttpAnswer> answers = {
+      // libretranslatepy: an url-encoded form.
+      Call("POST", "/translate", form, "application/x-www-form-urlencoded"),
+      // A browser's FormData.
+      Call("POST", "/translate", multipart,
+           "multipart/form-data; boundary=" + boundary),
+      // deep-translator: the query string, an empty body, no Content-Type.
+      Call("POST", "/translate?q=Good%20night.&source=en&target=zh"),
+      // JSON without a Content-Type.
+      Call("POST", "/translate",
+           R"({"q": "Good night.", "source": "en", "target": "zh"})"),
+  };
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    SCOPED_TRACE("style " + std::to_string(i));
+    ASSERT_EQ(answers[i].status, 200) << answers[i].body;
+    EXPECT_EQ(Body(answers[i])["translatedText"], expected);
+  }
+  // libretranslatepy sends /languages as a GET with a form body.
+  const HttpAnswer languages = Call(
+      "GET", "/languages", "api_key=", "application/x-www-form-urlencoded");
+  EXPECT_EQ(languages.status, 200) << languages.body;
+}
+
+TEST_F(HttpApiTest, TheTargetCodePicksTheScript) {
+  const std::string text = "My mother hates writing letters.";
+  const struct {
+    const char* code;
+    v1::Script script;
+  } cases[] = {{"zh-Hans", v1::SCRIPT_SIMPLIFIED},
+               {"ZH-CN", v1::SCRIPT_SIMPLIFIED},
+               {"zt", v1::SCRIPT_TRADITIONAL_TAIWAN},
+               {"zh-Hant", v1::SCRIPT_TRADITIONAL_TAIWAN},
+               {"zh-tw", v1::SCRIPT_TRADITIONAL_TAIWAN},
+               {"zh-HK", v1::SCRIPT_TRADITIONAL_HONG_KONG}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.code);
+    const HttpAnswer answer =
+        PostJson({{"q", text}, {"source", "en"}, {"target", c.code}});
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    EXPECT_EQ(Body(answer)["translatedText"], GrpcTranslation(text, c.script));
+  }
+}
+
+TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {
+  const struct {
+    nlohmann::json body;
+    int status;
+    std::string error;
+  } cases[] = {
+      {{{"source", "en"}, {"target", "zh"}},
+       400,
+       "Invalid request: missing q parameter"},
+      {{{"q", "Hi."}, {"target", "zh"}},
+       400,
+       "Invalid request: missing source parameter"},
+      {{{"q", "Hi."}, {"source", "fr"}, {"target", "zh"}},
+       400,
+       "fr is not supported"},
+      {{{"q", "Hi."}, {"source", "en"}, {"target", "de"}},
+       400,
+       "de is not supported"},
+      {{{"q", {"Hi.", 3}}, {"source", "en"}, {"target", "zh"}},
+       400,
+       "Invalid request: q must be a string or an array of strings"},
+      {{{"q", std::vector<std::string>(9, "Hi.")},
+        {"source", "en"},
+        {"target", "zh"}},
+       400,
+       "q has 9 entries; the limit is 8"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.body.dump());
+    const HttpAnswer answer = PostJson(c.body);
+    EXPECT_EQ(answer.status, c.status);
+    EXPECT_EQ(Body(answer), nlohmann::json({{"error", c.error}}));
+  }
+  const HttpAnswer not_json =
+      Call("POST", "/translate", "{not json", "application/json");
+  EXPECT_EQ(not_json.status, 400);
+  EXPECT_EQ(Body(not_json)["error"],
+            "Invalid request: the body is not valid JSON");
+  const HttpAnswer missing = Call("GET", "/no/such/route");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(Body(missing)["error"], "Not Found: /no/such/route");
+  const HttpAnswer wrong_method = Call("GET", "/translate");
+  EXPECT_EQ(wrong_method.status, 405);
+  EXPECT_EQ(Body(wrong_method)["error"], "Method Not Allowed");
+  EXPECT_EQ(wrong_method.headers.at("allow"), "POST");
+}
+
+TEST_F(HttpApiTest, LanguagesHealthAndSettingsDescribeTheServedModel) {
+  const HttpAnswer languages = Call("GET", "/languages");
+  ASSERT_EQ(languages.status, 200);
+  const nlohmann::json listed = Body(languages);
+  ASSERT_TRUE(listed.is_array());
+  nlohmann::json english;
+  for (const nlohmann::json& language : listed) {
+    if (language["code"] == "en") english = language;
+  }
+  ASSERT_FALSE(english.is_null()) << listed.dump();
+  EXPECT_EQ(english["name"], "English");
+  EXPECT_EQ(english["targets"],
+            nlohmann::json({"zh", "zh-Hans", "zh-Hant", "zt"}));
+
+  const HttpAnswer health = Call("GET", "/health");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(Body(health), nlohmann::json({{"status", "ok"}}));
+
+  const HttpAnswer settings = Call("GET", "/frontend/settings");
+  ASSERT_EQ(settings.status, 200);
+  EXPECT_EQ(Body(settings)["charLimit"], Options().max_input_chars);
+  EXPECT_EQ(Body(settings)["keyRequired"], false);
+}
+
+TEST_F(HttpApiTest, BrowsersGetTheirCorsPreflight) {
+  std::string request =
+      "OPTIONS /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+      "Origin: https://example.org\r\n"
+      "Access-Control-Request-Method: POST\r\n"
+      "Access-Control-Request-Headers: content-type\r\n\r\n";
+  const HttpAnswer answer = HttpExchange(server_->http_port(), request);
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.headers.at("access-control-allow-origin"), "*");
+  EXPECT_EQ(answer.headers.at("access-control-allow-headers"), "content-type");
+  EXPECT_NE(answer.headers.at("access-control-allow-methods").find("POST"),
+            std::string::npos);
+}
+
+TEST_F(HttpApiTest, AnOversizedBodyGets413) {
+  const std::string body(Options().http_max_body_bytes + 1, 'a');
+  const HttpAnswer answer = Call("POST", "/translate", body, "text/plain");
+  EXPECT_EQ(answer.status, 413);
+  EXPECT_EQ(Body(answer)["error"],
+            "the request body is larger than the limit of 65536 bytes");
+}
+
+TEST_F(HttpApiTest, AClientWaitingFor100ContinueGetsIt) {
+  const std::string body = R"({"q": "Hello.", "source": "en", "target": "zh"})";
+  const int fd = testing_util::ConnectToLocalPort(server_->http_port());
+  const std::string head =
+      "POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n";
+  ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(head.size()));
+  timeval timeout{30, 0};  // A guard against hanging, not a measurement.
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  char interim[64] = {};
+  const ssize_t received = recv(fd, interim, sizeof(interim) - 1, 0);
+  EXPECT_GT(received, 0);
+  EXPECT_EQ(std::string(interim).rfind("HTTP/1.1 100 Continue\r\n", 0), 0u)
+      << interim;
+  ASSERT_EQ(send(fd, body.data(), body.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(body.size()));
+  std::string answer;
+  char buffer[4096];
+  ssize_t more;
+  while ((more = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    answer.append(buffer, static_cast<std::size_t>(more));
+  }
+  close(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
+  EXPECT_NE(answer.find(GrpcTranslation("Hello.")), std::string::npos)
+      << answer;
+}
+
+// Sends a request head one byte every 100 ms; true when the server closes
+// the connection before the head is complete.
+bool SlowClientIsCutOff(int port) {
+  const int fd = testing_util::ConnectToLocalPort(port);
+  const std::string head =
+      "POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " +
+      std::string(60, 'a') + "\r\n\r\n";  // 6 s at this pace.
+  bool cut_off = false;
+  for (char c : head) {
+    if (send(fd, &c, 1, MSG_NOSIGNAL) != 1) {
+      cut_off = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!cut_off) {
+    // The whole head went out: the connection is cut off if reading it
+    // finds the end of the stream without an answer.
+    char buffer[256];
+    timeval timeout{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    cut_off = recv(fd, buffer, sizeof(buffer), 0) <= 0;
+  }
+  close(fd);
+  return cut_off;
+}
+
+TEST_F(HttpApiTest, AClientSendingOneByteAtATimeIsCutOff) {
+  // The request timeout is 1 s; the head takes 6 s to send.
+  EXPECT_TRUE(SlowClientIsCutOff(server_->http_port()));
+}
+
+TEST_F(HttpApiTest, AThousandIdleConnectionsLeaveGrpcAndHttpAnswering) {
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    idle.push_back(testing_util::ConnectToLocalPort(server_->http_port()));
+  }
+  const HttpAnswer health = Call("GET", "/health");
+  EXPECT_EQ(health.status, 200);
+  const HttpAnswer translated =
+      PostJson({{"q", "Hello."}, {"source", "en"}, {"target", "zh"}});
+  EXPECT_EQ(translated.status, 200) << translated.body;
+  v1::TranslateResponse response;
+  EXPECT_TRUE(testing_util::TranslateAt(
+                  "127.0.0.1:" + std::to_string(server_->grpc_port()), "Hello.",
+                  &response)
+                  .ok());
+  for (int fd : idle) close(fd);
+}
+
+TEST_F(HttpApiTest, MetricsCountRequestsByRouteAndCode) {
+  const std::string series =
+      R"(fanyi_http_requests_total{code="404",route="other"})";
+  const double before = testing_util::MetricValue(
+      testing_util::HttpGet(server_->metrics_port(), "/metrics"), series);
+  Call("GET", "/nowhere");
+  Call("GET", "/nowhere/else");
+  const std::string metrics =
+      testing_util::HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_EQ(testing_util::MetricValue(metrics, series),
+            std::max(before, 0.0) + 2);
+  EXPECT_GE(testing_util::MetricValue(
+                metrics,
+                R"(fanyi_http_request_duration_seconds_count{route="other"})"),
+            2);
+}
+
+TEST_F(HttpApiTest, AKeyIsNeededWhenKeysAreConfigured) {
+  const std::string keys = testing_util::MakeTempDir("http_api_keys") + "/keys";
+  std::ofstream(keys) << "# keys\nsecret-one\n\n  secret-two  \n";
+  ServerOptions options = Options();
+  options.api_keys_file = keys;
+  std::unique_ptr<TranslationServer> keyed = TranslationServer::Start(options);
+  const nlohmann::json request = {
+      {"q", "Hello."}, {"source", "en"}, {"target", "zh"}};
+  for (const nlohmann::json& key :
+       {nlohmann::json(), nlohmann::json("wrong")}) {
+    nlohmann::json with_key = request;
+    if (!key.is_null()) with_key["api_key"] = key;
+    const HttpAnswer refused = PostJson(with_key, keyed->http_port());
+    EXPECT_EQ(refused.status, 403);
+    EXPECT_EQ(Body(refused), nlohmann::json({{"error", "Invalid API key"}}));
+  }
+  nlohmann::json with_key = request;
+  with_key["api_key"] = "secret-two";
+  const HttpAnswer accepted = PostJson(with_key, keyed->http_port());
+  EXPECT_EQ(accepted.status, 200) << accepted.body;
+  EXPECT_EQ(Body(Call("GET", "/frontend/settings", "", "",
+                      keyed->http_port()))["keyRequired"],
+            true);
+}
+
+}  // namespace
+}  // namespace fanyi
