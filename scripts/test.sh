@@ -26,6 +26,17 @@ if ! python3 -c 'import kubernetes_validate' 2>/dev/null \
   fi
 fi
 
+# tests/http_api_test drives the server with the LibreTranslate clients
+# people use, unchanged, from PyPI, for the same python3; without them that
+# test fails and says so.
+if ! python3 -c 'import libretranslatepy, deep_translator' 2>/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'libretranslatepy>=2.1,<3' 'deep-translator>=1.11,<2'; then
+    echo "test.sh: warning: could not install libretranslatepy and" \
+      "deep-translator for python3; http_api_test will fail" >&2
+  fi
+fi
+
 bash scripts/build.sh
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"

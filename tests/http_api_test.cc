@@ -165,6 +165,33 @@ TEST_F(HttpApiTest, EveryWayOfSendingTheFieldsGetsTheSameAnswer) {
   EXPECT_EQ(languages.status, 200) << languages.body;
 }
 
+// The Python clients people use, unchanged, through the python3 on PATH
+// (scripts/test.sh installs them there).
+TEST_F(HttpApiTest, RealLibreTranslateClientsTranslate) {
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(server_->http_port()) + "/";
+  const testing_util::CommandResult result = testing_util::RunCommand(
+      "python3 - <<'EOF' 2>&1\n"
+      "from libretranslatepy import LibreTranslateAPI\n"
+      "from deep_translator import LibreTranslator\n"
+      "url = '" +
+      url +
+      "'\n"
+      "api = LibreTranslateAPI(url)\n"
+      "print(api.translate('Good night.', 'en', 'zh'))\n"
+      "print(' '.join(language['code'] for language in api.languages()))\n"
+      "print(LibreTranslator(source='en', target='zh', api_key='any',\n"
+      "                      custom_url=url).translate('Good night.'))\n"
+      "EOF\n");
+  ASSERT_EQ(result.exit_code, 0)
+      << result.output
+      << "\n(scripts/test.sh installs libretranslatepy and deep-translator "
+         "for the python3 on PATH)";
+  const std::string expected = GrpcTranslation("Good night.");
+  EXPECT_EQ(result.output,
+            expected + "\nen zh zh-Hans zh-Hant zt\n" + expected + "\n");
+}
+
 TEST_F(HttpApiTest, TheTargetCodePicksTheScript) {
   const std::string text = "My mother hates writing letters.";
   const struct {
