@@ -17,6 +17,8 @@ packages=(
   # Sentence breaks (ICU) and Simplified/Traditional Chinese (OpenCC, with
   # its dictionaries).
   libicu-dev libopencc-dev libopencc-data
+  # Language detection (CLD2) for source "auto".
+  libcld2-dev
   # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
   # for subword vocabularies, tests compare with spm_encode. (Not
   # libsentencepiece: see common/text/subword_model.h.)

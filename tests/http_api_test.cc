@@ -192,6 +192,43 @@ TEST_F(HttpApiTest, RealLibreTranslateClientsTranslate) {
             expected + "\nen zh zh-Hans zh-Hant zt\n" + expected + "\n");
 }
 
+TEST_F(HttpApiTest, AutoDetectsEachTextOfABatchOnItsOwn) {
+  // A text already in the target language comes back as it is.
+  const std::vector<std::string> texts = {"Good morning, how are you today?",
+                                          "今天天气很好，我们去公园散步吧。"};
+  const HttpAnswer answer =
+      PostJson({{"q", texts}, {"source", "auto"}, {"target", "zh"}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const nlohmann::json body = Body(answer);
+  EXPECT_EQ(body["translatedText"],
+            nlohmann::json({GrpcTranslation(texts[0]), texts[1]}));
+  ASSERT_EQ(body["detectedLanguage"].size(), 2u) << answer.body;
+  EXPECT_EQ(body["detectedLanguage"][0]["language"], "en");
+  EXPECT_EQ(body["detectedLanguage"][1]["language"], "zh");
+  for (const nlohmann::json& detected : body["detectedLanguage"]) {
+    EXPECT_GT(detected["confidence"].get<int>(), 50) << answer.body;
+    EXPECT_LE(detected["confidence"].get<int>(), 100);
+  }
+  // One text: one detection, not a list.
+  const HttpAnswer one =
+      PostJson({{"q", texts[0]}, {"source", "auto"}, {"target", "zh"}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(Body(one)["detectedLanguage"]["language"], "en");
+  EXPECT_EQ(Body(one)["translatedText"], GrpcTranslation(texts[0]));
+}
+
+TEST_F(HttpApiTest, DetectRanksTheServedSourceLanguages) {
+  const HttpAnswer answer = Call(
+      "POST", "/detect",
+      R"({"q": "The weather is lovely today, so we are going for a walk."})",
+      "application/json");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const nlohmann::json body = Body(answer);
+  ASSERT_EQ(body.size(), 1u) << answer.body;  // Only English is served.
+  EXPECT_EQ(body[0]["language"], "en");
+  EXPECT_GT(body[0]["confidence"].get<int>(), 50);
+}
+
 TEST_F(HttpApiTest, TheTargetCodePicksTheScript) {
   const std::string text = "My mother hates writing letters.";
   const struct {
@@ -238,6 +275,16 @@ TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {
         {"target", "zh"}},
        400,
        "q has 9 entries; the limit is 8"},
+      {{{"q", std::vector<std::string>{}}, {"source", "en"}, {"target", "zh"}},
+       400,
+       "q is empty; send at least one text"},
+      {{{"q", {"Hi.", "", std::string(Options().max_input_chars + 1, 'a')}},
+        {"source", "en"},
+        {"target", "zh"}},
+       400,
+       "q[2] has " + std::to_string(Options().max_input_chars + 1) +
+           " characters; the limit is " +
+           std::to_string(Options().max_input_chars)},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.body.dump());

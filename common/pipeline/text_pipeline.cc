@@ -130,8 +130,12 @@ std::vector<PreparedText> TextPipeline::Prepare(
   std::size_t parts = 0;
   for (std::size_t i = 0; i < request.texts.size(); ++i) {
     const std::string field =
-        request.indexed ? request.field + "[" + std::to_string(i) + "]"
-                        : request.field;
+        request.indexed
+            ? request.field + "[" +
+                  std::to_string(request.indices.empty() ? i
+                                                         : request.indices[i]) +
+                  "]"
+            : request.field;
     limits_.CheckText(request.texts[i], field);
     prepared.push_back(PrepareNamed(request.texts[i], field, options));
     parts += prepared.back().parts.size();

@@ -4,6 +4,7 @@
 #ifndef FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_
 #define FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,10 @@ struct TextRequest {
   // the text's index ("texts[3]") when `indexed`.
   std::string field = "texts";
   bool indexed = true;
+  // With `indexed`: the index each text is named by, when the texts are
+  // some of a larger request's (the others answered elsewhere); empty:
+  // its position here.
+  std::vector<std::size_t> indices;
   int beam_size = 0;  // 0 = TextLimits::default_beam_size; negative: error.
   std::optional<ChineseScript> script;        // Unset: Simplified for Chinese.
   std::vector<GlossaryEntry> glossary;        // Terms with a fixed translation.

@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/pipeline/request_limits.h"
+#include "common/text/language_detection.h"
 #include "server/http/language_codes.h"
 #include "server/text_job.h"
 
@@ -164,8 +167,8 @@ bool IsBlank(const std::string& text) {
 
 // The route label of `path` for the metrics.
 std::string RouteOf(const std::string& path) {
-  for (const char* route :
-       {"/translate", "/languages", "/health", "/frontend/settings"}) {
+  for (const char* route : {"/translate", "/detect", "/languages", "/health",
+                            "/frontend/settings"}) {
     if (path == route) return route;
   }
   return "other";
@@ -209,6 +212,7 @@ void LibreTranslateApi::Handle(HttpRequest request,
     bool post;  // POST only; else GET or POST.
   };
   static const Route kRoutes[] = {{"/translate", true},
+                                  {"/detect", true},
                                   {"/languages", false},
                                   {"/health", false},
                                   {"/frontend/settings", false}};
@@ -235,11 +239,14 @@ void LibreTranslateApi::Handle(HttpRequest request,
       }
     }();
     if (request.path == "/translate") return Translate(fields, answer);
+    if (request.path == "/detect") return Detect(fields, answer);
     if (request.path == "/languages") return answer(Languages());
     if (request.path == "/health") return answer(Health());
     return answer(FrontendSettings());
   } catch (const HttpError& e) {
     answer(ErrorResponse(e.status, e.what()));
+  } catch (const std::invalid_argument& e) {  // A limit or a text refused.
+    answer(ErrorResponse(400, e.what()));
   } catch (const std::exception& e) {
     answer(ErrorResponse(500, std::string("internal error: ") + e.what()));
   }
@@ -251,11 +258,93 @@ bool LibreTranslateApi::KeyAccepted(const RequestFields& fields) const {
   return key.is_string() && options_.api_keys.count(key.get<std::string>());
 }
 
+std::shared_ptr<ServedModel> LibreTranslateApi::Choose(
+    const std::string& source, const std::string& target,
+    const std::string& source_code, const std::string& target_code,
+    const std::string& model_name) const {
+  v1::ModelChoice choice;
+  choice.set_source_language(source);
+  choice.set_target_language(target);
+  choice.set_model(model_name);
+  std::shared_ptr<ServedModel> model;
+  if (grpc::Status status = models_.Choose(choice, &model); !status.ok()) {
+    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
+        !model_name.empty()) {
+      throw HttpError(HttpStatusOf(status.error_code()),
+                      status.error_message());
+    }
+    bool source_served = false;
+    for (const std::shared_ptr<ServedModel>& served : models_.Models()) {
+      source_served |= served->translator().source_language() == source;
+    }
+    throw HttpError(
+        400, (source_served ? target_code : source_code) + " is not supported");
+  }
+  return model;
+}
+
+std::vector<std::string> LibreTranslateApi::SourcesInto(
+    const std::string& target) const {
+  std::vector<std::string> sources;
+  for (const std::shared_ptr<ServedModel>& model : models_.Models()) {
+    const Translator& translator = model->translator();
+    if (translator.target_language() == target &&
+        std::find(sources.begin(), sources.end(),
+                  translator.source_language()) == sources.end()) {
+      sources.push_back(translator.source_language());
+    }
+  }
+  return sources;
+}
+
+// One /translate request's answer while its texts decode, perhaps on
+// several models (a batch in several languages): the last job to finish
+// answers.
+struct LibreTranslateApi::Answer {
+  std::mutex mutex;
+  // Guarded by mutex: every text's answer so far (blank texts and texts
+  // already in the target language as they came).
+  std::vector<std::string> outputs;
+  int remaining = 0;         // Guarded by mutex: jobs not yet done.
+  grpc::Status first_error;  // Guarded by mutex.
+  bool is_array = false;
+  nlohmann::json detected;  // Per text, with source "auto"; else null.
+  HttpResponder respond;
+
+  // Records job results for the texts at `indices`; the last job answers.
+  void JobDone(const std::vector<std::size_t>& indices,
+               const grpc::Status& status,
+               std::vector<TextTranslation> translations) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!status.ok() && first_error.ok()) first_error = status;
+      for (std::size_t i = 0; i < translations.size(); ++i) {
+        outputs[indices[i]] = std::move(translations[i].text);
+      }
+      if (--remaining > 0) return;
+    }
+    Respond();
+  }
+
+  // Answers with the outputs, or the first error.
+  void Respond() {
+    if (!first_error.ok()) return respond(StatusResponse(first_error));
+    nlohmann::json body = {
+        {"translatedText",
+         is_array ? nlohmann::json(outputs) : nlohmann::json(outputs.front())}};
+    if (!detected.is_null()) {
+      body["detectedLanguage"] = is_array ? detected : detected.front();
+    }
+    respond(JsonResponse(200, body));
+  }
+};
+
 void LibreTranslateApi::Translate(const RequestFields& fields,
                                   HttpResponder respond) const {
   if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
-  bool is_array = false;
-  const std::vector<std::string> texts = ReadTexts(fields, &is_array);
+  auto answer = std::make_shared<Answer>();
+  answer->respond = std::move(respond);
+  const std::vector<std::string> texts = ReadTexts(fields, &answer->is_array);
   const std::string source_code = StringField(fields, "source");
   const std::string target_code = StringField(fields, "target");
   if (source_code.empty()) {
@@ -273,81 +362,129 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
   if (IntegerField(fields, "alternatives", 0) != 0) {
     throw HttpError(400, "alternatives are not supported yet; send 0");
   }
-  if (source_code == "auto") {
-    throw HttpError(400, "auto is not supported yet: name the source language");
-  }
-  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
-  if (!source) throw HttpError(400, source_code + " is not supported");
   const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
   if (!target) throw HttpError(400, target_code + " is not supported");
+  const std::string model_name = StringField(fields, "model");
+  const TextLimits limits = [&] {
+    const std::vector<std::shared_ptr<ServedModel>> served = models_.Models();
+    if (served.empty()) throw HttpError(503, "no model is served");
+    return served.front()->translator().pipeline().limits().text_limits();
+  }();
+  RequestLimits(limits).CheckTextCount(texts.size(), "q");  // 400 if not.
 
-  v1::ModelChoice choice;
-  choice.set_source_language(source->language);
-  choice.set_target_language(target->language);
-  choice.set_model(StringField(fields, "model"));
-  std::shared_ptr<ServedModel> model;
-  if (grpc::Status status = models_.Choose(choice, &model); !status.ok()) {
-    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
-        !choice.model().empty()) {
-      throw HttpError(HttpStatusOf(status.error_code()),
-                      status.error_message());
+  // Each text's source language: named, or detected among the languages
+  // served into the target (and the target itself: such a text is kept).
+  std::vector<std::string> languages(texts.size());
+  if (source_code == "auto") {
+    std::vector<std::string> candidates = SourcesInto(target->language);
+    if (candidates.empty()) {
+      throw HttpError(400, target_code + " is not supported");
     }
-    bool source_served = false;
-    for (const std::shared_ptr<ServedModel>& served : models_.Models()) {
-      source_served |=
-          served->translator().source_language() == source->language;
+    candidates.push_back(target->language);
+    answer->detected = nlohmann::json::array();
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      DetectedLanguage found;
+      try {
+        found = DetectLanguages(texts[i], candidates).front();
+      } catch (const std::invalid_argument& e) {
+        throw HttpError(400,
+                        (answer->is_array ? "q[" + std::to_string(i) + "]: "
+                                          : std::string("q: ")) +
+                            e.what());
+      }
+      if (IsBlank(texts[i])) found.confidence = 0;
+      languages[i] = found.language;
+      answer->detected.push_back(
+          {{"confidence", found.confidence}, {"language", found.language}});
     }
-    throw HttpError(
-        400, (source_served ? target_code : source_code) + " is not supported");
+  } else {
+    const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
+    if (!source) throw HttpError(400, source_code + " is not supported");
+    std::fill(languages.begin(), languages.end(), source->language);
   }
-  const TextPipeline& pipeline = model->translator().pipeline();
 
-  // Blank texts come back as they are; the others are translated.
-  std::vector<std::size_t> translated;  // Indexes into texts.
-  TextRequest request;
-  request.field = "q";
-  request.indexed = is_array;
+  // The texts to translate, by source language; the rest come back as
+  // they are. Every group is prepared before any is queued, so a bad text
+  // costs no decoding.
+  std::map<std::string, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    if (IsBlank(texts[i])) continue;
-    translated.push_back(i);
-    request.texts.push_back(texts[i]);
-  }
-  request.beam_size = IntegerField(fields, "beam_size", 0);
-  if (pipeline.writes_chinese()) request.script = target->script;
-  request.glossary = ReadGlossary(fields);
-  request.do_not_translate = ReadKeptTerms(fields);
-
-  auto answer = [texts, translated, is_array, respond](
-                    const grpc::Status& status,
-                    std::vector<TextTranslation> translations) {
-    if (!status.ok()) return respond(StatusResponse(status));
-    std::vector<std::string> outputs = texts;
-    for (std::size_t i = 0; i < translated.size(); ++i) {
-      outputs[translated[i]] = std::move(translations[i].text);
+    if (!IsBlank(texts[i]) && languages[i] != target->language) {
+      groups[languages[i]].push_back(i);
     }
-    respond(JsonResponse(
-        200, {{"translatedText", is_array ? nlohmann::json(outputs)
-                                          : nlohmann::json(outputs.front())}}));
-  };
-  if (texts.empty()) {
-    pipeline.limits().CheckTextCount(0, "q");  // Throws: nothing to do.
   }
-  if (request.texts.empty()) return answer(grpc::Status::OK, {});
+  answer->outputs = texts;
+  std::vector<std::pair<TextJob, std::vector<std::size_t>>> jobs;
+  for (const auto& [language, indices] : groups) {
+    std::shared_ptr<ServedModel> model =
+        Choose(language, target->language,
+               source_code == "auto" ? language : source_code, target_code,
+               model_name);
+    const TextPipeline& pipeline = model->translator().pipeline();
+    TextRequest request;
+    request.field = "q";
+    request.indexed = answer->is_array;
+    request.indices = indices;
+    for (std::size_t i : indices) request.texts.push_back(texts[i]);
+    request.beam_size = IntegerField(fields, "beam_size", 0);
+    if (pipeline.writes_chinese()) request.script = target->script;
+    request.glossary = ReadGlossary(fields);
+    request.do_not_translate = ReadKeptTerms(fields);
+    TextJob job;
+    try {
+      job.texts = pipeline.Prepare(request);
+    } catch (const std::invalid_argument& e) {
+      throw HttpError(400, e.what());
+    }
+    job.model = std::move(model);
+    job.deadline =
+        std::chrono::system_clock::now() + options_.translate_timeout;
+    jobs.emplace_back(std::move(job), indices);
+  }
+  if (jobs.empty()) return answer->Respond();
+  answer->remaining = static_cast<int>(jobs.size());
+  for (auto& [job, indices] : jobs) {
+    job.done = [answer, indices = indices](
+                   const grpc::Status& status,
+                   std::vector<TextTranslation> translations) {
+      answer->JobDone(indices, status, std::move(translations));
+    };
+    if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+        !status.ok()) {
+      answer->JobDone(indices, status, {});
+    }
+  }
+}
 
-  TextJob job;
-  try {
-    job.texts = pipeline.Prepare(request);
-  } catch (const std::invalid_argument& e) {
-    throw HttpError(400, e.what());
+void LibreTranslateApi::Detect(const RequestFields& fields,
+                               HttpResponder respond) const {
+  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
+  bool is_array = false;
+  const std::vector<std::string> texts = ReadTexts(fields, &is_array);
+  std::vector<std::string> candidates;
+  for (const std::shared_ptr<ServedModel>& model : models_.Models()) {
+    const std::string& language = model->translator().source_language();
+    if (std::find(candidates.begin(), candidates.end(), language) ==
+        candidates.end()) {
+      candidates.push_back(language);
+    }
   }
-  job.model = std::move(model);
-  job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
-  job.name_texts = false;
-  job.done = answer;
-  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
-      !status.ok()) {
-    respond(StatusResponse(status));
+  nlohmann::json answers = nlohmann::json::array();
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    nlohmann::json ranked = nlohmann::json::array();
+    try {
+      for (const DetectedLanguage& found :
+           DetectLanguages(texts[i], candidates)) {
+        ranked.push_back(
+            {{"confidence", found.confidence}, {"language", found.language}});
+      }
+    } catch (const std::invalid_argument& e) {
+      throw HttpError(400, (is_array ? "q[" + std::to_string(i) + "]: "
+                                     : std::string("q: ")) +
+                               e.what());
+    }
+    answers.push_back(std::move(ranked));
   }
+  respond(JsonResponse(200, is_array ? answers : answers.front()));
 }
 
 HttpResponse LibreTranslateApi::Languages() const {

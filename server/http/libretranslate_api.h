@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "server/assembly_pool.h"
 #include "server/http/http_metrics.h"
@@ -40,10 +42,26 @@ class LibreTranslateApi {
   void Handle(HttpRequest request, HttpResponder respond) const;
 
  private:
-  // POST /translate: q (a string or an array of strings), source, target,
-  // format (text), api_key, and fanyi's beam_size, glossary,
-  // do_not_translate and model.
+  struct Answer;  // One /translate request's answer while it decodes.
+
+  // POST /translate: q (a string or an array of strings), source (or
+  // "auto": each text detected on its own, among the languages served into
+  // the target), target, format (text), api_key, and fanyi's beam_size,
+  // glossary, do_not_translate and model.
   void Translate(const RequestFields& fields, HttpResponder respond) const;
+  // POST /detect: q's languages among the served source languages, most
+  // likely first.
+  void Detect(const RequestFields& fields, HttpResponder respond) const;
+  // The served model for `source` -> `target` (model languages), named
+  // `model_name` when not empty; an HttpError naming the unsupported code
+  // as the client wrote it otherwise.
+  std::shared_ptr<ServedModel> Choose(const std::string& source,
+                                      const std::string& target,
+                                      const std::string& source_code,
+                                      const std::string& target_code,
+                                      const std::string& model_name) const;
+  // The source languages of the models that translate into `target`.
+  std::vector<std::string> SourcesInto(const std::string& target) const;
   // GET /languages: each served language with the codes it translates to.
   HttpResponse Languages() const;
   // GET /health: 200 {"status":"ok"} while the server serves, else 503.
