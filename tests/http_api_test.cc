@@ -13,10 +13,12 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "server/http/libretranslate_api.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
@@ -328,6 +330,33 @@ TEST_F(HttpApiTest, LanguagesHealthAndSettingsDescribeTheServedModel) {
   ASSERT_EQ(settings.status, 200);
   EXPECT_EQ(Body(settings)["charLimit"], Options().max_input_chars);
   EXPECT_EQ(Body(settings)["keyRequired"], false);
+}
+
+TEST_F(HttpApiTest, TheSpecDescribesExactlyTheServedRoutes) {
+  const HttpAnswer spec = Call("GET", "/spec");
+  ASSERT_EQ(spec.status, 200);
+  const nlohmann::json document = Body(spec);
+  std::set<std::pair<std::string, std::string>> described;
+  for (const auto& [path, methods] : document.at("paths").items()) {
+    for (const auto& [method, operation] : methods.items()) {
+      std::string upper = method;
+      std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+      described.emplace(path, upper);
+    }
+  }
+  std::set<std::pair<std::string, std::string>> served;
+  for (const HttpRoute& route : LibreTranslateApi::Routes()) {
+    for (const std::string& method : route.methods) {
+      served.emplace(route.path, method);
+    }
+  }
+  EXPECT_EQ(described, served);
+  // And each one is really answered (not 404 or 405).
+  for (const auto& [path, method] : described) {
+    const HttpAnswer answer = Call(method, path, "{}", "application/json");
+    EXPECT_NE(answer.status, 404) << method << " " << path;
+    EXPECT_NE(answer.status, 405) << method << " " << path;
+  }
 }
 
 TEST_F(HttpApiTest, BrowsersGetTheirCorsPreflight) {

@@ -16,6 +16,7 @@
 #include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
 #include "server/http/language_codes.h"
+#include "server/http/openapi_spec.h"
 #include "server/text_job.h"
 
 namespace fanyi {
@@ -165,16 +166,18 @@ bool IsBlank(const std::string& text) {
   return text.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
-// The route label of `path` for the metrics.
-std::string RouteOf(const std::string& path) {
-  for (const char* route : {"/translate", "/detect", "/languages", "/health",
-                            "/frontend/settings"}) {
-    if (path == route) return route;
-  }
-  return "other";
-}
-
 }  // namespace
+
+const std::vector<HttpRoute>& LibreTranslateApi::Routes() {
+  static const std::vector<HttpRoute> kRoutes = {
+      {"/translate", {"POST"}},
+      {"/detect", {"POST"}},
+      {"/languages", {"GET", "POST"}},  // libretranslatepy sends GET.
+      {"/health", {"GET"}},
+      {"/frontend/settings", {"GET"}},
+      {"/spec", {"GET"}}};
+  return kRoutes;
+}
 
 LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
                                      AssemblyPool& assembly,
@@ -189,7 +192,13 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
-  const std::string route = RouteOf(request.path);
+  const HttpRoute* found = nullptr;
+  for (const HttpRoute& known : Routes()) {
+    if (request.path == known.path) found = &known;
+  }
+  // The metrics' label: a served route, or "other" (so that probing random
+  // paths adds no label sets).
+  const std::string route = found != nullptr ? found->path : "other";
   const Clock::time_point start = Clock::now();
   // Every answer: counted, and with the CORS header LibreTranslate sends.
   HttpResponder answer = [this, route, start,
@@ -207,27 +216,22 @@ void LibreTranslateApi::Handle(HttpRequest request,
                          request.Header("Access-Control-Request-Headers")}};
     return answer(std::move(response));
   }
-  struct Route {
-    const char* path;
-    bool post;  // POST only; else GET or POST.
-  };
-  static const Route kRoutes[] = {{"/translate", true},
-                                  {"/detect", true},
-                                  {"/languages", false},
-                                  {"/health", false},
-                                  {"/frontend/settings", false}};
-  const Route* found = nullptr;
-  for (const Route& known : kRoutes) {
-    if (request.path == known.path) found = &known;
-  }
   if (found == nullptr) {
     return answer(ErrorResponse(404, "Not Found: " + request.path));
   }
-  const bool allowed =
-      request.method == "POST" || (!found->post && request.method == "GET");
-  if (!allowed) {
+  if (std::find(found->methods.begin(), found->methods.end(), request.method) ==
+      found->methods.end()) {
     HttpResponse response = ErrorResponse(405, "Method Not Allowed");
-    response.headers.emplace_back("Allow", found->post ? "POST" : "GET, POST");
+    std::string allow;
+    for (const std::string& method : found->methods) {
+      allow += (allow.empty() ? "" : ", ") + method;
+    }
+    response.headers.emplace_back("Allow", allow);
+    return answer(std::move(response));
+  }
+  if (request.path == "/spec") {
+    HttpResponse response;
+    response.body = std::string(OpenApiSpec());
     return answer(std::move(response));
   }
   try {

@@ -16,6 +16,12 @@
 
 namespace fanyi {
 
+// A route the API serves, with the methods it answers.
+struct HttpRoute {
+  std::string path;
+  std::vector<std::string> methods;
+};
+
 // Settings of the LibreTranslate API.
 struct LibreTranslateOptions {
   // Keys a request must carry in `api_key`; empty: no key is needed.
@@ -40,6 +46,9 @@ class LibreTranslateApi {
 
   // The HttpServer's handler: routes `request` and answers it.
   void Handle(HttpRequest request, HttpResponder respond) const;
+
+  // Every route served (GET /spec describes the same).
+  static const std::vector<HttpRoute>& Routes();
 
  private:
   struct Answer;  // One /translate request's answer while it decodes.

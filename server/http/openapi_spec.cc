@@ -1,0 +1,170 @@
+#include "server/http/openapi_spec.h"
+
+namespace fanyi {
+
+std::string_view OpenApiSpec() {
+  static constexpr std::string_view kSpec = R"json({
+  "openapi": "3.0.3",
+  "info": {
+    "title": "fanyi",
+    "description": "LibreTranslate's HTTP API on fanyi's translation engine. Fields may be sent as a JSON body, an url-encoded or multipart form, or the query string with an empty body. Errors are {\"error\": \"...\"}.",
+    "version": "1"
+  },
+  "paths": {
+    "/translate": {
+      "post": {
+        "summary": "Translate text",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/TranslateRequest"}},
+            "application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/TranslateRequest"}},
+            "multipart/form-data": {"schema": {"$ref": "#/components/schemas/TranslateRequest"}}
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The translations, in the order of q",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TranslateResponse"}}}
+          },
+          "400": {"$ref": "#/components/responses/Error"},
+          "403": {"$ref": "#/components/responses/Error"},
+          "413": {"$ref": "#/components/responses/Error"},
+          "429": {"$ref": "#/components/responses/Error"},
+          "500": {"$ref": "#/components/responses/Error"},
+          "503": {"$ref": "#/components/responses/Error"},
+          "504": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/detect": {
+      "post": {
+        "summary": "Detect the language of text, among the served source languages",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/DetectRequest"}},
+            "application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/DetectRequest"}}
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The languages, most likely first (a list of such lists for an array q)",
+            "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}}}
+          },
+          "400": {"$ref": "#/components/responses/Error"},
+          "403": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/languages": {
+      "get": {
+        "summary": "The languages served, each with the codes it translates to",
+        "responses": {
+          "200": {
+            "description": "The languages",
+            "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Language"}}}}
+          }
+        }
+      },
+      "post": {
+        "summary": "The same, for clients that POST",
+        "responses": {
+          "200": {
+            "description": "The languages",
+            "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Language"}}}}
+          }
+        }
+      }
+    },
+    "/health": {
+      "get": {
+        "summary": "Whether the server serves",
+        "responses": {
+          "200": {"description": "Serving", "content": {"application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string", "enum": ["ok"]}}}}}},
+          "503": {"description": "Not serving (stopping, or a decode engine failed)"}
+        }
+      }
+    },
+    "/frontend/settings": {
+      "get": {
+        "summary": "What LibreTranslate's page reads at start",
+        "responses": {
+          "200": {"description": "The settings", "content": {"application/json": {"schema": {"type": "object"}}}}
+        }
+      }
+    },
+    "/spec": {
+      "get": {
+        "summary": "This document",
+        "responses": {
+          "200": {"description": "OpenAPI 3.0", "content": {"application/json": {"schema": {"type": "object"}}}}
+        }
+      }
+    }
+  },
+  "components": {
+    "schemas": {
+      "TranslateRequest": {
+        "type": "object",
+        "required": ["q", "source", "target"],
+        "properties": {
+          "q": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "A text, or several answered in order"},
+          "source": {"type": "string", "description": "A language code, or auto to detect each text's", "example": "en"},
+          "target": {"type": "string", "description": "zh, zh-Hans, zh-CN, zh-SG (Simplified), zt, zh-Hant, zh-TW (Traditional, Taiwan), zh-HK (Traditional, Hong Kong), or another served language", "example": "zh-Hans"},
+          "format": {"type": "string", "enum": ["text"]},
+          "alternatives": {"type": "integer", "enum": [0]},
+          "api_key": {"type": "string"},
+          "beam_size": {"type": "integer", "minimum": 0, "description": "fanyi: 0 = the server's default, 1 = greedy"},
+          "glossary": {"type": "object", "additionalProperties": {"type": "string"}, "description": "fanyi: term -> its translation"},
+          "do_not_translate": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "fanyi: terms kept as written"},
+          "model": {"type": "string", "description": "fanyi: the served model's name"}
+        }
+      },
+      "TranslateResponse": {
+        "type": "object",
+        "properties": {
+          "translatedText": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+          "detectedLanguage": {"oneOf": [{"$ref": "#/components/schemas/DetectedLanguage"}, {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}], "description": "With source auto only, per text"}
+        }
+      },
+      "DetectRequest": {
+        "type": "object",
+        "required": ["q"],
+        "properties": {
+          "q": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+          "api_key": {"type": "string"}
+        }
+      },
+      "DetectedLanguage": {
+        "type": "object",
+        "properties": {
+          "language": {"type": "string"},
+          "confidence": {"type": "integer", "minimum": 0, "maximum": 100}
+        }
+      },
+      "Language": {
+        "type": "object",
+        "properties": {
+          "code": {"type": "string"},
+          "name": {"type": "string"},
+          "targets": {"type": "array", "items": {"type": "string"}}
+        }
+      },
+      "Error": {
+        "type": "object",
+        "properties": {"error": {"type": "string"}}
+      }
+    },
+    "responses": {
+      "Error": {
+        "description": "What is wrong",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+      }
+    }
+  }
+})json";
+  return kSpec;
+}
+
+}  // namespace fanyi
