@@ -97,37 +97,21 @@ HttpAnswer HttpExchange(int port, const std::string& request, int timeout_s) {
 }
 
 std::string HttpGet(int port, const std::string& path, int timeout_s) {
-  const int fd = ConnectToLocalPort(port);
-  timeval timeout{};
-  timeout.tv_sec = timeout_s;
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  const std::string request = "GET " + path +
+  HttpAnswer answer;
+  try {
+    answer = HttpExchange(port,
+                          "GET " + path +
                               " HTTP/1.0\r\nHost: 127.0.0.1\r\n"
-                              "Connection: close\r\n\r\n";
-  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
-    close(fd);
-    throw std::runtime_error("send() failed");
+                              "Connection: close\r\n\r\n",
+                          timeout_s);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("HTTP GET " + path + ": " + e.what());
   }
-  std::string response;
-  char buffer[4096];
-  ssize_t received;
-  while ((received = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
-    response.append(buffer, static_cast<size_t>(received));
+  if (answer.status != 200) {
+    throw std::runtime_error("HTTP GET " + path + " failed: status " +
+                             std::to_string(answer.status));
   }
-  const bool timed_out = received < 0;
-  close(fd);
-  if (timed_out) {
-    throw std::runtime_error("HTTP GET " + path + ": no answer within " +
-                             std::to_string(timeout_s) + " s");
-  }
-  const size_t body_start = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.1 200", 0) != 0 &&
-      response.rfind("HTTP/1.0 200", 0) != 0) {
-    throw std::runtime_error("HTTP GET " + path +
-                             " failed: " + response.substr(0, body_start));
-  }
-  return body_start == std::string::npos ? "" : response.substr(body_start + 4);
+  return answer.body;
 }
 
 double MetricValue(const std::string& metrics, const std::string& series) {

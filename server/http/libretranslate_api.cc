@@ -100,25 +100,33 @@ int IntegerField(const RequestFields& fields, const std::string& name,
   throw HttpError(400, "Invalid request: " + name + " must be a whole number");
 }
 
-// The texts of `q`: a string, or an array of strings (`*is_array`).
+// Field `name`'s strings: one string, or an array of strings
+// (`*is_array`); none when absent.
+std::vector<std::string> StringList(const RequestFields& fields,
+                                    const std::string& name,
+                                    bool* is_array = nullptr) {
+  const nlohmann::json& value = fields.Get(name);
+  if (is_array != nullptr) *is_array = value.is_array();
+  std::vector<std::string> strings;
+  if (value.is_null()) return strings;
+  for (const nlohmann::json& item :
+       value.is_array() ? value : nlohmann::json::array({value})) {
+    if (!item.is_string()) {
+      throw HttpError(400, "Invalid request: " + name +
+                               " must be a string or an array of strings");
+    }
+    strings.push_back(item.get<std::string>());
+  }
+  return strings;
+}
+
+// The texts of `q` (`*is_array` when sent as an array).
 std::vector<std::string> ReadTexts(const RequestFields& fields,
                                    bool* is_array) {
-  const nlohmann::json& q = fields.Get("q");
-  if (q.is_null()) {
+  if (fields.Get("q").is_null()) {
     throw HttpError(400, "Invalid request: missing q parameter");
   }
-  *is_array = q.is_array();
-  std::vector<std::string> texts;
-  for (const nlohmann::json& text :
-       *is_array ? q : nlohmann::json::array({q})) {
-    if (!text.is_string()) {
-      throw HttpError(400,
-                      "Invalid request: q must be a string or an array of "
-                      "strings");
-    }
-    texts.push_back(text.get<std::string>());
-  }
-  return texts;
+  return StringList(fields, "q", is_array);
 }
 
 // fanyi's glossary field: an object of term -> translation.
@@ -143,23 +151,6 @@ std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields) {
     entries.push_back({term, translation.get<std::string>()});
   }
   return entries;
-}
-
-// fanyi's do_not_translate field: a string or an array of strings.
-std::vector<std::string> ReadKeptTerms(const RequestFields& fields) {
-  const nlohmann::json& terms = fields.Get("do_not_translate");
-  std::vector<std::string> kept;
-  if (terms.is_null()) return kept;
-  for (const nlohmann::json& term :
-       terms.is_array() ? terms : nlohmann::json::array({terms})) {
-    if (!term.is_string()) {
-      throw HttpError(400,
-                      "Invalid request: do_not_translate must be a string or "
-                      "an array of strings");
-    }
-    kept.push_back(term.get<std::string>());
-  }
-  return kept;
 }
 
 bool IsBlank(const std::string& text) {
@@ -417,6 +408,15 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     }
   }
   answer->outputs = texts;
+  // The options every group asks for, read once.
+  TextRequest options;
+  if (!groups.empty()) {
+    options.field = "q";
+    options.indexed = answer->is_array;
+    options.beam_size = IntegerField(fields, "beam_size", 0);
+    options.glossary = ReadGlossary(fields);
+    options.do_not_translate = StringList(fields, "do_not_translate");
+  }
   std::vector<std::pair<TextJob, std::vector<std::size_t>>> jobs;
   for (const auto& [language, indices] : groups) {
     std::shared_ptr<ServedModel> model =
@@ -424,15 +424,10 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
                source_code == "auto" ? language : source_code, target_code,
                model_name);
     const TextPipeline& pipeline = model->translator().pipeline();
-    TextRequest request;
-    request.field = "q";
-    request.indexed = answer->is_array;
+    TextRequest request = options;
     request.indices = indices;
     for (std::size_t i : indices) request.texts.push_back(texts[i]);
-    request.beam_size = IntegerField(fields, "beam_size", 0);
     if (pipeline.writes_chinese()) request.script = target->script;
-    request.glossary = ReadGlossary(fields);
-    request.do_not_translate = ReadKeptTerms(fields);
     TextJob job;
     try {
       job.texts = pipeline.Prepare(request);
