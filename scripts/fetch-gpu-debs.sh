@@ -28,9 +28,9 @@ packages=(
   # CMake configs of gRPC and protobuf (their .so links are re-pointed to
   # the system's runtimes by build-gpu.sh).
   libgtest-dev libgmock-dev libssl-dev zlib1g-dev nlohmann-json3-dev
-  # Boost.Beast, the HTTP server (headers only), and CLD2, language
-  # detection.
-  libboost1.74-dev libcld2-dev libcld2-0
+  # Boost.Beast, the HTTP server (headers only); CLD2, language detection;
+  # Gumbo, the HTML5 parser.
+  libboost1.74-dev libcld2-dev libcld2-0 libgumbo-dev libgumbo1
   # prometheus-cpp's CMake config looks for CURL (its push library, which
   # fanyi does not link): only CMake's FindCURL sees these.
   libcurl4-openssl-dev libcurl4

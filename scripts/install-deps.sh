@@ -17,8 +17,9 @@ packages=(
   # Sentence breaks (ICU) and Simplified/Traditional Chinese (OpenCC, with
   # its dictionaries).
   libicu-dev libopencc-dev libopencc-data
-  # Language detection (CLD2) for source "auto".
-  libcld2-dev
+  # Language detection (CLD2) for source "auto"; HTML5 parsing (Gumbo) for
+  # format=html.
+  libcld2-dev libgumbo-dev
   # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
   # for subword vocabularies, tests compare with spm_encode. (Not
   # libsentencepiece: see common/text/subword_model.h.)

@@ -24,11 +24,25 @@ std::optional<ChineseScript> ScriptFromProto(int script) {
   }
 }
 
+TextFormat FormatFromProto(int format) {
+  switch (format) {
+    case v1::FORMAT_UNSPECIFIED:
+    case v1::FORMAT_TEXT:
+      return TextFormat::kText;
+    case v1::FORMAT_HTML:
+      return TextFormat::kHtml;
+    default:
+      throw std::invalid_argument("format " + std::to_string(format) +
+                                  " is not a Format value");
+  }
+}
+
 // The fields a Translate and a TranslateBatch request share.
 template <typename Request>
 void ReadOptions(const Request& request, TextRequest* text_request) {
   text_request->beam_size = request.beam_size();
   text_request->script = ScriptFromProto(request.script());
+  text_request->format = FormatFromProto(request.format());
   for (const v1::GlossaryEntry& entry : request.glossary()) {
     text_request->glossary.push_back({entry.source(), entry.target()});
   }

@@ -114,6 +114,12 @@ grpc::Status SubmitTextJob(AssemblyPool& assembly, TextJob job) {
       requests.push_back(std::move(request));
     }
   }
+  // Texts with nothing to translate (an HTML document of tags only) have no
+  // parts: with none at all, the job is assembled at once.
+  if (requests.empty()) {
+    assembly.Post([state] { FinishJob(*state); });
+    return grpc::Status::OK;
+  }
   // Every part is queued or none: a full queue refuses the whole call
   // before anything decodes.
   return state->job.model->batcher().SubmitAll(requests);

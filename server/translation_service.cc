@@ -35,7 +35,7 @@ void DescribeCall(const ServedModel& model, const PreparedText& text,
   response->set_model_version(model.translator().model_version());
   response->mutable_model()->set_name(model.name());
   response->mutable_model()->set_version(model.version());
-  response->set_beam_size(text.parts.front().beam_size);
+  response->set_beam_size(text.beam_size);
   if (text.script) response->set_script(ScriptToProto(*text.script));
 }
 

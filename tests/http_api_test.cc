@@ -219,6 +219,53 @@ TEST_F(HttpApiTest, AutoDetectsEachTextOfABatchOnItsOwn) {
   EXPECT_EQ(Body(one)["translatedText"], GrpcTranslation(texts[0]));
 }
 
+TEST_F(HttpApiTest, MastodonsBatchOfHtmlPostsKeepsMentionsLinksAndHashtags) {
+  // As Mastodon sends posts: an array of HTML, format html, source auto.
+  const std::string mention =
+      "<span class=\"h-card\" translate=\"no\"><a "
+      "href=\"https://social.example/@alice\" class=\"u-url mention\">"
+      "@<span>alice</span></a></span>";
+  const std::string link =
+      "<a href=\"https://example.org/news/1\" target=\"_blank\" "
+      "rel=\"nofollow noopener noreferrer\"><span class=\"invisible\">"
+      "https://</span><span class=\"ellipsis\">example.org/news/1</span>"
+      "<span class=\"invisible\"></span></a>";
+  const std::string hashtag =
+      "<a href=\"https://social.example/tags/tea\" class=\"mention "
+      "hashtag\" rel=\"tag\">#<span>tea</span></a>";
+  const std::vector<std::string> posts = {
+      "<p>" + mention + " I love you.</p><p>Where is the station?<br>" + link +
+          "</p>",
+      "<p>Good morning. " + hashtag + "</p>",
+      "<p>今天天气很好，我们去公园散步吧。</p>"};
+  const HttpAnswer answer = PostJson({{"q", posts},
+                                      {"source", "auto"},
+                                      {"target", "zh-Hans"},
+                                      {"format", "html"}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const nlohmann::json body = Body(answer);
+  ASSERT_EQ(body["translatedText"].size(), 3u) << answer.body;
+  const std::vector<std::string> out = body["translatedText"];
+  for (std::size_t i = 0; i < posts.size(); ++i) {
+    EXPECT_EQ(testing_util::HtmlStructure(out[i]),
+              testing_util::HtmlStructure(posts[i]))
+        << out[i];
+  }
+  EXPECT_NE(out[0].find(mention), std::string::npos) << out[0];
+  EXPECT_NE(out[0].find("<br>" + link + "</p>"), std::string::npos) << out[0];
+  EXPECT_NE(out[1].find(hashtag), std::string::npos) << out[1];
+  EXPECT_EQ(out[0].find("I love you"), std::string::npos) << out[0];
+  EXPECT_NE(
+      out[0].find("<p>" + GrpcTranslation("Where is the station?") + "<br>"),
+      std::string::npos)
+      << out[0];
+  // The Chinese post is detected as such and kept byte for byte.
+  EXPECT_EQ(out[2], posts[2]);
+  EXPECT_EQ(body["detectedLanguage"][0]["language"], "en");
+  EXPECT_EQ(body["detectedLanguage"][1]["language"], "en");
+  EXPECT_EQ(body["detectedLanguage"][2]["language"], "zh");
+}
+
 TEST_F(HttpApiTest, DetectRanksTheServedSourceLanguages) {
   const HttpAnswer answer = Call(
       "POST", "/detect",
@@ -277,6 +324,9 @@ TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {
         {"target", "zh"}},
        400,
        "q has 9 entries; the limit is 8"},
+      {{{"q", "Hi."}, {"source", "en"}, {"target", "zh"}, {"format", "pdf"}},
+       400,
+       "Invalid request: format must be text or html"},
       {{{"q", std::vector<std::string>{}}, {"source", "en"}, {"target", "zh"}},
        400,
        "q is empty; send at least one text"},
@@ -294,6 +344,14 @@ TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {
     EXPECT_EQ(answer.status, c.status);
     EXPECT_EQ(Body(answer), nlohmann::json({{"error", c.error}}));
   }
+  // Invalid UTF-8 cannot be JSON; a form carries it.
+  const HttpAnswer not_utf8 =
+      Call("POST", "/translate",
+           "q=%3Cp%3EHi%20%FF%3C/p%3E&source=en&target=zh&format=html",
+           "application/x-www-form-urlencoded");
+  EXPECT_EQ(not_utf8.status, 400);
+  EXPECT_EQ(Body(not_utf8),
+            nlohmann::json({{"error", "q: invalid UTF-8 at byte 6"}}));
   const HttpAnswer not_json =
       Call("POST", "/translate", "{not json", "application/json");
   EXPECT_EQ(not_json.status, 400);

@@ -9,6 +9,7 @@
 #include "common/text/pair_masker.h"
 #include "common/text/placeholder_masker.h"
 #include "common/text/tokenizer.h"
+#include "common/text/utf8.h"
 #include "common/text/vocabulary.h"
 #include "common/text/vocabulary_lookup.h"
 
@@ -56,6 +57,18 @@ TEST(PlaceholderMaskerTest, StopsAtTheLimit) {
   const MaskedSentence masked = PlaceholderMasker({}, 2).Mask("1 2 3 4");
   EXPECT_EQ(masked.text, "｟1｠ ｟2｠ 3 4");
   EXPECT_EQ(masked.restorations, (Strings{"1", "2"}));
+}
+
+TEST(PlaceholderMaskerTest, InlineMarkersComeFirstAndPastTheLimit) {
+  // A document's tags must come back: its markers take the placeholders
+  // before numbers do, and are masked even past the limit.
+  const std::string a = EncodeUtf8(std::u32string(1, InlineMarker(0)));
+  const std::string b = EncodeUtf8(std::u32string(1, InlineMarker(1)));
+  const std::string c = EncodeUtf8(std::u32string(1, InlineMarker(2)));
+  const MaskedSentence masked = PlaceholderMasker({}, 2).Mask(
+      "See 1 " + a + "https://x.org" + b + " and 2" + c + ".");
+  EXPECT_EQ(masked.text, "See 1 ｟1｠https://x.org｟2｠ and 2｟3｠.");
+  EXPECT_EQ(masked.restorations, (Strings{a, b, c}));
 }
 
 TEST(PlaceholderMaskerTest, GlossaryTermsMatchWholeWordsIgnoringCase) {

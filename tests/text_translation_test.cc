@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/formats/marked_document.h"
 #include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
@@ -284,6 +285,76 @@ TEST_F(TextTranslationTest, BadGlossaryAndScriptValuesAreRefused) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("script"), std::string::npos)
       << status.error_message();
+}
+
+TEST_F(TextTranslationTest, HtmlComesBackWithItsMarkupAndTagsAroundTheirWords) {
+  const ParallelCorpus mini =
+      ReadParallelTsv(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+  const std::string& first = mini.pairs[0].source;
+  const std::string& second = mini.pairs[1].source;
+  const std::string& caption = mini.pairs[2].source;
+  const std::string& code = mini.pairs[3].source;
+  const std::string head =
+      "<!-- intro -->\n<div class=\"post\" data-id=7>\n  <p>";
+  const std::string html =
+      head + first + "</p>\n  <p>" + second +
+      "</p>\n  <p>I paid <b>$2.50</b> at 3:30 for <a href=\"/f\">"
+      "the flight</a>.</p>\n  <img src=\"a.png\" alt=\"" +
+      caption + "\">\n  <pre>" + code +
+      "</pre>\n  <script>var s = \"I love you.\";</script>\n"
+      "  <p>&copy; 2024</p>\n</div>\n";
+  v1::TranslateRequest request;
+  request.set_text(html);
+  request.set_format(v1::FORMAT_HTML);
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::string& out = response.translation().text();
+
+  // Same elements and attributes, the same nesting.
+  EXPECT_EQ(testing_util::HtmlStructure(out),
+            testing_util::HtmlStructure(html));
+  // Each paragraph is translated as the same text alone would be; the
+  // comment, the code, the script and the entity are untouched.
+  EXPECT_EQ(out.substr(0, head.size()), head);
+  EXPECT_EQ(Count(out, "<p>" + TranslateOk(first).text() + "</p>"), 1) << out;
+  EXPECT_EQ(Count(out, "<p>" + TranslateOk(second).text() + "</p>"), 1) << out;
+  EXPECT_EQ(Count(out, "alt=\"" +
+                           EscapeText(TranslateOk(caption).text(),
+                                      TextEscape::kMarkupAttribute) +
+                           "\""),
+            1)
+      << out;
+  EXPECT_EQ(Count(out, "<pre>" + code + "</pre>"), 1) << out;
+  EXPECT_EQ(Count(out, "<script>var s = \"I love you.\";</script>"), 1);
+  EXPECT_EQ(Count(out, "<p>&copy; 2024</p>"), 1) << out;
+  // The inline tags come back once each, around their own words: the
+  // price inside <b>, the link around the translation of its words.
+  EXPECT_EQ(Count(out, "<b>$2.50</b>"), 1) << out;
+  EXPECT_EQ(Count(out, "3:30"), 1) << out;
+  EXPECT_EQ(
+      Count(out, "<a href=\"/f\">" + TranslateOk("the flight").text() + "</a>"),
+      1)
+      << out;
+  EXPECT_EQ(Count(out, "I paid"), 0) << out;
+  EXPECT_GE(response.translation().sentence_count(), 4);
+}
+
+TEST_F(TextTranslationTest, HtmlWithNothingToTranslateComesBackAsItIs) {
+  for (const std::string html :
+       {"<p>2024</p>", "<br>",
+        "<p><a href=\"https://x.org\">https://x.org</a>"
+        "</p>",
+        "<script>let a = 'words';</script>"}) {
+    v1::TranslateRequest request;
+    request.set_text(html);
+    request.set_format(v1::FORMAT_HTML);
+    v1::TranslateResponse response;
+    const grpc::Status status = Translate(request, &response);
+    ASSERT_TRUE(status.ok()) << html << ": " << status.error_message();
+    EXPECT_EQ(response.translation().text(), html);
+    EXPECT_EQ(response.translation().sentence_count(), 0);
+  }
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ TextOptions RequestLimits::ReadOptions(const TextRequest& request) const {
                           ? limits_.default_beam_size
                           : std::min(request.beam_size, limits_.max_beam_size);
   options.script = request.script;
+  options.format = request.format;
   const std::size_t terms =
       request.glossary.size() + request.do_not_translate.size();
   if (terms > static_cast<std::size_t>(limits_.max_glossary_terms)) {

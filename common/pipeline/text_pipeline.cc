@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
+#include "common/formats/html_reader.h"
 #include "common/model/checkpoint.h"
 #include "common/text/clause_splitter.h"
 #include "common/text/placeholders.h"
+#include "common/text/utf8.h"
 
 namespace fanyi {
 namespace {
@@ -174,19 +177,39 @@ PreparedText TextPipeline::PrepareText(std::string_view text,
                                        const TextOptions& options) const {
   CheckOptions(options);
   PreparedText prepared;
+  prepared.beam_size = options.beam_size;
   if (writes_chinese()) {
     prepared.script = options.script.value_or(ChineseScript::kSimplified);
   }
   const PlaceholderMasker masker(options.glossary, max_placeholders_);
-  prepared.layout = splitter_.Split(text);
-  for (std::size_t i = 0; i < prepared.layout.sentences.size(); ++i) {
-    PrepareSentence(prepared.layout.sentences[i], static_cast<int>(i), masker,
-                    options.beam_size, &prepared);
+  if (options.format == TextFormat::kHtml) {
+    DecodeUtf8(text);  // Throws for invalid UTF-8, as the splitter does.
+    prepared.document =
+        std::make_shared<const MarkedDocument>(ReadHtml(std::string(text)));
+    // A document with nothing to translate comes back as it is.
+    for (const std::string& run : prepared.document->texts()) {
+      PrepareRun(run, masker, options.beam_size, &prepared);
+    }
+    return prepared;
   }
+  PrepareRun(text, masker, options.beam_size, &prepared);
   if (prepared.parts.empty()) {
     throw std::invalid_argument("text has no tokens to translate");
   }
   return prepared;
+}
+
+void TextPipeline::PrepareRun(std::string_view run,
+                              const PlaceholderMasker& masker, int beam_size,
+                              PreparedText* text) const {
+  int sentence = 0;
+  for (const SplitText& earlier : text->runs) {
+    sentence += static_cast<int>(earlier.sentences.size());
+  }
+  text->runs.push_back(splitter_.Split(run));
+  for (const std::string& each : text->runs.back().sentences) {
+    PrepareSentence(each, sentence++, masker, beam_size, text);
+  }
 }
 
 void TextPipeline::PrepareSentence(const std::string& sentence,
@@ -242,13 +265,15 @@ TextTranslation TextPipeline::Assemble(
         std::to_string(text.parts.size()) + " parts");
   }
   TextTranslation translation;
-  translation.sentence_count = static_cast<int>(text.layout.sentences.size());
+  for (const SplitText& run : text.runs) {
+    translation.sentence_count += static_cast<int>(run.sentences.size());
+  }
   translation.split_sentence_count = text.split_sentence_count;
   translation.unknown_words = text.unknown_words;
   translation.source_token_count = text.source_token_count;
   // Chinese is written without spaces between clauses and sentences.
   const std::string separator = target_tokenizer_.character_mode() ? "" : " ";
-  std::vector<std::string> sentences(text.layout.sentences.size());
+  std::vector<std::string> sentences(translation.sentence_count);
   for (std::size_t part = 0; part < text.parts.size(); ++part) {
     std::string& sentence = sentences[text.sentence_of_part[part]];
     const std::string clause =
@@ -256,7 +281,16 @@ TextTranslation TextPipeline::Assemble(
     if (!sentence.empty() && !clause.empty()) sentence += separator;
     sentence += clause;
   }
-  translation.text = JoinSentences(text.layout, sentences, separator);
+  std::vector<std::string> runs;
+  auto first = sentences.begin();
+  for (const SplitText& run : text.runs) {
+    const auto last = first + static_cast<std::ptrdiff_t>(run.sentences.size());
+    runs.push_back(
+        JoinSentences(run, std::vector<std::string>(first, last), separator));
+    first = last;
+  }
+  translation.text =
+      text.document != nullptr ? text.document->Render(runs) : runs.at(0);
   return translation;
 }
 

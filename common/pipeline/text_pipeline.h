@@ -55,9 +55,10 @@ class TextPipeline {
 
   // Prepares one text with options already checked (fanyi-eval and the
   // trainer translate a test set this way, with no request limits). Throws
-  // std::invalid_argument for invalid UTF-8, a text with nothing to
-  // translate, a bad glossary, a glossary for a model trained without
-  // placeholders, or a script for a target other than Chinese.
+  // std::invalid_argument for invalid UTF-8, a plain text with nothing to
+  // translate (an HTML document with nothing to translate has no parts,
+  // and comes back as it is), a bad glossary, a glossary for a model trained
+  // without placeholders, or a script for a target other than Chinese.
   PreparedText PrepareText(std::string_view text,
                            const TextOptions& options) const;
 
@@ -68,8 +69,8 @@ class TextPipeline {
 
   // Puts the decoded parts of `text` (one target per part, in order, without
   // </s>) back together: detokenized, in the asked script, spans restored,
-  // sentences joined in the text's layout. Throws std::invalid_argument when
-  // the counts differ.
+  // sentences joined in the text's layout, an HTML document's runs written
+  // back into it. Throws std::invalid_argument when the counts differ.
   TextTranslation Assemble(
       const PreparedText& text,
       const std::vector<std::vector<int64_t>>& part_targets) const;
@@ -100,6 +101,10 @@ class TextPipeline {
   // PrepareText, with errors naming the text `field`.
   PreparedText PrepareNamed(std::string_view text, const std::string& field,
                             const TextOptions& options) const;
+  // Prepares one run of a text (the text, or a text of its document) into
+  // `text`, its sentences numbered after the runs before it.
+  void PrepareRun(std::string_view run, const PlaceholderMasker& masker,
+                  int beam_size, PreparedText* text) const;
   // Prepares one sentence of a text into `text`.
   void PrepareSentence(const std::string& sentence, int sentence_index,
                        const PlaceholderMasker& masker, int beam_size,

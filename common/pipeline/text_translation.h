@@ -5,12 +5,14 @@
 #define FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/formats/marked_document.h"
 #include "common/text/placeholder_masker.h"
 #include "common/text/script_converter.h"
 #include "common/text/sentence_splitter.h"
@@ -29,8 +31,15 @@ struct TextLimits {
   int max_beam_size = 8;         // Larger requested beams are capped.
 };
 
+// What a text is written in.
+enum class TextFormat {
+  kText,  // Plain text: sentences and lines.
+  kHtml   // An HTML document or fragment (common/formats/html_reader.h).
+};
+
 // How to translate one text, once a request's options are checked.
 struct TextOptions {
+  TextFormat format = TextFormat::kText;
   int beam_size = 1;  // 1 = greedy, more = beam search.
   // The Chinese script to answer in; unset = Simplified for a Chinese
   // target. Setting it for another target language is an error.
@@ -43,6 +52,7 @@ struct TextOptions {
 // views: the caller keeps them alive while TextPipeline::Prepare runs.
 struct TextRequest {
   std::vector<std::string_view> texts;
+  TextFormat format = TextFormat::kText;  // Of every text.
   // How error messages name the texts: `field` ("text", "q"), followed by
   // the text's index ("texts[3]") when `indexed`.
   std::string field = "texts";
@@ -60,14 +70,21 @@ struct TextRequest {
 // A text cut into the parts the decoder takes, from TextPipeline: its
 // sentences, and the clauses of sentences too long for the model, each
 // encoded, with what it takes to put their translations back together.
+// A plain text is one run of sentences; an HTML document one per text of
+// its MarkedDocument (none when it has nothing to translate).
 struct PreparedText {
   // One per part, in text order; what the decoder gets.
   std::vector<EncodedSource> parts;
-  SplitText layout;                   // Sentences and the gaps between.
-  std::vector<int> sentence_of_part;  // The sentence each part belongs to.
+  // Each run's sentences and the gaps between.
+  std::vector<SplitText> runs;
+  // The sentence each part belongs to, counted over all runs in order.
+  std::vector<int> sentence_of_part;
+  // For an HTML text: the document its runs are written back into.
+  std::shared_ptr<const MarkedDocument> document;
   // Per part: what its placeholders ｟1｠, ｟2｠, ... become.
   std::vector<std::vector<std::string>> restorations;
   std::optional<ChineseScript> script;  // For a Chinese target.
+  int beam_size = 1;                    // Every part's.
   int split_sentence_count = 0;         // Sentences cut into clauses.
   // Source words the vocabulary lacks, as written; they pass through.
   std::vector<std::string> unknown_words;

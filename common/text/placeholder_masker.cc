@@ -1,6 +1,7 @@
 #include "common/text/placeholder_masker.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
@@ -31,11 +32,17 @@ PlaceholderMasker::PlaceholderMasker(std::vector<GlossaryEntry> glossary,
 MaskedSentence PlaceholderMasker::Mask(
     std::string_view sentence, const VocabularyLookup* vocabulary) const {
   const std::u32string text = DecodeUtf8(sentence);
-  // Glossary terms, URLs, addresses and numbers first; unknown words take
-  // the placeholders left.
+  // Inline markers always: a document's tags must come back, and one past
+  // the model's placeholders still does (as an unknown token the model
+  // leaves out, appended to the sentence). Then glossary terms, URLs,
+  // addresses and numbers; unknown words take the placeholders left.
+  const std::vector<Span> spans = finder_.Find(text);
   std::vector<Span> masked;
+  std::copy_if(spans.begin(), spans.end(), std::back_inserter(masked),
+               [](const Span& span) { return span.kind == SpanKind::kMarkup; });
   std::vector<Span> unknown;
-  for (const Span& span : finder_.Find(text)) {
+  for (const Span& span : spans) {
+    if (span.kind == SpanKind::kMarkup) continue;
     if (span.kind != SpanKind::kWord) {
       if (static_cast<int>(masked.size()) < max_placeholders_) {
         masked.push_back(span);

@@ -28,10 +28,12 @@ struct MaskedSentence {
 };
 
 // Masks the spans of a sentence to translate that must come through as they
-// are (SpanFinder's: glossary terms, URLs, e-mail addresses, words holding
-// a digit), each with a placeholder in order of appearance, up to
-// `max_placeholders` per sentence (later spans stay as text; unknown words
-// get placeholders only after every other span). Thread-safe: const.
+// are (SpanFinder's: inline markers, glossary terms, URLs, e-mail
+// addresses, words holding a digit), each with a placeholder in order of
+// appearance, up to `max_placeholders` per sentence (later spans stay as
+// text; inline markers are always masked, and take the placeholders first;
+// unknown words get placeholders only after every other span).
+// Thread-safe: const.
 class PlaceholderMasker {
  public:
   // Throws std::invalid_argument for an empty glossary source term or a

@@ -34,6 +34,14 @@ std::size_t PlaceholderEnd(std::u32string_view text, std::size_t i) {
   return end + 1;
 }
 
+char32_t InlineMarker(int index) { return 0xFDD0 + index; }
+
+int InlineMarkerIndex(char32_t c) {
+  return c >= 0xFDD0 && c < 0xFDD0 + kMaxInlineMarkers
+             ? static_cast<int>(c - 0xFDD0)
+             : -1;
+}
+
 int PlaceholderIndex(std::string_view token) {
   const std::string_view open = "\uFF5F";
   const std::string_view close = "\uFF60";

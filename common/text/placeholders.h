@@ -22,6 +22,20 @@ std::string PlaceholderToken(int index);
 // The index of a placeholder token, or 0 when `token` is not one.
 int PlaceholderIndex(std::string_view token);
 
+// Inline markers: how a document format (common/formats/) stands for an
+// inline element (a tag with the words it wraps, a comment) inside a text
+// to translate. They are the noncharacters U+FDD0 + k, which Unicode keeps
+// for a program's internal use, so text never means one. The masker carries
+// each through the model as a placeholder, before any other span, so that
+// each comes back exactly once.
+constexpr int kMaxInlineMarkers = 32;
+
+// The marker for inline element `index` (0 <= index < kMaxInlineMarkers).
+char32_t InlineMarker(int index);
+
+// The index of an inline marker, or -1 when `c` is not one.
+int InlineMarkerIndex(char32_t c);
+
 // The end of the placeholder form (｟, digits, ｠) that starts at text[i],
 // or `i` when none does; for scanners of decoded text (the tokenizers).
 std::size_t PlaceholderEnd(std::u32string_view text, std::size_t i);

@@ -48,7 +48,10 @@ std::size_t UrlEnd(const std::u32string& text, std::size_t i) {
     return i;
   }
   std::size_t end = i;
-  while (end < text.size() && !IsSpace(text[end]) && !IsCjk(text[end])) ++end;
+  while (end < text.size() && !IsSpace(text[end]) && !IsCjk(text[end]) &&
+         InlineMarkerIndex(text[end]) < 0) {
+    ++end;
+  }
   while (end > i && IsTrailingPunctuation(text[end - 1])) --end;
   return end;
 }
@@ -159,6 +162,11 @@ std::vector<Span> SpanFinder::Find(const std::u32string& text) const {
   std::vector<Span> spans;
   std::size_t i = 0;
   while (i < text.size()) {
+    if (InlineMarkerIndex(text[i]) >= 0) {
+      spans.push_back({i, i + 1, SpanKind::kMarkup});
+      ++i;
+      continue;
+    }
     if (!AtWordStart(text, i)) {
       ++i;
       continue;

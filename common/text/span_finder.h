@@ -7,7 +7,7 @@
 
 namespace fanyi {
 
-enum class SpanKind { kGlossary, kUrl, kEmail, kNumber, kWord };
+enum class SpanKind { kMarkup, kGlossary, kUrl, kEmail, kNumber, kWord };
 
 // A span of a decoded sentence, [begin, end) in code points.
 struct Span {
@@ -17,13 +17,13 @@ struct Span {
   int glossary_entry = -1;  // For kGlossary: the term's index.
 };
 
-// Finds the spans of a sentence that may pass through translation:
-// glossary terms (matched case-insensitively on word boundaries, the
-// longest first), URLs (http://, https://, www.), e-mail addresses, words
-// holding a digit (numbers, decimals, times, dates, prices with their
-// currency sign and percent sign, codes such as BA2490 or X-100), and the
-// other words (kWord), without the English clitic the tokenizer splits off,
-// for the caller to judge. Thread-safe: const.
+// Finds the spans of a sentence that may pass through translation: inline
+// markers (each its own span), glossary terms (matched case-insensitively on
+// word boundaries, the longest first), URLs (http://, https://, www.), e-mail
+// addresses, words holding a digit (numbers, decimals, times, dates, prices
+// with their currency sign and percent sign, codes such as BA2490 or X-100),
+// and the other words (kWord), without the English clitic the tokenizer splits
+// off, for the caller to judge. Thread-safe: const.
 class SpanFinder {
  public:
   // Throws std::invalid_argument for a blank glossary source term.

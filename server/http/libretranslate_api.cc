@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/formats/html_reader.h"
 #include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
 #include "server/http/language_codes.h"
@@ -349,11 +350,10 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     throw HttpError(400, "Invalid request: missing target parameter");
   }
   const std::string format = StringField(fields, "format");
-  if (!format.empty() && format != "text") {
-    throw HttpError(400, format == "html"
-                             ? "format html is not supported yet; send text"
-                             : "Invalid request: format must be text");
+  if (!format.empty() && format != "text" && format != "html") {
+    throw HttpError(400, "Invalid request: format must be text or html");
   }
+  const bool html = format == "html";
   if (IntegerField(fields, "alternatives", 0) != 0) {
     throw HttpError(400, "alternatives are not supported yet; send 0");
   }
@@ -380,7 +380,10 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     for (std::size_t i = 0; i < texts.size(); ++i) {
       DetectedLanguage found;
       try {
-        found = DetectLanguages(texts[i], candidates).front();
+        // A document's words, not its tags, tell its language.
+        found = DetectLanguages(html ? ReadHtml(texts[i]).Words() : texts[i],
+                                candidates)
+                    .front();
       } catch (const std::invalid_argument& e) {
         throw HttpError(400,
                         (answer->is_array ? "q[" + std::to_string(i) + "]: "
@@ -413,6 +416,7 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
   if (!groups.empty()) {
     options.field = "q";
     options.indexed = answer->is_array;
+    options.format = html ? TextFormat::kHtml : TextFormat::kText;
     options.beam_size = IntegerField(fields, "beam_size", 0);
     options.glossary = ReadGlossary(fields);
     options.do_not_translate = StringList(fields, "do_not_translate");

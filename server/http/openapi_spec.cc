@@ -112,7 +112,7 @@ std::string_view OpenApiSpec() {
           "q": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "A text, or several answered in order"},
           "source": {"type": "string", "description": "A language code, or auto to detect each text's", "example": "en"},
           "target": {"type": "string", "description": "zh, zh-Hans, zh-CN, zh-SG (Simplified), zt, zh-Hant, zh-TW (Traditional, Taiwan), zh-HK (Traditional, Hong Kong), or another served language", "example": "zh-Hans"},
-          "format": {"type": "string", "enum": ["text"]},
+          "format": {"type": "string", "enum": ["text", "html"], "description": "html: tags, attributes, entities and comments are kept; inline tags come back around the words they wrapped"},
           "alternatives": {"type": "integer", "enum": [0]},
           "api_key": {"type": "string"},
           "beam_size": {"type": "integer", "minimum": 0, "description": "fanyi: 0 = the server's default, 1 = greedy"},

@@ -109,14 +109,17 @@ void CheckSource(const Fixture& fixture, const EncodedSource& source) {
             "beam size " + std::to_string(source.beam_size) + " out of range");
 }
 
-// A prepared text: at least one part, each valid, and as many sentences as
-// its layout.
+// A prepared text: at least one part (an HTML document may have none),
+// each valid, and a gap around each sentence of each run.
 void CheckText(const Fixture& fixture, const PreparedText& text) {
-  FuzzCheck(!text.parts.empty(), "accepted a text with nothing to translate");
+  FuzzCheck(!text.parts.empty() || text.document != nullptr,
+            "accepted a text with nothing to translate");
   FuzzCheck(text.parts.size() <= kMaxRequestSentences,
             "accepted too many sentences");
-  FuzzCheck(text.layout.gaps.size() == text.layout.sentences.size() + 1,
-            "a layout without a gap around each sentence");
+  for (const SplitText& run : text.runs) {
+    FuzzCheck(run.gaps.size() == run.sentences.size() + 1,
+              "a layout without a gap around each sentence");
+  }
   for (const EncodedSource& part : text.parts) CheckSource(fixture, part);
 }
 

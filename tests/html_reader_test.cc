@@ -1,0 +1,259 @@
+// ReadHtml and MarkedDocument: which texts an HTML document is cut into, and
+// how translations are written back, with everything else byte for byte.
+// The "translations" here are rewrites of the texts (upper case, reordered
+// markers), so that where each came back is visible.
+#include "common/formats/html_reader.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/text/placeholders.h"
+#include "common/text/utf8.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+// Markers written as [0], [1], ... so that expectations stay readable.
+std::string Show(const std::string& text) {
+  std::string shown;
+  for (char32_t c : DecodeUtf8(text)) {
+    const int marker = InlineMarkerIndex(c);
+    if (marker >= 0) {
+      shown += "[" + std::to_string(marker) + "]";
+    } else {
+      AppendUtf8(c, &shown);
+    }
+  }
+  return shown;
+}
+
+std::vector<std::string> ShownTexts(const MarkedDocument& document) {
+  std::vector<std::string> shown;
+  for (const std::string& text : document.texts()) shown.push_back(Show(text));
+  return shown;
+}
+
+// Each text rewritten by `rewrite` (over its code points).
+std::string Translate(
+    const std::string& html,
+    const std::function<std::u32string(std::u32string)>& rewrite) {
+  const MarkedDocument document = ReadHtml(html);
+  std::vector<std::string> translations;
+  for (const std::string& text : document.texts()) {
+    translations.push_back(EncodeUtf8(rewrite(DecodeUtf8(text))));
+  }
+  return document.Render(translations);
+}
+
+std::u32string Upper(std::u32string text) {
+  for (char32_t& c : text) {
+    if (c >= 'a' && c <= 'z') c -= 'a' - 'A';
+  }
+  return text;
+}
+
+std::u32string Same(std::u32string text) { return text; }
+
+TEST(HtmlReaderTest, CutsRunsAcrossInlineElements) {
+  const MarkedDocument document = ReadHtml(
+      "<p>This is <b>very <i>important</i></b> news.</p>"
+      "<p>Second paragraph</p>");
+  EXPECT_EQ(ShownTexts(document),
+            (std::vector<std::string>{"This is [0] news.", "very [0]",
+                                      "important", "Second paragraph"}));
+}
+
+TEST(HtmlReaderTest, RewritesTextsAndKeepsTagsAroundTheirWords) {
+  EXPECT_EQ(
+      Translate("<p>This is <b>very</b> <a href=\"/x\">good</a>.</p>", Upper),
+      "<p>THIS IS <b>VERY</b> <a href=\"/x\">GOOD</a>.</p>");
+}
+
+TEST(HtmlReaderTest, TagsFollowTheirMarkerWhereverTheTranslationPutsIt) {
+  // Reverses the text: the markers move, and their tags with them.
+  const std::string out =
+      Translate("<p>one <b>two</b> three</p>", [](std::u32string text) {
+        return std::u32string(text.rbegin(), text.rend());
+      });
+  EXPECT_EQ(out, "<p>eerht <b>owt</b> eno</p>");
+}
+
+TEST(HtmlReaderTest, AMarkerTheTranslationDropsIsWrittenAtItsEnd) {
+  const std::string out =
+      Translate("<p>one <b>two</b> three</p>", [](std::u32string text) {
+        std::u32string without;
+        for (char32_t c : text) {
+          if (InlineMarkerIndex(c) < 0) without.push_back(c);
+        }
+        return without;
+      });
+  EXPECT_EQ(out, "<p>one  three<b>two</b></p>");
+}
+
+TEST(HtmlReaderTest, AMarkerTheTranslationRepeatsIsWrittenOnce) {
+  const std::string out =
+      Translate("<p>one <b>two</b> three</p>",
+                [](std::u32string text) { return text + text; });
+  EXPECT_EQ(out, "<p>one <b>twotwo</b> threeone  three</p>");
+}
+
+TEST(HtmlReaderTest, KeepsEverythingButTheTextsByteForByte) {
+  const std::string html =
+      "<!DOCTYPE html>\n<html lang=en><head>\n"
+      "<meta charset=\"utf-8\"><title>A title</title>\n"
+      "<style>p { color: red }</style>\n"
+      "<script>var s = \"Do not translate\";</script></head>\n"
+      "<body>\n  <!-- a comment -->\n"
+      "  <div class='box' data-x=\"Some words\">\n"
+      "    <p>Hello <em>world</em>!</p>\n"
+      "  </div>\n"
+      "</body></html>\n";
+  EXPECT_EQ(Translate(html, Same), html);
+  EXPECT_EQ(Translate(html, Upper),
+            "<!DOCTYPE html>\n<html lang=en><head>\n"
+            "<meta charset=\"utf-8\"><title>A TITLE</title>\n"
+            "<style>p { color: red }</style>\n"
+            "<script>var s = \"Do not translate\";</script></head>\n"
+            "<body>\n  <!-- a comment -->\n"
+            "  <div class='box' data-x=\"Some words\">\n"
+            "    <p>HELLO <em>WORLD</em>!</p>\n"
+            "  </div>\n"
+            "</body></html>\n");
+}
+
+TEST(HtmlReaderTest, LeavesCodeScriptsAndNoTranslateAlone) {
+  const std::string html =
+      "<p>Run <code>make all</code> now</p>"
+      "<pre>keep this\n  as is</pre>"
+      "<p translate=\"no\">Brand name</p>"
+      "<p class=\"big notranslate\">Other brand</p>"
+      "<p class=\"notranslated\">translated here</p>"
+      "<script>let words = 'no';</script>"
+      "<style>.a::after { content: 'no' }</style>";
+  EXPECT_EQ(Translate(html, Upper),
+            "<p>RUN <code>make all</code> NOW</p>"
+            "<pre>keep this\n  as is</pre>"
+            "<p translate=\"no\">Brand name</p>"
+            "<p class=\"big notranslate\">Other brand</p>"
+            "<p class=\"notranslated\">TRANSLATED HERE</p>"
+            "<script>let words = 'no';</script>"
+            "<style>.a::after { content: 'no' }</style>");
+}
+
+TEST(HtmlReaderTest, TranslatesTheTextAttributesOnly) {
+  const std::string out = Translate(
+      "<p><img src=\"cat.png\" alt=\"A cat\" class=\"photo\"> "
+      "<input placeholder='Your name' name=\"name\"> "
+      "<a href=\"/help\" title=The&amp;help aria-label=\"Help page\">"
+      "help</a></p>",
+      Upper);
+  EXPECT_EQ(out,
+            "<p><img src=\"cat.png\" alt=\"A CAT\" class=\"photo\"> "
+            "<input placeholder='YOUR NAME' name=\"name\"> "
+            "<a href=\"/help\" title=\"THE&amp;HELP\" aria-label=\"HELP "
+            "PAGE\">HELP</a></p>");
+}
+
+TEST(HtmlReaderTest, EscapesTranslationsAndKeepsEntitiesOutsideThem) {
+  EXPECT_EQ(ReadHtml("<p>Fish &amp; chips &lt;3</p>").texts(),
+            std::vector<std::string>{"Fish & chips <3"});
+  EXPECT_EQ(Translate("<p>Fish &amp; chips &lt;3</p>&copy;", Same),
+            "<p>Fish &amp; chips &lt;3</p>&copy;");
+  EXPECT_EQ(Translate("<p title=\"a &quot;b&quot; c\">x y</p>",
+                      [](std::u32string text) { return text + U" & \"q\""; }),
+            "<p title=\"a &quot;b&quot; c &amp; &quot;q&quot;\">x y &amp; "
+            "\"q\"</p>");
+}
+
+TEST(HtmlReaderTest, LineBreaksEndRunsAndWhitespaceAroundRunsIsKept) {
+  const MarkedDocument document =
+      ReadHtml("<p>\n  First   line<br>second\n  line\n</p>");
+  EXPECT_EQ(ShownTexts(document),
+            (std::vector<std::string>{"First line", "second line"}));
+  EXPECT_EQ(Translate("<p>\n  First   line<br>second\n  line\n</p>", Upper),
+            "<p>\n  FIRST LINE<br>SECOND LINE\n</p>");
+}
+
+TEST(HtmlReaderTest, KeepsMastodonMentionsHashtagsAndLinks) {
+  const std::string post =
+      "<p>Hello <span class=\"h-card\" translate=\"no\"><a "
+      "href=\"https://example.social/@alice\" class=\"u-url mention\">"
+      "@<span>alice</span></a></span>, see <a "
+      "href=\"https://example.org/page\" rel=\"nofollow noopener\" "
+      "target=\"_blank\"><span class=\"invisible\">https://</span>"
+      "<span class=\"\">example.org/page</span></a><br>"
+      "Nice day <a href=\"https://example.social/tags/spring\" "
+      "class=\"mention hashtag\" rel=\"tag\">#<span>spring</span></a></p>";
+  const MarkedDocument document = ReadHtml(post);
+  EXPECT_EQ(ShownTexts(document),
+            (std::vector<std::string>{"Hello [0], see [1]", "Nice day [0]"}));
+  EXPECT_EQ(Translate(post, Upper),
+            "<p>HELLO <span class=\"h-card\" translate=\"no\"><a "
+            "href=\"https://example.social/@alice\" class=\"u-url mention\">"
+            "@<span>alice</span></a></span>, SEE <a "
+            "href=\"https://example.org/page\" rel=\"nofollow noopener\" "
+            "target=\"_blank\"><span class=\"invisible\">https://</span>"
+            "<span class=\"\">example.org/page</span></a><br>"
+            "NICE DAY <a href=\"https://example.social/tags/spring\" "
+            "class=\"mention hashtag\" rel=\"tag\">#<span>spring</span></a>"
+            "</p>");
+  EXPECT_EQ(testing_util::HtmlStructure(Translate(post, Upper)),
+            testing_util::HtmlStructure(post));
+}
+
+TEST(HtmlReaderTest, RunsWithoutLettersAreNotTexts) {
+  EXPECT_TRUE(ReadHtml("<p>2024</p><p> </p><p>-- 3.5% --</p>").texts().empty());
+  // An element alone in its block is no run, but its words are a text.
+  EXPECT_EQ(ShownTexts(ReadHtml("<p><b>Bold words</b></p>")),
+            std::vector<std::string>{"Bold words"});
+}
+
+TEST(HtmlReaderTest, MisnestedTagsEndARunInsteadOfReorderingTheSource) {
+  // The parser closes <i> inside <b> and reopens it: the tree no longer
+  // follows the source, and nothing of the source is lost or moved.
+  const std::string html = "<p>a <b>b <i>c</b> d</i> e</p>";
+  EXPECT_EQ(Translate(html, Same), html);
+  EXPECT_EQ(Translate(html, Upper).size(), html.size());
+}
+
+TEST(HtmlReaderTest, ManyInlineElementsSplitARun) {
+  std::string html = "<p>";
+  for (int i = 0; i < kMaxInlineMarkers + 3; ++i) {
+    html += "word <b>bold</b> ";
+  }
+  html += "</p>";
+  const MarkedDocument document = ReadHtml(html);
+  for (const std::string& text : document.texts()) {
+    int markers = 0;
+    for (char32_t c : DecodeUtf8(text)) markers += InlineMarkerIndex(c) >= 0;
+    EXPECT_LE(markers, kMaxInlineMarkers);
+  }
+  std::string upper = html;
+  for (char& c : upper) {
+    if (c >= 'a' && c <= 'z') c -= 'a' - 'A';
+  }
+  // Tags stay lower case; only the words changed.
+  EXPECT_EQ(Translate(html, Upper), [&] {
+    std::string expected = "<p>";
+    for (int i = 0; i < kMaxInlineMarkers + 3; ++i) {
+      expected += "WORD <b>BOLD</b> ";
+    }
+    return expected + "</p>";
+  }());
+}
+
+TEST(HtmlReaderTest, RenderChecksTheCount) {
+  const MarkedDocument document = ReadHtml("<p>Hello</p>");
+  EXPECT_THROW(document.Render({}), std::invalid_argument);
+}
+
+TEST(HtmlReaderTest, PlainTextIsOneText) {
+  EXPECT_EQ(Translate("Just text, no tags.", Upper), "JUST TEXT, NO TAGS.");
+  EXPECT_EQ(Translate("a < b and c > d", Same), "a &lt; b and c &gt; d");
+}
+
+}  // namespace
+}  // namespace fanyi
