@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/raw_messages.h"
 #include "server/request_preparation.h"
 #include "server/text_job.h"
 
@@ -69,11 +70,15 @@ void DescribeModel(const ServedModel& model, v1::ModelInfo* info) {
 // recorded first so that a client that has its answer also sees it counted.
 class TranslationService::RpcCompletion {
  public:
+  // `write_response`, when given, writes the response message out before
+  // an OK answer (a raw method's): its failure is the answer then.
   RpcCompletion(const char* method, grpc::ServerUnaryReactor* reactor,
-                ServerMetrics& metrics)
+                ServerMetrics& metrics,
+                std::function<grpc::Status()> write_response = nullptr)
       : method_(method),
         reactor_(reactor),
         metrics_(metrics),
+        write_response_(std::move(write_response)),
         start_(std::chrono::steady_clock::now()) {
     metrics_.RequestStarted();
   }
@@ -81,7 +86,8 @@ class TranslationService::RpcCompletion {
   // The model the RPC chose, for its metrics.
   void set_model(const std::string& model) { model_ = model; }
 
-  void Answer(const grpc::Status& status) const {
+  void Answer(grpc::Status status) const {
+    if (status.ok() && write_response_) status = write_response_();
     metrics_.RecordRequest(
         model_, method_, status.error_code(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
@@ -95,6 +101,7 @@ class TranslationService::RpcCompletion {
   std::string model_;
   grpc::ServerUnaryReactor* const reactor_;
   ServerMetrics& metrics_;
+  const std::function<grpc::Status()> write_response_;
   const std::chrono::steady_clock::time_point start_;
 };
 
@@ -103,58 +110,96 @@ TranslationService::TranslationService(ModelRegistry& registry,
                                        AssemblyPool& assembly)
     : registry_(registry), metrics_(metrics), assembly_(assembly) {}
 
-grpc::ServerUnaryReactor* TranslationService::Translate(
-    grpc::CallbackServerContext* context, const v1::TranslateRequest* request,
-    v1::TranslateResponse* response) {
+// A raw method's request and response messages, alive until it answers.
+template <typename Request, typename Response>
+struct TranslationService::RawCall {
+  Request request;
+  Response response;
+};
+
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* TranslationService::Raw(
+    const char* method, grpc::CallbackServerContext* context,
+    const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
+    void (TranslationService::*handle)(grpc::CallbackServerContext*,
+                                       RpcCompletion, const Request&,
+                                       Response*)) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  RpcCompletion completion(kTranslateMethod, reactor, metrics_);
-  std::shared_ptr<ServedModel> model = Choose(request->model(), completion);
-  if (model == nullptr) return reactor;
-  if (DeadlinePassed(*context)) {
-    completion.Answer(DeadlineStatus());
-    return reactor;
-  }
-  std::vector<PreparedText> texts;
-  if (grpc::Status status =
-          PrepareRequest(model->translator().pipeline(), *request, &texts);
+  auto call = std::make_shared<RawCall<Request, Response>>();
+  RpcCompletion completion(method, reactor, metrics_, [call, response] {
+    return WriteMessage(call->response, response);
+  });
+  if (grpc::Status status = ReadMessage(*request, &call->request);
       !status.ok()) {
     completion.Answer(status);
     return reactor;
+  }
+  (this->*handle)(context, completion, call->request, &call->response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::Translate(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return Raw(kTranslateMethod, context, request, response,
+             &TranslationService::TranslateText);
+}
+
+grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return Raw(kTranslateBatchMethod, context, request, response,
+             &TranslationService::TranslateTexts);
+}
+
+void TranslationService::TranslateText(grpc::CallbackServerContext* context,
+                                       RpcCompletion completion,
+                                       const v1::TranslateRequest& request,
+                                       v1::TranslateResponse* response) {
+  std::shared_ptr<ServedModel> model = Choose(request.model(), completion);
+  if (model == nullptr) return;
+  if (DeadlinePassed(*context)) {
+    completion.Answer(DeadlineStatus());
+    return;
+  }
+  std::vector<PreparedText> texts;
+  if (grpc::Status status =
+          PrepareRequest(model->translator().pipeline(), request, &texts);
+      !status.ok()) {
+    completion.Answer(status);
+    return;
   }
   DescribeCall(*model, texts.front(), response);
   Submit(context, completion, std::move(model), std::move(texts),
          {response->mutable_translation()}, /*batch_call=*/false);
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
-    grpc::CallbackServerContext* context,
-    const v1::TranslateBatchRequest* request,
+void TranslationService::TranslateTexts(
+    grpc::CallbackServerContext* context, RpcCompletion completion,
+    const v1::TranslateBatchRequest& request,
     v1::TranslateBatchResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  RpcCompletion completion(kTranslateBatchMethod, reactor, metrics_);
-  std::shared_ptr<ServedModel> model = Choose(request->model(), completion);
-  if (model == nullptr) return reactor;
+  std::shared_ptr<ServedModel> model = Choose(request.model(), completion);
+  if (model == nullptr) return;
   const TextPipeline& pipeline = model->translator().pipeline();
   // A malformed text count is reported before a passed deadline.
   try {
-    pipeline.limits().CheckTextCount(request->texts_size(), "texts");
+    pipeline.limits().CheckTextCount(request.texts_size(), "texts");
   } catch (const std::invalid_argument& e) {
     completion.Answer(
         grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what()));
-    return reactor;
+    return;
   }
   if (DeadlinePassed(*context)) {
     completion.Answer(DeadlineStatus());
-    return reactor;
+    return;
   }
   // Every text is checked and prepared first, so a bad one costs no
   // decoding.
   std::vector<PreparedText> texts;
-  if (grpc::Status status = PrepareRequest(pipeline, *request, &texts);
+  if (grpc::Status status = PrepareRequest(pipeline, request, &texts);
       !status.ok()) {
     completion.Answer(status);
-    return reactor;
+    return;
   }
   DescribeCall(*model, texts.front(), response);
   // Pre-sized so each text's assembly writes only its own element.
@@ -164,7 +209,6 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
   }
   Submit(context, completion, std::move(model), std::move(texts),
          std::move(outputs), /*batch_call=*/true);
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* TranslationService::ListModels(

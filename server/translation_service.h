@@ -25,17 +25,25 @@ namespace fanyi {
 // so no thread blocks per request and decode workers only decode. The RPC
 // holds its model until it is answered, so a version replaced meanwhile
 // finishes it. Errors become grpc::Status here, at the edge.
-class TranslationService final : public v1::Translator::CallbackService {
+// The gRPC service. Translate and TranslateBatch are raw methods: the
+// service reads their request bytes itself (raw_messages.h), so that a
+// text field with invalid UTF-8 gets INVALID_ARGUMENT naming it rather than
+// the parser's INTERNAL.
+class TranslationService final
+    : public v1::Translator::WithRawCallbackMethod_Translate<
+          v1::Translator::WithRawCallbackMethod_TranslateBatch<
+              v1::Translator::CallbackService>> {
  public:
   // `registry`, `metrics` and `assembly` must outlive the service and every
   // model it has handed texts to.
   TranslationService(ModelRegistry& registry, ServerMetrics& metrics,
                      AssemblyPool& assembly);
 
-  // Translates one text.
+  // Translates one text (a TranslateRequest, answered with a
+  // TranslateResponse).
   grpc::ServerUnaryReactor* Translate(grpc::CallbackServerContext* context,
-                                      const v1::TranslateRequest* request,
-                                      v1::TranslateResponse* response) override;
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
 
   // Translates many texts, each batched with whatever else is queued;
   // validates every text before queueing any, and queues all of them or
@@ -45,10 +53,10 @@ class TranslationService final : public v1::Translator::CallbackService {
   // Both methods cut each text into sentences (TextPipeline), decode
   // every sentence as its own row and join the results in the text's
   // layout.
-  grpc::ServerUnaryReactor* TranslateBatch(
-      grpc::CallbackServerContext* context,
-      const v1::TranslateBatchRequest* request,
-      v1::TranslateBatchResponse* response) override;
+  // (A TranslateBatchRequest, answered with a TranslateBatchResponse.)
+  grpc::ServerUnaryReactor* TranslateBatch(grpc::CallbackServerContext* context,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
 
   // The served models, with what each translates.
   grpc::ServerUnaryReactor* ListModels(
@@ -58,6 +66,26 @@ class TranslationService final : public v1::Translator::CallbackService {
 
  private:
   class RpcCompletion;  // Answers one RPC exactly once, metrics first.
+  template <typename Request, typename Response>
+  struct RawCall;
+
+  // Reads a raw method's request and hands it to `handle`; the response
+  // message is written out when the RPC answers OK.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* Raw(
+      const char* method, grpc::CallbackServerContext* context,
+      const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
+      void (TranslationService::*handle)(grpc::CallbackServerContext*,
+                                         RpcCompletion, const Request&,
+                                         Response*));
+  void TranslateText(grpc::CallbackServerContext* context,
+                     RpcCompletion completion,
+                     const v1::TranslateRequest& request,
+                     v1::TranslateResponse* response);
+  void TranslateTexts(grpc::CallbackServerContext* context,
+                      RpcCompletion completion,
+                      const v1::TranslateBatchRequest& request,
+                      v1::TranslateBatchResponse* response);
 
   // The model `choice` names, with the RPC's metrics labelled by it; null,
   // with the RPC finished, when no served model fits.

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,7 @@
 
 #include "client/health_check.h"
 #include "fanyi/v1/translator.grpc.pb.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"
@@ -287,6 +289,79 @@ TEST_F(ServerTest, InvalidTextsAreRejectedWithReasons) {
     EXPECT_NE(batch_status.error_message().find("texts[1]"), std::string::npos)
         << test_case.name << ": " << batch_status.error_message();
   }
+}
+
+// Sends `wire` as the request of `method` with a generic stub, as any
+// client (bytes or string fields, any language) may: the server reads it.
+grpc::Status CallRaw(int port, const std::string& method,
+                     const std::string& wire) {
+  grpc::GenericStub stub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  grpc::Slice slice(wire);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::mutex mutex;
+  std::condition_variable done;
+  std::optional<grpc::Status> result;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status status) {
+                   std::lock_guard<std::mutex> lock(mutex);
+                   result = std::move(status);
+                   done.notify_one();
+                 });
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait(lock, [&] { return result.has_value(); });
+  return *result;
+}
+
+// A length-delimited field `number` holding `bytes`, as on the wire.
+std::string WireField(int number, const std::string& bytes) {
+  std::string wire;
+  for (unsigned tag = number << 3 | 2;; tag >>= 7) {  // A varint.
+    wire.push_back(static_cast<char>(tag < 0x80 ? tag : (tag & 0x7F) | 0x80));
+    if (tag < 0x80) break;
+  }
+  wire.push_back(static_cast<char>(bytes.size()));  // Under 128 here.
+  return wire + bytes;
+}
+
+TEST_F(ServerTest, InvalidUtf8InAnyStringFieldIsNamedAsInvalidArgument) {
+  const std::string bad("ab\xC3\x28", 4);  // Byte 2 starts a bad sequence.
+  const std::string translate = "/fanyi.v1.Translator/Translate";
+  const std::string batch = "/fanyi.v1.Translator/TranslateBatch";
+  const struct {
+    std::string method;
+    std::string wire;
+    std::string message;
+  } cases[] = {
+      {translate, WireField(1, bad), "text: invalid UTF-8 at byte 2"},
+      {batch, WireField(1, "tea") + WireField(1, bad),
+       "texts[1]: invalid UTF-8 at byte 2"},
+      {translate,
+       WireField(1, "tea") + WireField(4, WireField(1, "tea")) +
+           WireField(4, WireField(1, "x") + WireField(2, bad)),
+       "glossary[1].target: invalid UTF-8 at byte 2"},
+      {batch, WireField(1, "tea") + WireField(5, bad),
+       "do_not_translate[0]: invalid UTF-8 at byte 2"},
+      {translate, WireField(1, "tea") + WireField(16, WireField(3, bad)),
+       "model.model: invalid UTF-8 at byte 2"},
+      {translate, "\xff\xff\xff",
+       "the request is not a fanyi.v1.TranslateRequest message"},
+  };
+  for (const auto& c : cases) {
+    const grpc::Status status = CallRaw(server_->grpc_port(), c.method, c.wire);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.message;
+    EXPECT_EQ(status.error_message(), c.message);
+  }
+  // The same bytes with valid text translate: the wire format is the one
+  // bytes fields had.
+  EXPECT_TRUE(
+      CallRaw(server_->grpc_port(), translate, WireField(1, "I like tea."))
+          .ok());
 }
 
 TEST_F(ServerTest, EmptyOrOversizedBatchIsRejected) {

@@ -3,8 +3,8 @@
 
 #include <functional>
 #include <string>
-#include <vector>
 
+#include "tests/html_structure.h"
 #include "trainer/trainer.h"
 
 namespace fanyi::testing_util {
@@ -37,11 +37,6 @@ std::string MakeTempDir(const std::string& name);
 // A TCP port on 127.0.0.1 that nobody listens on right now (for servers
 // that need their port before they start, such as a rendezvous store).
 int FreePort();
-
-// The elements of `html`'s HTML5 parse (Gumbo) in tree order, each as its
-// depth, tag name and attribute names and values: what must not change
-// when only the words of a document are translated.
-std::vector<std::string> HtmlStructure(const std::string& html);
 
 }  // namespace fanyi::testing_util
 

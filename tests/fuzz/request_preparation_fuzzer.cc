@@ -3,9 +3,9 @@
 // arbitrary requests, through the same path as the gRPC handlers.
 //
 // Input: the first byte picks the RPC (even: Translate, odd: TranslateBatch),
-// the rest is the serialized request message; bytes that do not parse are
-// dropped (gRPC would reject them before the service sees them). The texts
-// are proto `bytes`, so invalid UTF-8 does reach the pipeline. Properties:
+// the rest is the serialized request message, read as the service reads it
+// (ReadMessage: INVALID_ARGUMENT for bytes that are not the message, or a
+// string field with invalid UTF-8, which it names). Properties:
 //   - the status is OK or INVALID_ARGUMENT, never INTERNAL, never a crash;
 //   - on OK every text was prepared into parts of 1..max_sentence_tokens ids
 //     within the source vocabulary, with a beam size in [1, max_beam_size],
@@ -28,6 +28,7 @@
 #include "common/text/tokenizer.h"
 #include "common/text/utf8.h"
 #include "fanyi/v1/translator.pb.h"
+#include "server/raw_messages.h"
 #include "server/request_preparation.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -133,7 +134,12 @@ bool TextIsUnusable(const std::string& text) {
 template <typename Request>
 bool Accepted(const Fixture& fixture, const uint8_t* data, size_t size,
               Request* request, std::vector<PreparedText>* texts) {
-  if (!request->ParseFromArray(data, static_cast<int>(size))) return false;
+  grpc::Slice slice(data, size);
+  const grpc::ByteBuffer buffer(&slice, 1);
+  if (const grpc::Status read = ReadMessage(buffer, request); !read.ok()) {
+    CheckStatusCode(read);
+    return false;
+  }
   const grpc::Status status =
       PrepareRequest(fixture.translator->pipeline(), *request, texts);
   CheckStatusCode(status);
@@ -165,7 +171,7 @@ void CheckTranslateBatch(const Fixture& fixture, const uint8_t* data,
   for (int i = 0; i < request.texts_size(); ++i) {
     CheckText(fixture, texts[i]);
     parts += texts[i].parts.size();
-    FuzzCheck(texts[i].parts[0].beam_size == texts[0].parts[0].beam_size,
+    FuzzCheck(texts[i].beam_size == texts[0].beam_size,
               "texts of one request got different beam sizes");
     FuzzCheck(!TextIsUnusable(request.texts(i)),
               "accepted an empty or non-UTF-8 text");
