@@ -99,6 +99,9 @@ ABSL_FLAG(int, http_request_timeout_ms, 10000,
           "or idle connections are closed.");
 ABSL_FLAG(int, http_max_body_bytes, 1 << 20,
           "Larger HTTP request bodies get 413.");
+ABSL_FLAG(int, http_requests_per_minute, 0,
+          "HTTP /translate and /detect requests per minute per client (its "
+          "API key, else its address); more get 429. 0: no limit.");
 ABSL_FLAG(std::string, api_keys_file, "",
           "File of API keys, one per line: HTTP /translate then needs one in "
           "api_key (403 without).");
@@ -162,6 +165,8 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_http_request_timeout_ms);
   options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   options.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
+  options.http_requests_per_minute =
+      absl::GetFlag(FLAGS_http_requests_per_minute);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {

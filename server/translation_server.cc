@@ -98,6 +98,10 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.http_max_body_bytes < 1) {
     throw std::invalid_argument("http_max_body_bytes must be at least 1");
   }
+  if (options.http_requests_per_minute < 0) {
+    throw std::invalid_argument(
+        "http_requests_per_minute must not be negative (0: no limit)");
+  }
 }
 
 // The keys in `path`, one per line; blank lines and lines starting with #
@@ -254,6 +258,7 @@ void TranslationServer::StartGrpc(
 
 void TranslationServer::StartHttp(const ServerOptions& options) {
   LibreTranslateOptions api_options;
+  api_options.requests_per_minute = options.http_requests_per_minute;
   if (!options.api_keys_file.empty()) {
     api_options.api_keys = ReadApiKeys(options.api_keys_file);
   }

@@ -89,6 +89,9 @@ struct ServerOptions {
   // A file of API keys, one per line (# comments); when set, HTTP
   // /translate needs one in `api_key`.
   std::string api_keys_file;
+  // HTTP /translate and /detect requests per minute per client (API key,
+  // else address); more get 429. 0: no limit.
+  int http_requests_per_minute = 0;
   // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
   std::string tls_cert;       // Server certificate chain; needs tls_key.
   std::string tls_key;        // Its private key.

@@ -537,6 +537,35 @@ TEST_F(HttpApiTest, MetricsCountRequestsByRouteAndCode) {
             2);
 }
 
+TEST_F(HttpApiTest, ClientsOverTheRequestLimitGet429) {
+  const std::string keys =
+      testing_util::MakeTempDir("http_api_rate_keys") + "/keys";
+  std::ofstream(keys) << "key-one\nkey-two\n";
+  ServerOptions options = Options();
+  options.http_requests_per_minute = 2;
+  options.api_keys_file = keys;
+  std::unique_ptr<TranslationServer> limited =
+      TranslationServer::Start(options);
+  const auto translate = [&](const std::string& key) {
+    return PostJson(
+        {{"q", "Hello."}, {"source", "en"}, {"target", "zh"}, {"api_key", key}},
+        limited->http_port());
+  };
+  EXPECT_EQ(translate("key-one").status, 200);
+  EXPECT_EQ(Call("POST", "/detect", R"({"q": "Hello.", "api_key": "key-one"})",
+                 "application/json", limited->http_port())
+                .status,
+            200);
+  const HttpAnswer refused = translate("key-one");
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_EQ(Body(refused),
+            nlohmann::json({{"error", "Slowdown: 2 per 1 minute"}}));
+  // Each key has its own minute; other routes are not limited.
+  EXPECT_EQ(translate("key-two").status, 200);
+  EXPECT_EQ(Call("GET", "/languages", "", "", limited->http_port()).status,
+            200);
+}
+
 TEST_F(HttpApiTest, AKeyIsNeededWhenKeysAreConfigured) {
   const std::string keys = testing_util::MakeTempDir("http_api_keys") + "/keys";
   std::ofstream(keys) << "# keys\nsecret-one\n\n  secret-two  \n";

@@ -180,7 +180,8 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       assembly_(assembly),
       metrics_(metrics),
       serving_(std::move(serving)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      rate_limiter_(options_.requests_per_minute) {}
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
@@ -234,8 +235,21 @@ void LibreTranslateApi::Handle(HttpRequest request,
         throw HttpError(400, std::string("Invalid request: ") + e.what());
       }
     }();
-    if (request.path == "/translate") return Translate(fields, answer);
-    if (request.path == "/detect") return Detect(fields, answer);
+    if (request.path == "/translate" || request.path == "/detect") {
+      // Counted per valid key, else per address: made-up keys do not
+      // make new clients.
+      const nlohmann::json& key = fields.Get("api_key");
+      const bool known_key =
+          key.is_string() && options_.api_keys.count(key.get<std::string>());
+      if (!rate_limiter_.Admit(known_key ? "key " + key.get<std::string>()
+                                         : "address " + request.peer)) {
+        throw HttpError(
+            429, "Slowdown: " + std::to_string(rate_limiter_.per_minute()) +
+                     " per 1 minute");
+      }
+      if (request.path == "/translate") return Translate(fields, answer);
+      return Detect(fields, answer);
+    }
     if (request.path == "/languages") return answer(Languages());
     if (request.path == "/health") return answer(Health());
     return answer(FrontendSettings());

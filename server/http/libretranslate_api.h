@@ -12,6 +12,7 @@
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/request_fields.h"
+#include "server/http/request_rate_limiter.h"
 #include "server/model_registry.h"
 
 namespace fanyi {
@@ -28,6 +29,9 @@ struct LibreTranslateOptions {
   std::set<std::string> api_keys;
   // How long a /translate request may take before it fails with 504.
   std::chrono::milliseconds translate_timeout{60000};
+  // /translate and /detect requests per minute per client (its API key,
+  // else its address); more get 429. 0: no limit.
+  int requests_per_minute = 0;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
@@ -85,6 +89,8 @@ class LibreTranslateApi {
   HttpMetrics& metrics_;
   const std::function<bool()> serving_;
   const LibreTranslateOptions options_;
+  // Mutable: counting a request is not a change of the API's state.
+  mutable RequestRateLimiter rate_limiter_;
 };
 
 }  // namespace fanyi
