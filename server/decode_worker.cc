@@ -69,9 +69,9 @@ grpc::Status Abandoned(const PendingRequest& request,
 }  // namespace
 
 void CompleteRequest(PendingRequest& request, const grpc::Status& status,
-                     std::vector<int64_t> target_ids) {
+                     DecodedTarget target) {
   try {
-    request.done(status, std::move(target_ids));
+    request.done(status, std::move(target));
   } catch (const std::exception& e) {
     // A throwing callback must not take the worker (and the process) down.
     std::cerr << "fanyi: request completion callback threw: " << e.what()
@@ -217,7 +217,8 @@ void DecodeWorker::StepRows() {
     PendingRequest request = std::move(it->second);
     in_flight_.erase(it);
     rows_ -= request.rows();
-    Finish(request, grpc::Status::OK, std::move(sentence.target_ids));
+    Finish(request, grpc::Status::OK,
+           {std::move(sentence.target_ids), std::move(sentence.alternatives)});
   }
 }
 
@@ -234,15 +235,15 @@ bool DecodeWorker::CountFailure() {
 }
 
 void DecodeWorker::Finish(PendingRequest& request, const grpc::Status& status,
-                          std::vector<int64_t> target_ids) {
+                          DecodedTarget target) {
   if (status.ok() && metrics_ != nullptr) {
     metrics_->ObserveDecode(
         std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                       request.admitted)
             .count(),
-        static_cast<int>(target_ids.size()));
+        static_cast<int>(target.ids.size()));
   }
-  CompleteRequest(request, status, std::move(target_ids));
+  CompleteRequest(request, status, std::move(target));
 }
 
 }  // namespace fanyi

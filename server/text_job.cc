@@ -16,6 +16,7 @@ struct JobState {
   explicit JobState(TextJob text_job) : job(std::move(text_job)) {
     for (const PreparedText& text : job.texts) {
       targets.emplace_back(text.parts.size());
+      alternatives.emplace_back(text.parts.size());
       remaining += static_cast<int>(text.parts.size());
     }
   }
@@ -35,6 +36,8 @@ struct JobState {
   std::mutex mutex;
   // Guarded by mutex: each part's target ids, [text][part].
   std::vector<std::vector<std::vector<int64_t>>> targets;
+  // Guarded by mutex: each part's next-best target ids, [text][part][k].
+  std::vector<std::vector<std::vector<std::vector<int64_t>>>> alternatives;
   int remaining = 0;         // Guarded by mutex: parts not yet completed.
   grpc::Status first_error;  // Guarded by mutex: the failure that came first.
 };
@@ -47,8 +50,12 @@ void FinishJob(JobState& state) {
   grpc::Status status = state.first_error;
   for (std::size_t t = 0; t < state.job.texts.size() && status.ok(); ++t) {
     try {
-      translations.push_back(model.translator().pipeline().Assemble(
-          state.job.texts[t], state.targets[t]));
+      const TextPipeline& pipeline = model.translator().pipeline();
+      translations.push_back(
+          pipeline.Assemble(state.job.texts[t], state.targets[t]));
+      translations.back().alternatives = pipeline.AssembleAlternatives(
+          state.job.texts[t], state.targets[t], state.alternatives[t],
+          translations.back().text);
     } catch (const std::exception& e) {
       status = state.Named(
           grpc::Status(
@@ -73,8 +80,7 @@ void FinishJob(JobState& state) {
 // Records one part's result; the last part of the job posts its assembly.
 void PartDone(AssemblyPool& assembly, const std::shared_ptr<JobState>& state,
               std::size_t text, std::size_t part,
-              const grpc::Status& decode_status,
-              std::vector<int64_t> target_ids) {
+              const grpc::Status& decode_status, DecodedTarget target) {
   {
     std::lock_guard<std::mutex> lock(state->mutex);
     // The first failure is the cause; the CANCELLED of the siblings it
@@ -82,7 +88,8 @@ void PartDone(AssemblyPool& assembly, const std::shared_ptr<JobState>& state,
     if (!decode_status.ok() && !state->failed.exchange(true)) {
       state->first_error = state->Named(decode_status, text);
     }
-    state->targets[text][part] = std::move(target_ids);
+    state->targets[text][part] = std::move(target.ids);
+    state->alternatives[text][part] = std::move(target.alternatives);
     if (--state->remaining > 0) return;
   }
   // The last part: every other completion has run, so the state is the
@@ -107,9 +114,8 @@ grpc::Status SubmitTextJob(AssemblyPool& assembly, TextJob job) {
       };
       request.done = [&assembly, state, t, part](
                          const grpc::Status& decode_status,
-                         std::vector<int64_t> target_ids) {
-        PartDone(assembly, state, t, part, decode_status,
-                 std::move(target_ids));
+                         DecodedTarget target) {
+        PartDone(assembly, state, t, part, decode_status, std::move(target));
       };
       requests.push_back(std::move(request));
     }

@@ -172,6 +172,43 @@ TEST(ContinuousDecoderTest, BeamGroupsAndGreedyRowsSharingStepsMatchAlone) {
   }
 }
 
+// Alternatives are the next-best hypotheses BeamSearch's n-best list gives
+// for the same source, in its order, at most beam - 1 of them.
+TEST(ContinuousDecoderTest, AlternativesAreTheNBestListAfterTheBest) {
+  for (uint64_t seed : {7, 8}) {
+    Transformer model = EndingModel(seed);
+    ContinuousDecoder decoder(*model, Limits());
+    // Asks for 2 of beam 4, 5 of beam 3 (capped at 2), 1 of greedy (none).
+    const std::vector<EncodedSource> sources = {
+        {kSources[0], 4, 2}, {kSources[2], 3, 5}, {kSources[4], 1, 1}};
+    const std::vector<int64_t> handles = decoder.Add(sources);
+    std::map<int64_t, ContinuousDecoder::Finished> finished;
+    while (decoder.active() > 0) {
+      for (auto& sentence : decoder.Step()) {
+        finished[sentence.handle] = std::move(sentence);
+      }
+    }
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const ContinuousDecoder::Finished& result = finished.at(handles[i]);
+      if (sources[i].beam_size == 1) {
+        EXPECT_TRUE(result.alternatives.empty());
+        continue;
+      }
+      BeamSearchOptions options;
+      options.beam_size = sources[i].beam_size;
+      options.n_best = sources[i].beam_size;
+      options.limits = Limits();
+      const std::vector<Hypothesis> n_best =
+          BeamSearch(*model, {sources[i].ids}, options).front();
+      ASSERT_GE(n_best.size(), 3u) << "seed " << seed << " source " << i;
+      EXPECT_EQ(result.target_ids, n_best[0].ids);
+      ASSERT_EQ(result.alternatives.size(), 2u);
+      EXPECT_EQ(result.alternatives[0], n_best[1].ids);
+      EXPECT_EQ(result.alternatives[1], n_best[2].ids);
+    }
+  }
+}
+
 TEST(ContinuousDecoderTest, RemovedBeamGroupLeavesWithAllItsRows) {
   Transformer model = testing_util::RandomTinyModel(10);
   ContinuousDecoder decoder(*model, Limits());

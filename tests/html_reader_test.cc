@@ -219,6 +219,18 @@ TEST(HtmlReaderTest, MisnestedTagsEndARunInsteadOfReorderingTheSource) {
   EXPECT_EQ(Translate(html, Upper).size(), html.size());
 }
 
+TEST(HtmlReaderTest, AnElementClosedByAnotherEndTagIsNoMarker) {
+  // </p> closes the <a> too: the <a> has no end tag of its own, so it
+  // cannot travel as a marker (it would carry the </p> with it).
+  const std::string html =
+      "<p>Hello <b>bold</b>, see <a href=\"/x\">Next line</p>";
+  const std::string out = Translate(html, [](std::u32string text) {
+    return std::u32string(text.rbegin(), text.rend());
+  });
+  EXPECT_EQ(testing_util::HtmlStructure(out), testing_util::HtmlStructure(html))
+      << out;
+}
+
 TEST(HtmlReaderTest, ManyInlineElementsSplitARun) {
   std::string html = "<p>";
   for (int i = 0; i < kMaxInlineMarkers + 3; ++i) {

@@ -266,6 +266,39 @@ TEST_F(HttpApiTest, MastodonsBatchOfHtmlPostsKeepsMentionsLinksAndHashtags) {
   EXPECT_EQ(body["detectedLanguage"][2]["language"], "zh");
 }
 
+TEST_F(HttpApiTest, AlternativesAreOtherDistinctTranslations) {
+  const std::string text = "My mother hates writing letters.";
+  const HttpAnswer one = PostJson(
+      {{"q", text}, {"source", "en"}, {"target", "zh"}, {"alternatives", 3}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  const nlohmann::json body = Body(one);
+  ASSERT_TRUE(body["alternatives"].is_array()) << one.body;
+  const std::vector<std::string> others = body["alternatives"];
+  EXPECT_GE(others.size(), 1u) << one.body;
+  EXPECT_LE(others.size(), 3u);
+  std::set<std::string> distinct(others.begin(), others.end());
+  distinct.insert(body["translatedText"].get<std::string>());
+  EXPECT_EQ(distinct.size(), others.size() + 1) << one.body;
+
+  // An array gets one list per text; a blank text has none.
+  const HttpAnswer batch = PostJson({{"q", {text, " "}},
+                                     {"source", "en"},
+                                     {"target", "zh"},
+                                     {"alternatives", 2}});
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  ASSERT_EQ(Body(batch)["alternatives"].size(), 2u) << batch.body;
+  EXPECT_EQ(Body(batch)["alternatives"][1], nlohmann::json::array());
+  // Without asking, no field.
+  EXPECT_FALSE(Body(PostJson({{"q", text}, {"source", "en"}, {"target", "zh"}}))
+                   .contains("alternatives"));
+  EXPECT_EQ(PostJson({{"q", text},
+                      {"source", "en"},
+                      {"target", "zh"},
+                      {"alternatives", -1}})
+                .status,
+            400);
+}
+
 TEST_F(HttpApiTest, DetectRanksTheServedSourceLanguages) {
   const HttpAnswer answer = Call(
       "POST", "/detect",

@@ -197,14 +197,14 @@ struct Outcome {
 RequestBatcher::DoneCallback Fulfil(std::promise<Outcome>& promise,
                                     const ScriptedEngine* engine = nullptr) {
   auto called = std::make_shared<bool>(false);
-  return
-      [&promise, engine, called](const grpc::Status& status, Ids target_ids) {
-        EXPECT_FALSE(*called) << "callback called twice";
-        *called = true;
-        promise.set_value({status.error_code(), status.error_message(),
-                           std::move(target_ids),
-                           engine == nullptr ? -1 : engine->steps()});
-      };
+  return [&promise, engine, called](const grpc::Status& status,
+                                    DecodedTarget target) {
+    EXPECT_FALSE(*called) << "callback called twice";
+    *called = true;
+    promise.set_value({status.error_code(), status.error_message(),
+                       std::move(target.ids),
+                       engine == nullptr ? -1 : engine->steps()});
+  };
 }
 
 // How long a test waits for an answer before it fails.

@@ -30,6 +30,7 @@ struct Sentence {
   int64_t limit = 0;                     // Most tokens it may generate.
   std::vector<int64_t> target;           // Greedy: the tokens so far.
   std::optional<SentenceSearch> search;  // Beam search only.
+  int alternatives = 0;       // Next-best hypotheses to return (beam only).
   std::vector<int64_t> rows;  // Batch row of each beam (one if greedy).
 };
 
@@ -177,8 +178,13 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
         top.totals.data() + s * top.count, top.indices.data() + s * top.count,
         top.count, vocab);
     if (sentence.search->done()) {
-      finished.push_back(
-          {sentence.handle, sentence.search->Best(1).front().ids});
+      std::vector<Hypothesis> best =
+          sentence.search->Best(1 + sentence.alternatives);
+      Finished done{sentence.handle, std::move(best.front().ids)};
+      for (std::size_t k = 1; k < best.size(); ++k) {
+        done.alternatives.push_back(std::move(best[k].ids));
+      }
+      finished.push_back(std::move(done));
       for (int64_t row : sentence.rows) plan.leaving[row] = 1;
       continue;
     }
@@ -275,6 +281,8 @@ std::vector<int64_t> ContinuousDecoder::Add(
         sentence.search.emplace(source.beam_size, sentence.limit,
                                 impl_->length_penalty,
                                 impl_->options.beam_stops_early);
+        sentence.alternatives =
+            std::clamp(source.alternatives, 0, source.beam_size - 1);
       }
       for (int b = 0; b < source.beam_size; ++b) sentence.rows.push_back(row++);
       added_sentences.push_back(&sentence);

@@ -14,6 +14,9 @@ struct DecodingOptions;
 struct EncodedSource {
   std::vector<int64_t> ids;  // Source token ids, without <s> or </s>.
   int beam_size = 1;         // How to decode it: 1 = greedy, more = beam.
+  // Next-best hypotheses wanted besides the best (beam search only; at
+  // most beam_size - 1 come back).
+  int alternatives = 0;
 };
 
 // Decoding of a changing set of sentences, one step at a time (continuous
@@ -45,6 +48,9 @@ class ContinuousDecoder {
   struct Finished {
     int64_t handle;
     std::vector<int64_t> target_ids;  // Without </s>.
+    // The next-best finished hypotheses, best first, as many as the source
+    // asked and the search found.
+    std::vector<std::vector<int64_t>> alternatives = {};
   };
 
   // Runs one decoding step for every row in the batch; returns the sentences

@@ -2,6 +2,7 @@
 
 #include <gumbo.h>
 
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -106,6 +107,19 @@ bool MarkedNotToTranslate(const GumboElement& element) {
   return false;
 }
 
+// True when `end_tag` ("</b >") is an end tag of `tag`.
+bool ClosesElement(const GumboStringPiece& end_tag, GumboTag tag) {
+  const std::string_view text(end_tag.data, end_tag.length);
+  if (text.size() < 3 || text.substr(0, 2) != "</") return false;
+  std::size_t end = 2;
+  while (end < text.size() && text[end] != '>' && text[end] != '/' &&
+         !std::isspace(static_cast<unsigned char>(text[end]))) {
+    ++end;
+  }
+  const std::string name(text.substr(2, end - 2));
+  return gumbo_tag_enum(name.c_str()) == tag;
+}
+
 bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
@@ -199,7 +213,10 @@ class HtmlReader {
     if (IsVoid(element.tag))
       return {begin, begin + element.original_tag.length};
     const std::size_t end_tag = Offset(element.original_end_tag);
-    if (end_tag == kNoPosition || end_tag < begin) {
+    // The parser may record as an element's end tag the one that closed it
+    // implicitly (</p> closing an <a>): only its own counts.
+    if (end_tag == kNoPosition || end_tag < begin ||
+        !ClosesElement(element.original_end_tag, element.tag)) {
       return {kNoPosition, kNoPosition};
     }
     return {begin, end_tag + element.original_end_tag.length};

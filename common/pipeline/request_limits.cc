@@ -60,10 +60,19 @@ TextOptions RequestLimits::ReadOptions(const TextRequest& request) const {
         "; use 0 for the server default, 1 for greedy or more for beam "
         "search");
   }
+  if (request.alternatives < 0) {
+    throw std::invalid_argument("alternatives is " +
+                                std::to_string(request.alternatives) +
+                                "; ask for 0 or more");
+  }
   TextOptions options;
   options.beam_size = request.beam_size == 0
                           ? limits_.default_beam_size
                           : std::min(request.beam_size, limits_.max_beam_size);
+  // Alternatives are the beam's other hypotheses: the beam holds them.
+  options.alternatives =
+      std::min(request.alternatives, limits_.max_beam_size - 1);
+  options.beam_size = std::max(options.beam_size, options.alternatives + 1);
   options.script = request.script;
   options.format = request.format;
   const std::size_t terms =

@@ -178,6 +178,7 @@ PreparedText TextPipeline::PrepareText(std::string_view text,
   CheckOptions(options);
   PreparedText prepared;
   prepared.beam_size = options.beam_size;
+  prepared.alternatives = std::min(options.alternatives, options.beam_size - 1);
   if (writes_chinese()) {
     prepared.script = options.script.value_or(ChineseScript::kSimplified);
   }
@@ -229,7 +230,8 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
     std::vector<std::string> restorations;
     const std::vector<std::string> part_tokens =
         RenumberPlaceholders(clause, masked.restorations, &restorations);
-    EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size};
+    EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size,
+                       text->alternatives};
     for (std::size_t k = 0; k < part_tokens.size(); ++k) {
       if (part.ids[k] == Vocabulary::kUnkId) {
         text->unknown_words.push_back(part_tokens[k]);
@@ -292,6 +294,37 @@ TextTranslation TextPipeline::Assemble(
   translation.text =
       text.document != nullptr ? text.document->Render(runs) : runs.at(0);
   return translation;
+}
+
+std::vector<std::string> TextPipeline::AssembleAlternatives(
+    const PreparedText& text,
+    const std::vector<std::vector<int64_t>>& part_targets,
+    const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
+    const std::string& best) const {
+  std::vector<std::string> alternatives;
+  if (text.alternatives == 0 || part_alternatives.size() != text.parts.size()) {
+    return alternatives;
+  }
+  // The k-th alternative of a text takes each part's k-th next-best
+  // hypothesis (its best where it has fewer); one equal to the best or to
+  // an earlier one, as detokenized, is no alternative.
+  for (int k = 0; k < text.alternatives; ++k) {
+    std::vector<std::vector<int64_t>> targets = part_targets;
+    bool changed = false;
+    for (std::size_t part = 0; part < targets.size(); ++part) {
+      if (static_cast<int>(part_alternatives[part].size()) > k) {
+        targets[part] = part_alternatives[part][k];
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    std::string other = Assemble(text, targets).text;
+    if (other != best && std::find(alternatives.begin(), alternatives.end(),
+                                   other) == alternatives.end()) {
+      alternatives.push_back(std::move(other));
+    }
+  }
+  return alternatives;
 }
 
 std::string TextPipeline::AssemblePart(const PreparedText& text,

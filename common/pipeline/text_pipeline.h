@@ -75,6 +75,17 @@ class TextPipeline {
       const PreparedText& text,
       const std::vector<std::vector<int64_t>>& part_targets) const;
 
+  // The other translations of `text` (TextTranslation::alternatives): the
+  // k-th puts together each part's k-th next-best hypothesis
+  // (`part_alternatives[part][k]`, its best where it has none), and is kept
+  // when it differs from `best` and the earlier ones. Empty when the text
+  // asked for none.
+  std::vector<std::string> AssembleAlternatives(
+      const PreparedText& text,
+      const std::vector<std::vector<int64_t>>& part_targets,
+      const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
+      const std::string& best) const;
+
   // False when the target side was lowercased for training, so that
   // translations come out in lower case.
   bool keeps_target_case() const { return !target_tokenizer_.lowercases(); }

@@ -41,6 +41,9 @@ enum class TextFormat {
 struct TextOptions {
   TextFormat format = TextFormat::kText;
   int beam_size = 1;  // 1 = greedy, more = beam search.
+  // Other translations wanted besides the best: the next-best hypotheses
+  // of the beam search (at most beam_size - 1).
+  int alternatives = 0;
   // The Chinese script to answer in; unset = Simplified for a Chinese
   // target. Setting it for another target language is an error.
   std::optional<ChineseScript> script;
@@ -62,6 +65,9 @@ struct TextRequest {
   // its position here.
   std::vector<std::size_t> indices;
   int beam_size = 0;  // 0 = TextLimits::default_beam_size; negative: error.
+  // Other translations wanted per text (negative: error); the beam grows to
+  // hold them, within max_beam_size.
+  int alternatives = 0;
   std::optional<ChineseScript> script;        // Unset: Simplified for Chinese.
   std::vector<GlossaryEntry> glossary;        // Terms with a fixed translation.
   std::vector<std::string> do_not_translate;  // Terms kept as written.
@@ -85,6 +91,7 @@ struct PreparedText {
   std::vector<std::vector<std::string>> restorations;
   std::optional<ChineseScript> script;  // For a Chinese target.
   int beam_size = 1;                    // Every part's.
+  int alternatives = 0;                 // Other translations wanted.
   int split_sentence_count = 0;         // Sentences cut into clauses.
   // Source words the vocabulary lacks, as written; they pass through.
   std::vector<std::string> unknown_words;
@@ -94,6 +101,9 @@ struct PreparedText {
 // A text's translation, with what happened to it on the way.
 struct TextTranslation {
   std::string text;
+  // Other translations, distinct from `text` and each other, best first:
+  // each part's next-best hypotheses in turn (TextOptions::alternatives).
+  std::vector<std::string> alternatives;
   int sentence_count = 0;
   int split_sentence_count = 0;  // Translated in clauses (too long).
   // Parts whose translation reached the length cap and may be incomplete.

@@ -315,8 +315,12 @@ struct LibreTranslateApi::Answer {
   // Guarded by mutex: every text's answer so far (blank texts and texts
   // already in the target language as they came).
   std::vector<std::string> outputs;
-  int remaining = 0;         // Guarded by mutex: jobs not yet done.
-  grpc::Status first_error;  // Guarded by mutex.
+  // Guarded by mutex: every text's other translations; empty for a text
+  // that was not translated.
+  std::vector<std::vector<std::string>> alternatives;
+  bool wants_alternatives = false;  // The request asked for some.
+  int remaining = 0;                // Guarded by mutex: jobs not yet done.
+  grpc::Status first_error;         // Guarded by mutex.
   bool is_array = false;
   nlohmann::json detected;  // Per text, with source "auto"; else null.
   HttpResponder respond;
@@ -330,6 +334,7 @@ struct LibreTranslateApi::Answer {
       if (!status.ok() && first_error.ok()) first_error = status;
       for (std::size_t i = 0; i < translations.size(); ++i) {
         outputs[indices[i]] = std::move(translations[i].text);
+        alternatives[indices[i]] = std::move(translations[i].alternatives);
       }
       if (--remaining > 0) return;
     }
@@ -344,6 +349,10 @@ struct LibreTranslateApi::Answer {
          is_array ? nlohmann::json(outputs) : nlohmann::json(outputs.front())}};
     if (!detected.is_null()) {
       body["detectedLanguage"] = is_array ? detected : detected.front();
+    }
+    if (wants_alternatives) {
+      body["alternatives"] = is_array ? nlohmann::json(alternatives)
+                                      : nlohmann::json(alternatives.front());
     }
     respond(JsonResponse(200, body));
   }
@@ -368,9 +377,11 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     throw HttpError(400, "Invalid request: format must be text or html");
   }
   const bool html = format == "html";
-  if (IntegerField(fields, "alternatives", 0) != 0) {
-    throw HttpError(400, "alternatives are not supported yet; send 0");
+  const int alternatives = IntegerField(fields, "alternatives", 0);
+  if (alternatives < 0) {
+    throw HttpError(400, "Invalid request: alternatives must be 0 or more");
   }
+  answer->wants_alternatives = alternatives > 0;
   const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
   if (!target) throw HttpError(400, target_code + " is not supported");
   const std::string model_name = StringField(fields, "model");
@@ -425,6 +436,7 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     }
   }
   answer->outputs = texts;
+  answer->alternatives.resize(texts.size());
   // The options every group asks for, read once.
   TextRequest options;
   if (!groups.empty()) {
@@ -432,6 +444,7 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     options.indexed = answer->is_array;
     options.format = html ? TextFormat::kHtml : TextFormat::kText;
     options.beam_size = IntegerField(fields, "beam_size", 0);
+    options.alternatives = alternatives;
     options.glossary = ReadGlossary(fields);
     options.do_not_translate = StringList(fields, "do_not_translate");
   }

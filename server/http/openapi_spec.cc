@@ -113,7 +113,7 @@ std::string_view OpenApiSpec() {
           "source": {"type": "string", "description": "A language code, or auto to detect each text's", "example": "en"},
           "target": {"type": "string", "description": "zh, zh-Hans, zh-CN, zh-SG (Simplified), zt, zh-Hant, zh-TW (Traditional, Taiwan), zh-HK (Traditional, Hong Kong), or another served language", "example": "zh-Hans"},
           "format": {"type": "string", "enum": ["text", "html"], "description": "html: tags, attributes, entities and comments are kept; inline tags come back around the words they wrapped"},
-          "alternatives": {"type": "integer", "enum": [0]},
+          "alternatives": {"type": "integer", "minimum": 0, "description": "Other translations wanted per text: the next-best hypotheses of the beam search, distinct from the translation and each other (fewer when the search finds fewer)"},
           "api_key": {"type": "string"},
           "beam_size": {"type": "integer", "minimum": 0, "description": "fanyi: 0 = the server's default, 1 = greedy"},
           "glossary": {"type": "object", "additionalProperties": {"type": "string"}, "description": "fanyi: term -> its translation"},
@@ -125,7 +125,8 @@ std::string_view OpenApiSpec() {
         "type": "object",
         "properties": {
           "translatedText": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-          "detectedLanguage": {"oneOf": [{"$ref": "#/components/schemas/DetectedLanguage"}, {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}], "description": "With source auto only, per text"}
+          "detectedLanguage": {"oneOf": [{"$ref": "#/components/schemas/DetectedLanguage"}, {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}], "description": "With source auto only, per text"},
+          "alternatives": {"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}], "description": "When asked for: per text, the other translations"}
         }
       },
       "DetectRequest": {
