@@ -1,7 +1,11 @@
 #include "client/load_generator.h"
 
 #include <algorithm>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -10,6 +14,11 @@
 #include "absl/status/status.h"
 
 namespace fanyi {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -27,6 +36,28 @@ double Seconds(Clock::duration duration) {
 Clock::duration FromSeconds(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(seconds));
+}
+
+// An HTTP answer as the gRPC status the server gives for the same outcome
+// (server/http/libretranslate_api.cc maps them); 0: no answer.
+grpc::Status HttpStatus(int status, const std::string& body) {
+  switch (status) {
+    case 200:
+      return grpc::Status::OK;
+    case 0:
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, body);
+    case 400:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, body);
+    case 429:
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, body);
+    case 503:
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, body);
+    case 504:
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, body);
+    default:
+      return grpc::Status(grpc::StatusCode::UNKNOWN,
+                          "HTTP " + std::to_string(status) + ": " + body);
+  }
 }
 
 void Require(bool condition, const std::string& message) {
@@ -69,6 +100,15 @@ const LoadOptions& Validated(const LoadOptions& options) {
   Require(options.warmup_requests >= 0,
           "warmup_requests must be >= 0, got " +
               std::to_string(options.warmup_requests));
+  Require(options.format == "text" || options.format == "html",
+          "format must be text or html, got " + options.format);
+  Require(!options.http || (!options.source_language.empty() &&
+                            !options.target_language.empty()),
+          "http needs source_language and target_language");
+  Require(
+      !options.http || (!options.use_tls && options.tls.ca.empty() &&
+                        options.tls.cert.empty() && options.tls.key.empty()),
+      "http is plaintext only");
   Require(options.sentences_per_request >= 1 &&
               options.sentences_per_request <= 10000,
           "sentences_per_request must be in [1, 10000], got " +
@@ -86,8 +126,8 @@ const LoadOptions& Validated(const LoadOptions& options) {
 
 }  // namespace
 
-// One asynchronous Translate call, owned by the completion queue from
-// StartCall until the polling thread takes it back.
+// One asynchronous Translate call, owned by the completion queue (or the
+// HTTP transport) from StartCall until it completes.
 struct LoadGenerator::Call {
   grpc::ClientContext context;
   v1::TranslateResponse response;
@@ -96,6 +136,111 @@ struct LoadGenerator::Call {
       reader;
   Clock::time_point sent_at;
   bool measured = false;  // Part of the measured phase, not warmup.
+  int64_t sentences = 0;  // Of an OK answer.
+  int64_t generated_tokens = 0;
+};
+
+// HTTP's side of the load generator: a thread running asynchronous Beast
+// connections to the server, each kept alive and reused by the next
+// request; a request takes an idle connection or opens one, so there are
+// as many as requests in flight.
+class LoadGenerator::HttpTransport {
+ public:
+  HttpTransport(const std::string& server, std::chrono::milliseconds timeout)
+      : timeout_(timeout), work_(io_.get_executor()) {
+    const std::size_t colon = server.rfind(':');
+    if (colon == std::string::npos) {
+      throw std::runtime_error("http server " + server + " is not host:port");
+    }
+    asio::ip::tcp::resolver resolver(io_);
+    endpoints_ =
+        resolver.resolve(server.substr(0, colon), server.substr(colon + 1));
+    host_ = server;
+    // Reachable before anything is measured.
+    beast::tcp_stream probe(io_);
+    probe.expires_after(timeout_);
+    beast::error_code error;
+    probe.socket().connect(*endpoints_.begin(), error);
+    if (error) {
+      throw std::runtime_error("cannot connect to " + server + ": " +
+                               error.message());
+    }
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~HttpTransport() {
+    asio::post(io_, [this] { idle_.clear(); });
+    work_.reset();
+    thread_.join();
+  }
+
+  // Sends `body` to POST /translate; `done` gets the HTTP status (0 when
+  // the exchange failed) and the answer's body, on the transport's thread.
+  void Send(std::string body,
+            std::function<void(int status, std::string body)> done) {
+    asio::post(
+        io_, [this, body = std::move(body), done = std::move(done)]() mutable {
+          std::shared_ptr<Connection> connection;
+          if (!idle_.empty()) {
+            connection = std::move(idle_.back());
+            idle_.pop_back();
+          } else {
+            connection = std::make_shared<Connection>(io_);
+            connection->stream.expires_after(timeout_);
+            beast::error_code error;
+            connection->stream.socket().connect(*endpoints_.begin(), error);
+            if (error) return done(0, error.message());
+          }
+          Exchange(std::move(connection), std::move(body), std::move(done));
+        });
+  }
+
+ private:
+  struct Connection {
+    explicit Connection(asio::io_context& io) : stream(io) {}
+    beast::tcp_stream stream;
+    beast::flat_buffer buffer;
+    http::request<http::string_body> request;
+    http::response<http::string_body> response;
+  };
+
+  void Exchange(std::shared_ptr<Connection> connection, std::string body,
+                std::function<void(int, std::string)> done) {
+    Connection& c = *connection;
+    c.request = {http::verb::post, "/translate", 11};
+    c.request.set(http::field::host, host_);
+    c.request.set(http::field::content_type, "application/json");
+    c.request.body() = std::move(body);
+    c.request.prepare_payload();
+    c.response = {};
+    c.stream.expires_after(timeout_);
+    http::async_write(c.stream, c.request,
+                      [this, connection, done = std::move(done)](
+                          beast::error_code error, std::size_t) mutable {
+                        if (error) return done(0, error.message());
+                        Connection& c = *connection;
+                        http::async_read(
+                            c.stream, c.buffer, c.response,
+                            [this, connection, done = std::move(done)](
+                                beast::error_code error, std::size_t) {
+                              if (error) return done(0, error.message());
+                              const bool keep =
+                                  connection->response.keep_alive();
+                              done(connection->response.result_int(),
+                                   std::move(connection->response.body()));
+                              if (keep) idle_.push_back(connection);
+                            });
+                      });
+  }
+
+  const std::chrono::milliseconds timeout_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  asio::ip::tcp::resolver::results_type endpoints_;
+  std::string host_;
+  // Touched on the transport's thread only.
+  std::vector<std::shared_ptr<Connection>> idle_;
+  std::thread thread_;
 };
 
 std::vector<std::string> ReadSourceTexts(const std::string& path) {
@@ -118,8 +263,15 @@ LoadGenerator::LoadGenerator(LoadOptions options)
 LoadGenerator::~LoadGenerator() = default;
 
 LoadReport LoadGenerator::Run() {
-  if (channel_ != nullptr) {
+  if (channel_ != nullptr || http_ != nullptr) {
     throw std::logic_error("LoadGenerator::Run called twice");
+  }
+  if (options_.http) {
+    http_ = std::make_unique<HttpTransport>(
+        options_.server, std::chrono::milliseconds(options_.timeout_ms));
+    RunPhases();
+    http_.reset();  // Every request has completed.
+    return BuildReport();
   }
   channel_ = grpc::CreateChannel(
       options_.server, MakeChannelCredentials(options_.tls, options_.use_tls));
@@ -134,7 +286,14 @@ LoadReport LoadGenerator::Run() {
   stub_ = v1::Translator::NewStub(channel_);
   completion_queue_ = std::make_unique<grpc::CompletionQueue>();
   std::thread poller(&LoadGenerator::PollCompletions, this);
+  RunPhases();
+  // Every call has completed, so the queue drains at once.
+  completion_queue_->Shutdown();
+  poller.join();
+  return BuildReport();
+}
 
+void LoadGenerator::RunPhases() {
   if (options_.warmup_requests > 0) {
     Phase warmup;
     warmup.requests = options_.warmup_requests;
@@ -146,11 +305,6 @@ LoadReport LoadGenerator::Run() {
   if (options_.duration_s > 0) measured.duration_s = options_.duration_s;
   measured.rate = options_.rate;
   RunPhase(measured);
-
-  // Every call has completed, so the queue drains at once.
-  completion_queue_->Shutdown();
-  poller.join();
-  return BuildReport();
 }
 
 void LoadGenerator::RunPhase(const Phase& phase) {
@@ -216,19 +370,42 @@ bool LoadGenerator::ReserveBurst(Clock::time_point stop_at) {
   return true;
 }
 
-void LoadGenerator::StartCall(bool measured) {
-  auto call = std::make_unique<Call>();
-  call->measured = measured;
-  call->context.set_deadline(std::chrono::system_clock::now() +
-                             std::chrono::milliseconds(options_.timeout_ms));
-  v1::TranslateRequest request;
+std::string LoadGenerator::NextText() {
   std::string text;
   for (int i = 0; i < options_.sentences_per_request; ++i) {
     if (i > 0) text += ' ';
     text += options_.texts[next_text_ % options_.texts.size()];
     ++next_text_;
   }
-  request.set_text(std::move(text));
+  return text;
+}
+
+void LoadGenerator::StartCall(bool measured) {
+  auto call = std::make_unique<Call>();
+  call->measured = measured;
+  if (options_.http) {
+    nlohmann::json body = {{"q", NextText()},
+                           {"source", options_.source_language},
+                           {"target", options_.target_language},
+                           {"format", options_.format}};
+    if (options_.beam_size > 0) body["beam_size"] = options_.beam_size;
+    call->sent_at = Clock::now();
+    Call* const pending = call.release();  // The transport's until done.
+    http_->Send(body.dump(), [this, pending](int status, std::string answer) {
+      std::unique_ptr<Call> done(pending);
+      done->status = HttpStatus(status, answer);
+      // The answer has no counts: a request's sentences are those sent.
+      if (done->status.ok()) done->sentences = options_.sentences_per_request;
+      RecordCompletion(std::move(done));
+    });
+    return;
+  }
+  call->context.set_deadline(std::chrono::system_clock::now() +
+                             std::chrono::milliseconds(options_.timeout_ms));
+  v1::TranslateRequest request;
+  request.set_text(NextText());
+  request.set_format(options_.format == "html" ? v1::FORMAT_HTML
+                                               : v1::FORMAT_TEXT);
   request.set_beam_size(options_.beam_size);
   request.mutable_model()->set_source_language(options_.source_language);
   request.mutable_model()->set_target_language(options_.target_language);
@@ -244,7 +421,13 @@ void LoadGenerator::PollCompletions() {
   void* tag = nullptr;
   bool ok = false;  // Always true for a unary Finish.
   while (completion_queue_->Next(&tag, &ok)) {
-    RecordCompletion(std::unique_ptr<Call>(static_cast<Call*>(tag)));
+    std::unique_ptr<Call> call(static_cast<Call*>(tag));
+    if (call->status.ok()) {
+      const v1::Translation& translation = call->response.translation();
+      call->sentences = std::max<int64_t>(1, translation.sentence_count());
+      call->generated_tokens = translation.generated_token_count();
+    }
+    RecordCompletion(std::move(call));
   }
 }
 
@@ -261,9 +444,8 @@ void LoadGenerator::RecordCompletion(std::unique_ptr<Call> call) {
       max_ms = std::max(max_ms, latency_ms);
       if (call->status.ok()) {
         ok_latencies_ms_.push_back(latency_ms);
-        const v1::Translation& translation = call->response.translation();
-        sentences_ += std::max<int64_t>(1, translation.sentence_count());
-        generated_tokens_ += translation.generated_token_count();
+        sentences_ += call->sentences;
+        generated_tokens_ += call->generated_tokens;
       } else {
         burst_failed_ = true;
       }

@@ -53,10 +53,16 @@ struct LoadOptions {
   int sentences_per_request = 1;  // Each request's text joins this many
                                   // consecutive texts with a space: a
                                   // document, when the texts are sentences.
-  bool bursts = false;   // Closed loop in bursts: `concurrency` requests sent
-                         // together, the next burst once the last of them
-                         // has finished. requests and warmup_requests must
-                         // then be multiples of concurrency.
+  bool bursts = false;  // Closed loop in bursts: `concurrency` requests sent
+                        // together, the next burst once the last of them
+                        // has finished. requests and warmup_requests must
+                        // then be multiples of concurrency.
+  // What the texts are: "text" or "html" (TranslateRequest.format).
+  std::string format = "text";
+  // LibreTranslate's POST /translate (JSON, kept-alive connections, one per
+  // request in flight) on `server` instead of gRPC; needs source_language
+  // and target_language. Plaintext only.
+  bool http = false;
   bool use_tls = false;  // TLS even without files (system root certificates).
   TlsFiles tls;          // TLS files (ca, client cert and key); any given
                          // file implies TLS. All empty: plaintext.
@@ -67,10 +73,11 @@ struct LoadOptions {
 // Throws std::runtime_error if the file cannot be read or has no text.
 std::vector<std::string> ReadSourceTexts(const std::string& path);
 
-// An asynchronous gRPC load generator for fanyi.v1.Translator/Translate, to
-// measure a server's throughput and tail latency. The calling thread issues
-// requests (closed or open loop) and one thread polls a CompletionQueue for
-// their results.
+// An asynchronous load generator for fanyi.v1.Translator/Translate, or for
+// the HTTP API's POST /translate, to measure a server's throughput and tail
+// latency the same way over either. The calling thread issues requests
+// (closed or open loop) and one thread completes them: it polls a
+// CompletionQueue (gRPC) or runs the connections (HTTP, Boost.Beast).
 class LoadGenerator {
  public:
   // Throws std::invalid_argument naming the first invalid option.
@@ -88,6 +95,7 @@ class LoadGenerator {
 
  private:
   struct Call;
+  class HttpTransport;  // Connections and their thread, for `http`.
   // One phase of the run: what to send and when to stop.
   struct Phase {
     bool measured = false;  // Results go into the report.
@@ -97,6 +105,8 @@ class LoadGenerator {
   };
   using Clock = std::chrono::steady_clock;
 
+  // The warmup phase, then the measured one.
+  void RunPhases();
   // Sends a phase's requests and returns once all of them have completed.
   void RunPhase(const Phase& phase);
   // Blocks until another request may be sent in `phase` (fewer than the
@@ -109,6 +119,8 @@ class LoadGenerator {
   bool ReserveBurst(Clock::time_point stop_at);
   // Starts one asynchronous Translate call.
   void StartCall(bool measured);
+  // The next request's text (sentences_per_request texts joined).
+  std::string NextText();
   // The polling thread: records each finished call.
   void PollCompletions();
   void RecordCompletion(std::unique_ptr<Call> call);
@@ -119,6 +131,7 @@ class LoadGenerator {
   std::unique_ptr<v1::Translator::Stub> stub_;
   // Created by Run, shut down and drained before Run returns.
   std::unique_ptr<grpc::CompletionQueue> completion_queue_;
+  std::unique_ptr<HttpTransport> http_;  // Created by Run, for `http`.
   int64_t next_text_ = 0;  // Index of the next text; issuing thread only.
 
   // The measured phase's issuing, written and read by the issuing thread

@@ -50,6 +50,11 @@ ABSL_FLAG(bool, bursts, false,
           "--requests and --warmup_requests must be multiples of "
           "--concurrency.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the open loop's arrival times.");
+ABSL_FLAG(std::string, format, "text",
+          "What the input texts are: text or html.");
+ABSL_FLAG(bool, http, false,
+          "Load the HTTP API (POST /translate, JSON) at --server instead of "
+          "gRPC; needs --source_language and --target_language.");
 ABSL_FLAG(std::string, json, "", "Also write the report as JSON here.");
 
 int main(int argc, char** argv) {
@@ -75,6 +80,8 @@ int main(int argc, char** argv) {
   options.seed = absl::GetFlag(FLAGS_seed);
   options.sentences_per_request = absl::GetFlag(FLAGS_sentences_per_request);
   options.bursts = absl::GetFlag(FLAGS_bursts);
+  options.format = absl::GetFlag(FLAGS_format);
+  options.http = absl::GetFlag(FLAGS_http);
   const fanyi::ClientTls tls = fanyi::ClientTlsFromFlags();
   options.use_tls = tls.use_tls;
   options.tls = tls.files;

@@ -259,6 +259,41 @@ TEST_F(LoadGeneratorTest, FullQueueRejectionsAreCountedByCode) {
   EXPECT_GT(report.status_max_latency_ms.at("RESOURCE_EXHAUSTED"), 0);
 }
 
+// The same load over the HTTP API: every request answered, and a full queue
+// counted under the status gRPC would give (429 -> RESOURCE_EXHAUSTED).
+TEST_F(LoadGeneratorTest, HttpLoadsTheLibreTranslateApi) {
+  ServerOptions server_options = BaseServerOptions();
+  server_options.http_listen = "127.0.0.1:0";
+  auto server = TranslationServer::Start(server_options);
+  LoadOptions options = BaseLoadOptions(*server);
+  options.http = true;
+  options.server = "127.0.0.1:" + std::to_string(server->http_port());
+  options.source_language = "en";
+  options.target_language = "zh";
+  options.requests = 100;
+  options.concurrency = 8;
+  options.warmup_requests = 8;
+  const LoadReport report = LoadGenerator(options).Run();
+  EXPECT_EQ(report.requests_completed, 100);
+  EXPECT_EQ(report.status_counts,
+            (std::map<std::string, int64_t>{{"OK", 100}}));
+  EXPECT_EQ(report.sentences, 100);
+  EXPECT_GT(report.latency_p50_ms, 0);
+
+  server_options.max_queue = 1;
+  server_options.max_batch_size = 4;
+  server_options.max_beam_size = 4;
+  server_options.max_batch_delay_ms = 50;
+  auto small = TranslationServer::Start(server_options);
+  options.server = "127.0.0.1:" + std::to_string(small->http_port());
+  options.concurrency = 32;
+  options.warmup_requests = 0;
+  const LoadReport full = LoadGenerator(options).Run();
+  EXPECT_EQ(full.requests_completed, 100);
+  EXPECT_GT(CountOf(full, "RESOURCE_EXHAUSTED"), 0);
+  EXPECT_EQ(CountOf(full, "OK") + CountOf(full, "RESOURCE_EXHAUSTED"), 100);
+}
+
 // Requests of five sentences each: the server counts every sentence of the
 // texts (which are one sentence per line).
 TEST_F(LoadGeneratorTest, DocumentsCountTheirSentences) {
