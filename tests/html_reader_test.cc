@@ -231,6 +231,27 @@ TEST(HtmlReaderTest, AnElementClosedByAnotherEndTagIsNoMarker) {
       << out;
 }
 
+TEST(HtmlReaderTest, ACommentCutShortByTheEndIsNoMarker) {
+  // The comment runs to the end of the document: moved before <b>, it
+  // would swallow the element.
+  const std::string html = "<p>one <b>two</b> three <!-- four";
+  const std::string out = Translate(html, [](std::u32string text) {
+    return std::u32string(text.rbegin(), text.rend());
+  });
+  EXPECT_EQ(testing_util::HtmlStructure(out), testing_util::HtmlStructure(html))
+      << out;
+}
+
+TEST(HtmlReaderTest, TextAroundIgnoredTagsIsLeftAlone) {
+  // The parser ignores a stray <html> and </tr> inside the body and joins
+  // the text around them into one node, which is then not one stretch of
+  // the source: it is kept as it is.
+  const std::string html =
+      "<p>see <b>this</b> one<html lang=x> two</tr> three</p>";
+  EXPECT_EQ(Translate(html, Upper),
+            "<p>SEE <b>THIS</b> one<html lang=x> two</tr> three</p>");
+}
+
 TEST(HtmlReaderTest, ManyInlineElementsSplitARun) {
   std::string html = "<p>";
   for (int i = 0; i < kMaxInlineMarkers + 3; ++i) {

@@ -120,6 +120,20 @@ bool ClosesElement(const GumboStringPiece& end_tag, GumboTag tag) {
   return gumbo_tag_enum(name.c_str()) == tag;
 }
 
+// True when `text` holds what reads as a tag: '<' before a letter, '/',
+// '!' or '?'.
+bool HoldsTag(const GumboStringPiece& text) {
+  for (std::size_t i = 0; i + 1 < text.length; ++i) {
+    const char next = text.data[i + 1];
+    if (text.data[i] == '<' &&
+        (std::isalpha(static_cast<unsigned char>(next)) || next == '/' ||
+         next == '!' || next == '?')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
@@ -203,9 +217,16 @@ class HtmlReader {
   // when it is not one stretch of it.
   std::pair<std::size_t, std::size_t> Extent(const GumboNode* node) const {
     if (node->type != GUMBO_NODE_ELEMENT) {
-      const std::size_t begin = Offset(node->v.text.original_text);
-      if (begin == kNoPosition) return {kNoPosition, kNoPosition};
-      return {begin, begin + node->v.text.original_text.length};
+      const GumboStringPiece& text = node->v.text.original_text;
+      const std::size_t begin = Offset(text);
+      // The parser joins the text around tags it ignores (a stray <html>
+      // or </tr> in a body) into one node: its words are then not its
+      // bytes, and it cannot be edited as one stretch.
+      if (begin == kNoPosition ||
+          (node->type != GUMBO_NODE_COMMENT && HoldsTag(text))) {
+        return {kNoPosition, kNoPosition};
+      }
+      return {begin, begin + text.length};
     }
     const GumboElement& element = node->v.element;
     const std::size_t begin = Offset(element.original_tag);
@@ -225,7 +246,12 @@ class HtmlReader {
   // An element a run crosses as one marker: inline, with both tags in the
   // source, and only inline content.
   bool CrossedByRun(const GumboNode* node) const {
-    if (node->type == GUMBO_NODE_COMMENT) return true;
+    if (node->type == GUMBO_NODE_COMMENT) {
+      // One cut short by the end of the document swallows what follows it:
+      // moved, it would swallow other words.
+      const GumboStringPiece& text = node->v.text.original_text;
+      return text.length > 0 && text.data[text.length - 1] == '>';
+    }
     if (node->type != GUMBO_NODE_ELEMENT) return false;
     const GumboElement& element = node->v.element;
     if (!IsInline(element.tag) || Extent(node).first == kNoPosition) {
