@@ -248,13 +248,17 @@ class HtmlReader {
   bool CrossedByRun(const GumboNode* node) const {
     if (node->type == GUMBO_NODE_COMMENT) {
       // One cut short by the end of the document swallows what follows it:
-      // moved, it would swallow other words.
-      const GumboStringPiece& text = node->v.text.original_text;
-      return text.length > 0 && text.data[text.length - 1] == '>';
+      // moved, it would swallow other words. Such a comment runs to the
+      // end; one that ends before it was closed.
+      const std::size_t end = Extent(node).second;
+      return end != kNoPosition && end < source_.size();
     }
     if (node->type != GUMBO_NODE_ELEMENT) return false;
     const GumboElement& element = node->v.element;
-    if (!IsInline(element.tag) || Extent(node).first == kNoPosition) {
+    // One the parser made, moved or reopened (misnested formatting tags)
+    // is not where its tags are in the source.
+    if (!IsInline(element.tag) || Extent(node).first == kNoPosition ||
+        node->parse_flags != GUMBO_INSERTION_NORMAL) {
       return false;
     }
     for (unsigned i = 0; i < element.children.length; ++i) {

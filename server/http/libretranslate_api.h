@@ -59,8 +59,8 @@ class LibreTranslateApi {
 
   // POST /translate: q (a string or an array of strings), source (or
   // "auto": each text detected on its own, among the languages served into
-  // the target), target, format (text), api_key, and fanyi's beam_size,
-  // glossary, do_not_translate and model.
+  // the target), target, format (text or html), alternatives, api_key, and
+  // fanyi's beam_size, glossary, do_not_translate and model.
   void Translate(const RequestFields& fields, HttpResponder respond) const;
   // POST /detect: q's languages among the served source languages, most
   // likely first.
