@@ -1,5 +1,6 @@
 #include "server/translation_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -7,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/formats/html_reader.h"
+#include "common/text/language_detection.h"
 #include "server/raw_messages.h"
 #include "server/request_preparation.h"
 #include "server/text_job.h"
@@ -152,11 +155,98 @@ grpc::ServerUnaryReactor* TranslationService::TranslateBatch(
              &TranslationService::TranslateTexts);
 }
 
+grpc::Status TranslationService::DetectSource(
+    const std::vector<std::string_view>& texts, bool html,
+    v1::ModelChoice* choice,
+    std::vector<v1::DetectedLanguage>* detected) const {
+  // The sources of the models that fit; their targets are candidates too,
+  // so that a text already in the target is found out rather than read as
+  // the likeliest source.
+  std::vector<std::string> sources;
+  std::vector<std::string> candidates;
+  const auto add = [](std::vector<std::string>& list, const std::string& code) {
+    if (std::find(list.begin(), list.end(), code) == list.end()) {
+      list.push_back(code);
+    }
+  };
+  for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
+    const Translator& translator = model->translator();
+    if ((choice->target_language().empty() ||
+         translator.target_language() == choice->target_language()) &&
+        (choice->model().empty() || model->name() == choice->model())) {
+      add(sources, translator.source_language());
+    }
+  }
+  candidates = sources;
+  for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
+    const Translator& translator = model->translator();
+    if (std::find(sources.begin(), sources.end(),
+                  translator.source_language()) != sources.end()) {
+      add(candidates, translator.target_language());
+    }
+  }
+  if (sources.empty()) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "source_language auto: no served model translates into \"" +
+            choice->target_language() + "\"");
+  }
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const std::string name =
+        texts.size() > 1 ? "texts[" + std::to_string(i) + "]" : "text";
+    DetectedLanguage found;
+    try {
+      found = DetectLanguages(html ? ReadHtml(std::string(texts[i])).Words()
+                                   : std::string(texts[i]),
+                              candidates)
+                  .front();
+    } catch (const std::invalid_argument& e) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          name + ": " + e.what());
+    }
+    if (std::find(sources.begin(), sources.end(), found.language) ==
+        sources.end()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          name + " reads as " + found.language +
+                              ", which no served model translates from here");
+    }
+    if (!detected->empty() && detected->front().language() != found.language) {
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          "source_language auto: texts[0] reads as " +
+              detected->front().language() + " and " + name + " as " +
+              found.language +
+              "; one call is translated by one model, so send each language "
+              "in its own call (HTTP /translate groups them itself)");
+    }
+    v1::DetectedLanguage& language = detected->emplace_back();
+    language.set_language(found.language);
+    language.set_confidence(found.confidence);
+  }
+  if (!detected->empty()) {
+    choice->set_source_language(detected->front().language());
+  }
+  return grpc::Status::OK;
+}
+
 void TranslationService::TranslateText(grpc::CallbackServerContext* context,
                                        RpcCompletion completion,
                                        const v1::TranslateRequest& request,
                                        v1::TranslateResponse* response) {
-  std::shared_ptr<ServedModel> model = Choose(request.model(), completion);
+  v1::ModelChoice choice = request.model();
+  if (choice.source_language() == "auto") {
+    std::vector<v1::DetectedLanguage> detected;
+    if (grpc::Status status =
+            DetectSource({request.text()}, request.format() == v1::FORMAT_HTML,
+                         &choice, &detected);
+        !status.ok()) {
+      completion.Answer(status);
+      return;
+    }
+    *response->mutable_translation()->mutable_detected_language() =
+        detected.front();
+  }
+  std::shared_ptr<ServedModel> model = Choose(choice, completion);
   if (model == nullptr) return;
   if (DeadlinePassed(*context)) {
     completion.Answer(DeadlineStatus());
@@ -178,7 +268,19 @@ void TranslationService::TranslateTexts(
     grpc::CallbackServerContext* context, RpcCompletion completion,
     const v1::TranslateBatchRequest& request,
     v1::TranslateBatchResponse* response) {
-  std::shared_ptr<ServedModel> model = Choose(request.model(), completion);
+  v1::ModelChoice choice = request.model();
+  std::vector<v1::DetectedLanguage> detected;
+  if (choice.source_language() == "auto" && request.texts_size() > 0) {
+    const std::vector<std::string_view> texts(request.texts().begin(),
+                                              request.texts().end());
+    if (grpc::Status status = DetectSource(
+            texts, request.format() == v1::FORMAT_HTML, &choice, &detected);
+        !status.ok()) {
+      completion.Answer(status);
+      return;
+    }
+  }
+  std::shared_ptr<ServedModel> model = Choose(choice, completion);
   if (model == nullptr) return;
   const TextPipeline& pipeline = model->translator().pipeline();
   // A malformed text count is reported before a passed deadline.
@@ -206,6 +308,9 @@ void TranslationService::TranslateTexts(
   std::vector<v1::Translation*> outputs;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     outputs.push_back(response->add_translations());
+    if (i < detected.size()) {
+      *outputs.back()->mutable_detected_language() = detected[i];
+    }
   }
   Submit(context, completion, std::move(model), std::move(texts),
          std::move(outputs), /*batch_call=*/true);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/pipeline/translator.h"
@@ -87,6 +88,15 @@ class TranslationService final
                       const v1::TranslateBatchRequest& request,
                       v1::TranslateBatchResponse* response);
 
+  // For a choice whose source_language is "auto": detects each of `texts`
+  // (HTML read for its words when `html`) among the source languages of
+  // the served models that fit the rest of `choice`, names the detected
+  // language in `choice`, and gives each text's detection in `detected`.
+  // INVALID_ARGUMENT when no served model fits, a text is not UTF-8, or the
+  // texts read as different languages.
+  grpc::Status DetectSource(const std::vector<std::string_view>& texts,
+                            bool html, v1::ModelChoice* choice,
+                            std::vector<v1::DetectedLanguage>* detected) const;
   // The model `choice` names, with the RPC's metrics labelled by it; null,
   // with the RPC finished, when no served model fits.
   std::shared_ptr<ServedModel> Choose(const v1::ModelChoice& choice,

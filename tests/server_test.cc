@@ -364,6 +364,42 @@ TEST_F(ServerTest, InvalidUtf8InAnyStringFieldIsNamedAsInvalidArgument) {
           .ok());
 }
 
+TEST_F(ServerTest, SourceAutoDetectsTheLanguageAndSaysSo) {
+  auto stub = NewStub(server_->grpc_port());
+  const std::string text = "Good morning, how are you today?";
+  v1::TranslateResponse plain;
+  ASSERT_TRUE(Translate(*stub, text, &plain).ok());
+
+  v1::TranslateRequest request;
+  request.set_text(text);
+  request.mutable_model()->set_source_language("auto");
+  request.mutable_model()->set_target_language("zh");
+  v1::TranslateResponse response;
+  {
+    grpc::ClientContext context;
+    const grpc::Status status = stub->Translate(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  EXPECT_EQ(response.translation().text(), plain.translation().text());
+  EXPECT_EQ(response.translation().detected_language().language(), "en");
+  EXPECT_GT(response.translation().detected_language().confidence(), 50);
+  EXPECT_FALSE(plain.translation().has_detected_language());
+
+  // One call, one model: a batch in two languages is refused, naming them.
+  v1::TranslateBatchRequest batch;
+  batch.add_texts(text);
+  batch.add_texts("今天天气很好，我们去公园散步吧。");
+  batch.mutable_model()->set_source_language("auto");
+  v1::TranslateBatchResponse batch_response;
+  grpc::ClientContext context;
+  const grpc::Status status =
+      stub->TranslateBatch(&context, batch, &batch_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("texts[1] reads as zh"),
+            std::string::npos)
+      << status.error_message();
+}
+
 TEST_F(ServerTest, EmptyOrOversizedBatchIsRejected) {
   auto stub = NewStub(server_->grpc_port());
   v1::TranslateBatchResponse response;
