@@ -29,8 +29,9 @@ packages=(
   # the system's runtimes by build-gpu.sh).
   libgtest-dev libgmock-dev libssl-dev zlib1g-dev nlohmann-json3-dev
   # Boost.Beast, the HTTP server (headers only); CLD2, language detection;
-  # Gumbo, the HTML5 parser.
+  # Gumbo, the HTML5 parser; libzip and Expat, .docx files.
   libboost1.74-dev libcld2-dev libcld2-0 libgumbo-dev libgumbo1
+  libzip-dev libzip4 libexpat1-dev libexpat1
   # prometheus-cpp's CMake config looks for CURL (its push library, which
   # fanyi does not link): only CMake's FindCURL sees these.
   libcurl4-openssl-dev libcurl4

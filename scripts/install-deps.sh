@@ -20,6 +20,8 @@ packages=(
   # Language detection (CLD2) for source "auto"; HTML5 parsing (Gumbo) for
   # format=html.
   libcld2-dev libgumbo-dev
+  # Files: .docx packages (libzip) and their XML (Expat).
+  libzip-dev libexpat1-dev
   # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
   # for subword vocabularies, tests compare with spm_encode. (Not
   # libsentencepiece: see common/text/subword_model.h.)

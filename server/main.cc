@@ -102,6 +102,9 @@ ABSL_FLAG(int, http_max_body_bytes, 1 << 20,
 ABSL_FLAG(int, http_requests_per_minute, 0,
           "HTTP /translate and /detect requests per minute per client (its "
           "API key, else its address); more get 429. 0: no limit.");
+ABSL_FLAG(int, http_file_ttl_s, 600,
+          "Seconds a file translated by HTTP /translate_file waits for its "
+          "download; it is removed once downloaded.");
 ABSL_FLAG(std::string, api_keys_file, "",
           "File of API keys, one per line: HTTP /translate then needs one in "
           "api_key (403 without).");
@@ -167,6 +170,7 @@ int main(int argc, char** argv) {
   options.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
   options.http_requests_per_minute =
       absl::GetFlag(FLAGS_http_requests_per_minute);
+  options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {

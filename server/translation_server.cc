@@ -102,6 +102,9 @@ void ValidateOptions(const ServerOptions& options) {
     throw std::invalid_argument(
         "http_requests_per_minute must not be negative (0: no limit)");
   }
+  if (options.http_file_ttl_s < 1) {
+    throw std::invalid_argument("http_file_ttl_s must be at least 1");
+  }
 }
 
 // The keys in `path`, one per line; blank lines and lines starting with #
@@ -259,6 +262,7 @@ void TranslationServer::StartGrpc(
 void TranslationServer::StartHttp(const ServerOptions& options) {
   LibreTranslateOptions api_options;
   api_options.requests_per_minute = options.http_requests_per_minute;
+  api_options.file_time_to_live = std::chrono::seconds(options.http_file_ttl_s);
   if (!options.api_keys_file.empty()) {
     api_options.api_keys = ReadApiKeys(options.api_keys_file);
   }

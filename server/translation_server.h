@@ -92,6 +92,9 @@ struct ServerOptions {
   // HTTP /translate and /detect requests per minute per client (API key,
   // else address); more get 429. 0: no limit.
   int http_requests_per_minute = 0;
+  // How long a file translated by HTTP /translate_file waits for its
+  // download (it is removed once downloaded).
+  int http_file_ttl_s = 600;
   // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
   std::string tls_cert;       // Server certificate chain; needs tls_key.
   std::string tls_key;        // Its private key.

@@ -11,48 +11,23 @@
 #include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 #include "gtest/gtest.h"
+#include "tests/marked_text.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
 namespace {
 
-// Markers written as [0], [1], ... so that expectations stay readable.
-std::string Show(const std::string& text) {
-  std::string shown;
-  for (char32_t c : DecodeUtf8(text)) {
-    const int marker = InlineMarkerIndex(c);
-    if (marker >= 0) {
-      shown += "[" + std::to_string(marker) + "]";
-    } else {
-      AppendUtf8(c, &shown);
-    }
-  }
-  return shown;
-}
-
-std::vector<std::string> ShownTexts(const MarkedDocument& document) {
-  std::vector<std::string> shown;
-  for (const std::string& text : document.texts()) shown.push_back(Show(text));
-  return shown;
-}
+using testing_util::ShowMarkers;
+using testing_util::ShownTexts;
 
 // Each text rewritten by `rewrite` (over its code points).
-std::string Translate(
-    const std::string& html,
-    const std::function<std::u32string(std::u32string)>& rewrite) {
-  const MarkedDocument document = ReadHtml(html);
-  std::vector<std::string> translations;
-  for (const std::string& text : document.texts()) {
-    translations.push_back(EncodeUtf8(rewrite(DecodeUtf8(text))));
-  }
-  return document.Render(translations);
+std::string Translate(const std::string& html,
+                      const testing_util::Rewrite& rewrite) {
+  return testing_util::RenderRewritten(ReadHtml(html), rewrite);
 }
 
 std::u32string Upper(std::u32string text) {
-  for (char32_t& c : text) {
-    if (c >= 'a' && c <= 'z') c -= 'a' - 'A';
-  }
-  return text;
+  return testing_util::UpperCase(std::move(text));
 }
 
 std::u32string Same(std::u32string text) { return text; }

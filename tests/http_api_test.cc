@@ -18,10 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "common/formats/docx_package.h"
+#include "common/formats/xml_tree.h"
 #include "server/http/libretranslate_api.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
+#include "tests/zip_files.h"
 
 namespace fanyi {
 namespace {
@@ -97,6 +100,44 @@ class HttpApiTest : public ::testing::Test {
     return response.translation().text();
   }
 
+  // A multipart/form-data body of `fields` (name, value) and, when
+  // `filename` is set, a file field "file" with `file_content`.
+  static std::string Multipart(
+      const std::vector<std::pair<std::string, std::string>>& fields,
+      const std::string& filename = "", const std::string& file_content = "") {
+    std::string body;
+    for (const auto& [name, value] : fields) {
+      body += "--" + kBoundary + "\r\nContent-Disposition: form-data; name=\"" +
+              name + "\"\r\n\r\n" + value + "\r\n";
+    }
+    if (!filename.empty()) {
+      body += "--" + kBoundary +
+              "\r\nContent-Disposition: form-data; name=\"file\"; "
+              "filename=\"" +
+              filename +
+              "\"\r\nContent-Type: application/octet-stream\r\n\r\n" +
+              file_content + "\r\n";
+    }
+    return body + "--" + kBoundary + "--\r\n";
+  }
+  static inline const std::string kBoundary = "fanyi-test-boundary";
+
+  // POST /translate_file of `filename` from English to `target`; on
+  // success, the downloaded file.
+  static HttpAnswer TranslateFile(const std::string& filename,
+                                  const std::string& content,
+                                  const std::string& target = "zh") {
+    const HttpAnswer answer = Call(
+        "POST", "/translate_file",
+        Multipart({{"source", "en"}, {"target", target}}, filename, content),
+        "multipart/form-data; boundary=" + kBoundary);
+    if (answer.status != 200) return answer;
+    const std::string url = Body(answer).at("translatedFileUrl");
+    const std::string root = "http://127.0.0.1";
+    EXPECT_EQ(url.substr(0, root.size()), root);
+    return Call("GET", url.substr(root.size()));
+  }
+
   static nlohmann::json Body(const HttpAnswer& answer) {
     return nlohmann::json::parse(answer.body);
   }
@@ -134,22 +175,14 @@ TEST_F(HttpApiTest, AnArrayOfTextsGetsAnArrayInOrderWithBlanksKept) {
 TEST_F(HttpApiTest, EveryWayOfSendingTheFieldsGetsTheSameAnswer) {
   const std::string expected = GrpcTranslation("Good night.");
   const std::string form = "q=Good+night.&source=en&target=zh";
-  const std::string boundary = "fanyi-test-boundary";
-  std::string multipart;
-  for (const auto& [name, value] :
-       std::vector<std::pair<std::string, std::string>>{
-           {"q", "Good night."}, {"source", "en"}, {"target", "zh"}}) {
-    multipart += "--" + boundary +
-                 "\r\nContent-Disposition: form-data; name=\"" + name +
-                 "\"\r\n\r\n" + value + "\r\n";
-  }
-  multipart += "--" + boundary + "--\r\n";
+  const std::string multipart =
+      Multipart({{"q", "Good night."}, {"source", "en"}, {"target", "zh"}});
   const std::vector<HttpAnswer> answers = {
       // libretranslatepy: an url-encoded form.
       Call("POST", "/translate", form, "application/x-www-form-urlencoded"),
       // A browser's FormData.
       Call("POST", "/translate", multipart,
-           "multipart/form-data; boundary=" + boundary),
+           "multipart/form-data; boundary=" + kBoundary),
       // deep-translator: the query string, an empty body, no Content-Type.
       Call("POST", "/translate?q=Good%20night.&source=en&target=zh"),
       // JSON without a Content-Type.
@@ -423,6 +456,115 @@ TEST_F(HttpApiTest, LanguagesHealthAndSettingsDescribeTheServedModel) {
   EXPECT_EQ(Body(settings)["keyRequired"], false);
 }
 
+TEST_F(HttpApiTest, FilesComeBackInTheirFormatWithTheirStructure) {
+  // Each cue, paragraph or item is translated as the same words sent to
+  // /translate would be; what is not words comes back byte for byte.
+  const std::string first = GrpcTranslation("I love you.");
+  const std::string second = GrpcTranslation("Where is the station?");
+  const HttpAnswer srt = TranslateFile(
+      "talk.srt",
+      "1\r\n00:00:01,000 --> 00:00:02,500\r\nI love you.\r\n\r\n"
+      "2\r\n00:00:03,000 --> 00:00:04,000\r\n<i>Where is the station?</i>"
+      "\r\n");
+  ASSERT_EQ(srt.status, 200) << srt.body;
+  EXPECT_EQ(srt.body, "1\r\n00:00:01,000 --> 00:00:02,500\r\n" + first +
+                          "\r\n\r\n2\r\n00:00:03,000 --> 00:00:04,000\r\n<i>" +
+                          second + "</i>\r\n");
+  EXPECT_EQ(srt.headers.at("content-disposition"),
+            "attachment; filename=\"talk.zh.srt\"; "
+            "filename*=UTF-8''talk.zh.srt");
+
+  const HttpAnswer markdown = TranslateFile(
+      "notes.md",
+      "# I love you.\n\n```\nI love you.\n```\n\n- Where is the station?\n");
+  ASSERT_EQ(markdown.status, 200) << markdown.body;
+  EXPECT_EQ(markdown.body,
+            "# " + first + "\n\n```\nI love you.\n```\n\n- " + second + "\n");
+
+  const HttpAnswer html =
+      TranslateFile("page.html", "<p>I love you.</p><pre>I love you.</pre>");
+  ASSERT_EQ(html.status, 200) << html.body;
+  EXPECT_EQ(html.body, "<p>" + first + "</p><pre>I love you.</pre>");
+
+  const HttpAnswer text =
+      TranslateFile("plain.TXT", "I love you.\n\nWhere is the station?\n");
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(text.body,
+            GrpcTranslation("I love you.\n\nWhere is the station?\n"));
+  EXPECT_NE(text.body.find(first), std::string::npos) << text.body;
+}
+
+TEST_F(HttpApiTest, ADocxComesBackAsADocxInTheAskedScript) {
+  const std::string document =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><w:document xmlns:w=\""
+      "http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t>I love you.</w:t></w:r></w:p></w:body>"
+      "</w:document>";
+  const std::string styles = "<w:styles/>";
+  const std::string docx = testing_util::ZipOf(
+      {{"word/document.xml", document}, {"word/styles.xml", styles}});
+  const HttpAnswer answer = TranslateFile("letter.docx", docx, "zh-Hant");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.headers.at("content-type"),
+            "application/vnd.openxmlformats-officedocument.wordprocessingml."
+            "document");
+  const DocxPackage translated(answer.body);  // Unzips, or throws.
+  ASSERT_EQ(translated.parts().size(), 1u);
+  const std::string expected =
+      GrpcTranslation("I love you.", v1::SCRIPT_TRADITIONAL_TAIWAN);
+  EXPECT_NE(translated.parts()[0].find("<w:t xml:space=\"preserve\">" +
+                                       expected + "</w:t>"),
+            std::string::npos)
+      << translated.parts()[0];
+  EXPECT_NO_THROW(XmlTree{translated.parts()[0]});
+  EXPECT_EQ(testing_util::ZipEntry(answer.body, "word/styles.xml"), styles);
+}
+
+TEST_F(HttpApiTest, AFileIsDownloadedOnce) {
+  const HttpAnswer answer = Call(
+      "POST", "/translate_file",
+      Multipart({{"source", "en"}, {"target", "zh"}}, "a.txt", "Good night."),
+      "multipart/form-data; boundary=" + kBoundary);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const std::string url = Body(answer).at("translatedFileUrl");
+  const std::string path = url.substr(url.find("/download_file/"));
+  EXPECT_EQ(Call("GET", path).status, 200);
+  const HttpAnswer again = Call("GET", path);
+  EXPECT_EQ(again.status, 404);
+  EXPECT_NE(
+      Body(again).at("error").get<std::string>().find("downloaded already"),
+      std::string::npos);
+}
+
+TEST_F(HttpApiTest, BadFilesGet400SayingWhatIsWrong) {
+  const std::string form = "multipart/form-data; boundary=" + kBoundary;
+  const std::vector<std::pair<HttpAnswer, std::string>> cases = {
+      {TranslateFile("scan.pdf", "%PDF-1.4"),
+       "Invalid request: file: files of type .pdf are not supported; send "
+       ".txt, .html, .htm, .srt, .md, .markdown, .docx"},
+      {TranslateFile("letter.docx", "PK not really a zip"),
+       "Invalid request: file: the file is not a .docx (zip) package"},
+      {TranslateFile("talk.srt", "no timings here\n"),
+       "file: no subtitle has a timing line"},
+      {TranslateFile("empty.txt", ""),
+       "Invalid request: file: empty.txt is "
+       "empty"},
+      {Call("POST", "/translate_file",
+            Multipart({{"source", "en"}, {"target", "zh"}}), form),
+       "Invalid request: missing file parameter"},
+      {Call("POST", "/translate_file",
+            Multipart({{"source", "auto"}, {"target", "zh"}}, "a.txt", "Hi."),
+            form),
+       "Invalid request: source auto is not supported for files"},
+  };
+  for (const auto& [answer, message] : cases) {
+    EXPECT_EQ(answer.status, 400) << answer.body;
+    EXPECT_NE(Body(answer).at("error").get<std::string>().find(message),
+              std::string::npos)
+        << answer.body;
+  }
+}
+
 TEST_F(HttpApiTest, TheSpecDescribesExactlyTheServedRoutes) {
   const HttpAnswer spec = Call("GET", "/spec");
   ASSERT_EQ(spec.status, 200);
@@ -442,11 +584,23 @@ TEST_F(HttpApiTest, TheSpecDescribesExactlyTheServedRoutes) {
     }
   }
   EXPECT_EQ(described, served);
-  // And each one is really answered (not 404 or 405).
+  // And each one is really answered (not 404 or 405); a path with a
+  // parameter by its own 404, for a name that names nothing.
   for (const auto& [path, method] : described) {
-    const HttpAnswer answer = Call(method, path, "{}", "application/json");
-    EXPECT_NE(answer.status, 404) << method << " " << path;
+    const std::size_t parameter = path.find('{');
+    const HttpAnswer answer = Call(
+        method,
+        parameter == std::string::npos ? path : path.substr(0, parameter) + "x",
+        "{}", "application/json");
     EXPECT_NE(answer.status, 405) << method << " " << path;
+    if (parameter == std::string::npos) {
+      EXPECT_NE(answer.status, 404) << method << " " << path;
+    } else {
+      EXPECT_EQ(answer.status, 404) << method << " " << path;
+      EXPECT_NE(Body(answer).at("error").get<std::string>().find(
+                    "no translated file x"),
+                std::string::npos);
+    }
   }
 }
 

@@ -138,44 +138,14 @@ bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
-// The decoded text of a text node or attribute: noncharacters that would
-// read as inline markers become U+FFFD.
-std::u32string Decoded(const char* text) {
-  std::u32string decoded = DecodeUtf8(text);
-  for (char32_t& c : decoded) {
-    if (InlineMarkerIndex(c) >= 0) c = 0xFFFD;
-  }
-  return decoded;
-}
-
-// `text` with whitespace runs made one space, trimmed.
-std::u32string Collapse(std::u32string_view text) {
-  std::u32string out;
-  bool space = false;
-  for (char32_t c : text) {
-    if (IsAsciiSpace(static_cast<char>(c)) && c < 0x80) {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty()) out.push_back(' ');
-    space = false;
-    out.push_back(c);
-  }
-  return out;
-}
-
 // Worth translating: a letter outside the markers, and not one word that
 // is a mention, a hashtag or a URL.
 bool Translatable(std::u32string_view text) {
-  bool letter = false;
+  if (!HasLetters(text)) return false;
   bool space = false;
   for (char32_t c : text) {
-    if (InlineMarkerIndex(c) >= 0) continue;
-    letter =
-        letter || IsCjk(c) || (IsLetterOrDigit(c) && !(c >= '0' && c <= '9'));
-    space = space || IsSpace(c);
+    space = space || (InlineMarkerIndex(c) < 0 && IsSpace(c));
   }
-  if (!letter) return false;
   if (space) return true;
   std::u32string word;
   for (char32_t c : text) {
@@ -310,7 +280,8 @@ class HtmlReader {
     const GumboElement& element = node->v.element;
     Attributes(element, region);
     if (KeepsContent(element.tag) || MarkedNotToTranslate(element)) return;
-    if (IsInline(element.tag) && !Translatable(Collapse(TextContent(node)))) {
+    if (IsInline(element.tag) &&
+        !Translatable(CollapseSpaces(TextContent(node)))) {
       return;
     }
     Children(node, region);
@@ -323,22 +294,23 @@ class HtmlReader {
       if (attribute == nullptr) continue;
       const std::size_t at = Offset(attribute->original_value);
       if (at == kNoPosition) continue;
-      const std::u32string value = Collapse(Decoded(attribute->value));
+      const std::u32string value =
+          CollapseSpaces(DecodeWords(attribute->value));
       if (!Translatable(value)) continue;
       const char first = attribute->original_value.data[0];
       const std::size_t length = attribute->original_value.length;
       const bool quoted = (first == '"' || first == '\'') && length >= 2;
       document_.AddText(region, quoted ? at + 1 : at,
                         quoted ? at + length - 1 : at + length,
-                        EncodeUtf8(value), {}, TextEscape::kMarkupAttribute,
-                        quoted ? first : 0);
+                        EncodeUtf8(value), {},
+                        {TextEscape::kMarkupAttribute, quoted ? first : '\0'});
     }
   }
 
   // The decoded text of `node` and its descendants.
   std::u32string TextContent(const GumboNode* node) const {
     if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_WHITESPACE) {
-      return Decoded(node->v.text.text);
+      return DecodeWords(node->v.text.text);
     }
     if (node->type != GUMBO_NODE_ELEMENT) return {};
     std::u32string text;
@@ -360,12 +332,12 @@ class HtmlReader {
           node->type == GUMBO_NODE_COMMENT) {
         text.push_back(InlineMarker(marker++));
       } else {
-        text += Decoded(node->v.text.text);
+        text += DecodeWords(node->v.text.text);
       }
     }
     // A marker takes the place of its element: the spacing around it is the
     // text nodes' beside it.
-    text = Collapse(text);
+    text = CollapseSpaces(text);
     if (!Translatable(text)) {
       for (const GumboNode* node : run->nodes) {
         if (node->type == GUMBO_NODE_ELEMENT) Element(node, region);

@@ -25,7 +25,7 @@ int MarkedDocument::AddRegion(std::size_t begin, std::size_t end) {
 
 bool MarkedDocument::AddText(int region, std::size_t begin, std::size_t end,
                              std::string text, std::vector<int> markers,
-                             TextEscape escape, char quote) {
+                             TextWriting writing) {
   if (region < 0 || region >= static_cast<int>(regions_.size()) ||
       markers.size() > static_cast<std::size_t>(kMaxInlineMarkers)) {
     return false;
@@ -44,7 +44,7 @@ bool MarkedDocument::AddText(int region, std::size_t begin, std::size_t end,
   }
   texts_.push_back(std::move(text));
   into.edits.push_back({begin, end, static_cast<int>(texts_.size()) - 1,
-                        std::move(markers), escape, quote});
+                        std::move(markers), std::move(writing)});
   return true;
 }
 
@@ -88,14 +88,18 @@ void MarkedDocument::RenderRegion(int index,
 void MarkedDocument::RenderEdit(const Edit& edit,
                                 const std::vector<std::string>& translations,
                                 std::string* out) const {
+  const TextWriting& writing = edit.writing;
   const bool unquoted =
-      edit.escape == TextEscape::kMarkupAttribute && edit.quote == 0;
-  const char quote = unquoted ? '"' : edit.quote;
+      writing.escape == TextEscape::kMarkupAttribute && writing.quote == 0;
+  const char quote = unquoted ? '"' : writing.quote;
   if (unquoted) out->push_back(quote);
   std::vector<bool> placed(edit.markers.size(), false);
   std::u32string words;  // Text since the last marker, not yet written.
   auto flush_words = [&] {
-    *out += EscapeText(EncodeUtf8(words), edit.escape, quote);
+    if (words.empty()) return;
+    *out += writing.words_before;
+    *out += EscapeText(EncodeUtf8(words), writing.escape, quote);
+    *out += writing.words_after;
     words.clear();
   };
   for (char32_t c : DecodeUtf8(translations[edit.text])) {
@@ -137,6 +141,39 @@ std::string EscapeText(std::string_view text, TextEscape escape, char quote) {
     }
   }
   return out;
+}
+
+std::u32string DecodeWords(std::string_view text) {
+  std::u32string decoded = DecodeUtf8(text);
+  for (char32_t& c : decoded) {
+    if (InlineMarkerIndex(c) >= 0) c = 0xFFFD;
+  }
+  return decoded;
+}
+
+std::u32string CollapseSpaces(std::u32string_view text) {
+  std::u32string out;
+  bool space = false;
+  for (char32_t c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool HasLetters(std::u32string_view text) {
+  for (char32_t c : text) {
+    if (InlineMarkerIndex(c) < 0 &&
+        (IsCjk(c) || (IsLetterOrDigit(c) && !(c >= '0' && c <= '9')))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace fanyi

@@ -18,6 +18,20 @@ enum class TextEscape {
   kMarkupAttribute  // An attribute value: quotes too.
 };
 
+// How a text's translation is written into its document.
+struct TextWriting {
+  TextEscape escape = TextEscape::kMarkupText;
+  // For kMarkupAttribute: the quote marks the value sits between ('"' or
+  // '\'' inside quotes already there), 0 for an unquoted value, which gets
+  // double quotes.
+  char quote = 0;
+  // Written before and after each stretch of words between markers (a
+  // format whose words must sit inside an element of their own, as a Word
+  // run's); empty stretches get neither.
+  std::string words_before;
+  std::string words_after;
+};
+
 // A document's source with edits: byte ranges replaced by the translation of
 // a text. A text holds inline markers (common/text/placeholders.h) where the
 // document had inline elements; marker k of a text is written back as one
@@ -38,15 +52,13 @@ class MarkedDocument {
   int AddRegion(std::size_t begin, std::size_t end);
 
   // Adds an edit to `region`: [begin, end) of the source becomes the
-  // translation of `text`, written with `escape` (for kMarkupAttribute,
-  // between `quote` marks: '"' or '\'' inside quotes already there, 0 for an
-  // unquoted value, which gets double quotes). Marker k of `text` stands
-  // for markers[k], regions inside [begin, end) in source order. Returns
-  // false, and adds nothing, when the edit would not lie inside its region
-  // after the edits it already has, or the markers not inside it in order.
+  // translation of `text`, written as `writing` says. Marker k of `text`
+  // stands for markers[k], regions inside [begin, end) in source order.
+  // Returns false, and adds nothing, when the edit would not lie inside its
+  // region after the edits it already has, or the markers not inside it in
+  // order.
   bool AddText(int region, std::size_t begin, std::size_t end, std::string text,
-               std::vector<int> markers,
-               TextEscape escape = TextEscape::kMarkupText, char quote = 0);
+               std::vector<int> markers, TextWriting writing = {});
 
   // The texts to translate, in the order they were added.
   const std::vector<std::string>& texts() const { return texts_; }
@@ -68,8 +80,7 @@ class MarkedDocument {
     std::size_t end = 0;
     int text = 0;              // Index into texts_.
     std::vector<int> markers;  // Region of each marker of the text.
-    TextEscape escape = TextEscape::kMarkupText;
-    char quote = 0;
+    TextWriting writing;
   };
   struct Region {
     std::size_t begin = 0;
@@ -94,6 +105,19 @@ class MarkedDocument {
 // between `quote` marks (kMarkupAttribute), or as it is (kNone).
 std::string EscapeText(std::string_view text, TextEscape escape,
                        char quote = '"');
+
+// `text` (UTF-8) decoded, with the noncharacters that would read as inline
+// markers made U+FFFD: a document's own words as a reader hands them on.
+// Throws std::invalid_argument for invalid UTF-8.
+std::u32string DecodeWords(std::string_view text);
+
+// `text` with each run of ASCII whitespace made one space, trimmed: how a
+// reader hands on words that a format lays out freely.
+std::u32string CollapseSpaces(std::u32string_view text);
+
+// True when `text` has a letter outside inline markers: words worth
+// translating. Digits, punctuation and symbols alone are not.
+bool HasLetters(std::u32string_view text);
 
 }  // namespace fanyi
 

@@ -7,6 +7,9 @@
 #include <utility>
 
 #include "common/formats/html_reader.h"
+#include "common/formats/markdown_reader.h"
+#include "common/formats/srt_reader.h"
+#include "common/formats/word_reader.h"
 #include "common/model/checkpoint.h"
 #include "common/text/clause_splitter.h"
 #include "common/text/placeholders.h"
@@ -139,8 +142,23 @@ std::vector<PreparedText> TextPipeline::Prepare(
                                                          : request.indices[i]) +
                   "]"
             : request.field;
-    limits_.CheckText(request.texts[i], field);
-    prepared.push_back(PrepareNamed(request.texts[i], field, options));
+    if (options.format == TextFormat::kText) {
+      limits_.CheckText(request.texts[i], field);
+      prepared.push_back(PrepareNamed(request.texts[i], field, options));
+    } else {
+      // A document's limit is on its words: markup costs no decoding (its
+      // size is the surface's to bound, as an upload or a message).
+      if (request.texts[i].empty()) {
+        throw std::invalid_argument(field + " is empty");
+      }
+      auto document = std::make_shared<const MarkedDocument>(
+          ReadNamed(request.texts[i], field, options.format));
+      if (const std::string words = document->Words(); !words.empty()) {
+        limits_.CheckText(words, field);
+      }
+      prepared.push_back(
+          PrepareNamed(request.texts[i], field, options, std::move(document)));
+    }
     parts += prepared.back().parts.size();
   }
   limits_.CheckPartCount(parts);
@@ -160,11 +178,12 @@ void TextPipeline::CheckOptions(const TextOptions& options) const {
   }
 }
 
-PreparedText TextPipeline::PrepareNamed(std::string_view text,
-                                        const std::string& field,
-                                        const TextOptions& options) const {
+PreparedText TextPipeline::PrepareNamed(
+    std::string_view text, const std::string& field, const TextOptions& options,
+    std::shared_ptr<const MarkedDocument> document) const {
   try {
-    return PrepareText(text, options);
+    return document != nullptr ? PrepareDocument(std::move(document), options)
+                               : PrepareText(text, options);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(field + ": " + e.what());
   } catch (const std::exception& e) {
@@ -173,29 +192,71 @@ PreparedText TextPipeline::PrepareNamed(std::string_view text,
   }
 }
 
+MarkedDocument TextPipeline::ReadNamed(std::string_view text,
+                                       const std::string& field,
+                                       TextFormat format) const {
+  try {
+    return ReadDocument(text, format);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(field + ": " + e.what());
+  }
+}
+
+MarkedDocument TextPipeline::ReadDocument(std::string_view text,
+                                          TextFormat format) {
+  std::string source(text);
+  switch (format) {
+    case TextFormat::kHtml:
+      DecodeUtf8(source);  // Throws for invalid UTF-8, as the splitter does.
+      return ReadHtml(std::move(source));
+    case TextFormat::kSrt:
+      return ReadSrt(std::move(source));
+    case TextFormat::kMarkdown:
+      return ReadMarkdown(std::move(source));
+    case TextFormat::kWordXml:
+      return ReadWordXml(std::move(source));
+    case TextFormat::kText:
+      break;
+  }
+  throw std::logic_error("ReadDocument: plain text is no document");
+}
+
 PreparedText TextPipeline::PrepareText(std::string_view text,
                                        const TextOptions& options) const {
+  if (options.format != TextFormat::kText) {
+    return PrepareDocument(std::make_shared<const MarkedDocument>(
+                               ReadDocument(text, options.format)),
+                           options);
+  }
+  PreparedText prepared = Start(options);
+  const PlaceholderMasker masker(options.glossary, max_placeholders_);
+  PrepareRun(text, masker, options.beam_size, &prepared);
+  if (prepared.parts.empty()) {
+    throw std::invalid_argument("text has no tokens to translate");
+  }
+  return prepared;
+}
+
+PreparedText TextPipeline::PrepareDocument(
+    std::shared_ptr<const MarkedDocument> document,
+    const TextOptions& options) const {
+  PreparedText prepared = Start(options);
+  const PlaceholderMasker masker(options.glossary, max_placeholders_);
+  prepared.document = std::move(document);
+  // A document with nothing to translate comes back as it is.
+  for (const std::string& run : prepared.document->texts()) {
+    PrepareRun(run, masker, options.beam_size, &prepared);
+  }
+  return prepared;
+}
+
+PreparedText TextPipeline::Start(const TextOptions& options) const {
   CheckOptions(options);
   PreparedText prepared;
   prepared.beam_size = options.beam_size;
   prepared.alternatives = std::min(options.alternatives, options.beam_size - 1);
   if (writes_chinese()) {
     prepared.script = options.script.value_or(ChineseScript::kSimplified);
-  }
-  const PlaceholderMasker masker(options.glossary, max_placeholders_);
-  if (options.format == TextFormat::kHtml) {
-    DecodeUtf8(text);  // Throws for invalid UTF-8, as the splitter does.
-    prepared.document =
-        std::make_shared<const MarkedDocument>(ReadHtml(std::string(text)));
-    // A document with nothing to translate comes back as it is.
-    for (const std::string& run : prepared.document->texts()) {
-      PrepareRun(run, masker, options.beam_size, &prepared);
-    }
-    return prepared;
-  }
-  PrepareRun(text, masker, options.beam_size, &prepared);
-  if (prepared.parts.empty()) {
-    throw std::invalid_argument("text has no tokens to translate");
   }
   return prepared;
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,9 +57,10 @@ class TextPipeline {
   // Prepares one text with options already checked (fanyi-eval and the
   // trainer translate a test set this way, with no request limits). Throws
   // std::invalid_argument for invalid UTF-8, a plain text with nothing to
-  // translate (an HTML document with nothing to translate has no parts,
-  // and comes back as it is), a bad glossary, a glossary for a model trained
-  // without placeholders, or a script for a target other than Chinese.
+  // translate (a document with nothing to translate has no parts, and
+  // comes back as it is), a document its format's reader refuses, a bad
+  // glossary, a glossary for a model trained without placeholders, or a
+  // script for a target other than Chinese.
   PreparedText PrepareText(std::string_view text,
                            const TextOptions& options) const;
 
@@ -109,9 +111,24 @@ class TextPipeline {
   // script for a target other than Chinese, or glossary terms without
   // placeholders. The one place these rules live.
   void CheckOptions(const TextOptions& options) const;
-  // PrepareText, with errors naming the text `field`.
-  PreparedText PrepareNamed(std::string_view text, const std::string& field,
-                            const TextOptions& options) const;
+  // Reads `text` as a document in `format` (not plain text) with its
+  // format's reader. Throws std::invalid_argument when the reader refuses
+  // it.
+  static MarkedDocument ReadDocument(std::string_view text, TextFormat format);
+  // ReadDocument, with errors naming the text `field`.
+  MarkedDocument ReadNamed(std::string_view text, const std::string& field,
+                           TextFormat format) const;
+  // Prepares a document's texts, each a run.
+  PreparedText PrepareDocument(std::shared_ptr<const MarkedDocument> document,
+                               const TextOptions& options) const;
+  // A prepared text with no parts yet, with `options` checked.
+  PreparedText Start(const TextOptions& options) const;
+  // PrepareText, or PrepareDocument for `text` read as `document`, with
+  // errors naming the text `field`.
+  PreparedText PrepareNamed(
+      std::string_view text, const std::string& field,
+      const TextOptions& options,
+      std::shared_ptr<const MarkedDocument> document = nullptr) const;
   // Prepares one run of a text (the text, or a text of its document) into
   // `text`, its sentences numbered after the runs before it.
   void PrepareRun(std::string_view run, const PlaceholderMasker& masker,

@@ -31,10 +31,14 @@ struct TextLimits {
   int max_beam_size = 8;         // Larger requested beams are capped.
 };
 
-// What a text is written in.
+// What a text is written in. Every format but plain text is a document
+// (common/formats/): its words are translated and the rest kept as it is.
 enum class TextFormat {
-  kText,  // Plain text: sentences and lines.
-  kHtml   // An HTML document or fragment (common/formats/html_reader.h).
+  kText,      // Plain text: sentences and lines.
+  kHtml,      // An HTML document or fragment (html_reader.h).
+  kSrt,       // SubRip subtitles (srt_reader.h).
+  kMarkdown,  // Markdown (markdown_reader.h).
+  kWordXml    // A WordprocessingML part of a .docx (word_reader.h).
 };
 
 // How to translate one text, once a request's options are checked.
@@ -76,8 +80,8 @@ struct TextRequest {
 // A text cut into the parts the decoder takes, from TextPipeline: its
 // sentences, and the clauses of sentences too long for the model, each
 // encoded, with what it takes to put their translations back together.
-// A plain text is one run of sentences; an HTML document one per text of
-// its MarkedDocument (none when it has nothing to translate).
+// A plain text is one run of sentences; a document one per text of its
+// MarkedDocument (none when it has nothing to translate).
 struct PreparedText {
   // One per part, in text order; what the decoder gets.
   std::vector<EncodedSource> parts;
@@ -85,7 +89,7 @@ struct PreparedText {
   std::vector<SplitText> runs;
   // The sentence each part belongs to, counted over all runs in order.
   std::vector<int> sentence_of_part;
-  // For an HTML text: the document its runs are written back into.
+  // For a document: what its runs are written back into.
   std::shared_ptr<const MarkedDocument> document;
   // Per part: what its placeholders ｟1｠, ｟2｠, ... become.
   std::vector<std::vector<std::string>> restorations;

@@ -1,6 +1,7 @@
 #include "server/http/libretranslate_api.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <exception>
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/formats/html_reader.h"
+#include "common/pipeline/document_file.h"
 #include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
 #include "server/http/language_codes.h"
@@ -154,6 +156,44 @@ std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields) {
   return entries;
 }
 
+// A language code field that must be there.
+std::string RequiredCode(const RequestFields& fields, const std::string& name) {
+  const std::string code = StringField(fields, name);
+  if (code.empty()) {
+    throw HttpError(400, "Invalid request: missing " + name + " parameter");
+  }
+  return code;
+}
+
+// The root of this server's URLs as the client reached it, for the links
+// an answer gives: the Host it sent (behind a proxy, with the scheme the
+// proxy forwards); empty, for links from the root, when it sent none.
+std::string ClientBaseUrl(const HttpRequest& request) {
+  const std::string host = request.Header("Host");
+  if (host.empty()) return "";
+  const std::string scheme =
+      request.Header("X-Forwarded-Proto") == "https" ? "https" : "http";
+  return scheme + "://" + host;
+}
+
+// A Content-Disposition that saves the download as `filename`: an ASCII
+// fallback, and the name itself percent-encoded (RFC 6266).
+std::string AttachmentDisposition(const std::string& filename) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string ascii;
+  std::string encoded;
+  for (unsigned char c : filename) {
+    const bool plain = std::isalnum(c) || c == '.' || c == '-' || c == '_';
+    ascii.push_back(plain ? static_cast<char>(c) : '_');
+    if (plain) {
+      encoded.push_back(static_cast<char>(c));
+    } else {
+      encoded += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return "attachment; filename=\"" + ascii + "\"; filename*=UTF-8''" + encoded;
+}
+
 bool IsBlank(const std::string& text) {
   return text.find_first_not_of(" \t\r\n") == std::string::npos;
 }
@@ -166,9 +206,19 @@ const std::vector<HttpRoute>& LibreTranslateApi::Routes() {
       {"/detect", {"POST"}},
       {"/languages", {"GET", "POST"}},  // libretranslatepy sends GET.
       {"/health", {"GET"}},
+      {"/translate_file", {"POST"}},
+      {"/download_file/{name}", {"GET"}},
       {"/frontend/settings", {"GET"}},
       {"/spec", {"GET"}}};
   return kRoutes;
+}
+
+bool HttpRoute::Matches(const std::string& request_path) const {
+  const std::size_t name = path.find("{name}");
+  if (name == std::string::npos) return request_path == path;
+  return request_path.size() > name &&
+         request_path.compare(0, name, path, 0, name) == 0 &&
+         request_path.find('/', name) == std::string::npos;
 }
 
 LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
@@ -181,13 +231,15 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       metrics_(metrics),
       serving_(std::move(serving)),
       options_(std::move(options)),
-      rate_limiter_(options_.requests_per_minute) {}
+      rate_limiter_(options_.requests_per_minute),
+      files_(std::make_shared<FileStore>(options_.file_time_to_live,
+                                         options_.max_stored_file_bytes)) {}
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
   const HttpRoute* found = nullptr;
   for (const HttpRoute& known : Routes()) {
-    if (request.path == known.path) found = &known;
+    if (known.Matches(request.path)) found = &known;
   }
   // The metrics' label: a served route, or "other" (so that probing random
   // paths adds no label sets).
@@ -227,6 +279,11 @@ void LibreTranslateApi::Handle(HttpRequest request,
     response.body = std::string(OpenApiSpec());
     return answer(std::move(response));
   }
+  if (found->path == "/download_file/{name}") {
+    return answer(DownloadFile(
+        DecodePercent(request.path.substr(request.path.rfind('/') + 1),
+                      /*plus_is_space=*/false)));
+  }
   try {
     const RequestFields fields = [&] {
       try {
@@ -235,7 +292,8 @@ void LibreTranslateApi::Handle(HttpRequest request,
         throw HttpError(400, std::string("Invalid request: ") + e.what());
       }
     }();
-    if (request.path == "/translate" || request.path == "/detect") {
+    if (request.path == "/translate" || request.path == "/detect" ||
+        request.path == "/translate_file") {
       // Counted per valid key, else per address: made-up keys do not
       // make new clients.
       const nlohmann::json& key = fields.Get("api_key");
@@ -248,6 +306,9 @@ void LibreTranslateApi::Handle(HttpRequest request,
                      " per 1 minute");
       }
       if (request.path == "/translate") return Translate(fields, answer);
+      if (request.path == "/translate_file") {
+        return TranslateFile(fields, request, answer);
+      }
       return Detect(fields, answer);
     }
     if (request.path == "/languages") return answer(Languages());
@@ -364,14 +425,8 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
   auto answer = std::make_shared<Answer>();
   answer->respond = std::move(respond);
   const std::vector<std::string> texts = ReadTexts(fields, &answer->is_array);
-  const std::string source_code = StringField(fields, "source");
-  const std::string target_code = StringField(fields, "target");
-  if (source_code.empty()) {
-    throw HttpError(400, "Invalid request: missing source parameter");
-  }
-  if (target_code.empty()) {
-    throw HttpError(400, "Invalid request: missing target parameter");
-  }
+  const std::string source_code = RequiredCode(fields, "source");
+  const std::string target_code = RequiredCode(fields, "target");
   const std::string format = StringField(fields, "format");
   if (!format.empty() && format != "text" && format != "html") {
     throw HttpError(400, "Invalid request: format must be text or html");
@@ -485,6 +540,99 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
   }
 }
 
+void LibreTranslateApi::TranslateFile(const RequestFields& fields,
+                                      const HttpRequest& request,
+                                      HttpResponder respond) const {
+  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
+  const UploadedFile* upload = fields.File("file");
+  if (upload == nullptr) {
+    throw HttpError(400, "Invalid request: missing file parameter");
+  }
+  const std::string source_code = RequiredCode(fields, "source");
+  const std::string target_code = RequiredCode(fields, "target");
+  if (source_code == "auto") {
+    throw HttpError(400,
+                    "Invalid request: source auto is not supported for files; "
+                    "name the file's language");
+  }
+  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
+  if (!source) throw HttpError(400, source_code + " is not supported");
+  const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
+  if (!target) throw HttpError(400, target_code + " is not supported");
+  std::shared_ptr<const DocumentFile> file;
+  try {
+    file =
+        std::make_shared<const DocumentFile>(upload->filename, upload->content);
+  } catch (const std::invalid_argument& e) {
+    throw HttpError(400, std::string("Invalid request: file: ") + e.what());
+  }
+  std::shared_ptr<ServedModel> model =
+      Choose(source->language, target->language, source_code, target_code,
+             StringField(fields, "model"));
+  const TextPipeline& pipeline = model->translator().pipeline();
+  TextRequest text_request;
+  text_request.field = "file";
+  text_request.indexed = false;
+  text_request.format = file->format();
+  for (const std::string& text : file->texts()) {
+    text_request.texts.push_back(text);
+  }
+  text_request.beam_size = IntegerField(fields, "beam_size", 0);
+  text_request.glossary = ReadGlossary(fields);
+  text_request.do_not_translate = StringList(fields, "do_not_translate");
+  if (pipeline.writes_chinese()) text_request.script = target->script;
+  TextJob job;
+  job.texts = pipeline.Prepare(text_request);  // 400 when refused.
+  job.model = std::move(model);
+  job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
+  job.done = [files = files_, file, base_url = ClientBaseUrl(request),
+              name = file->TranslatedName(target_code),
+              respond](const grpc::Status& status,
+                       std::vector<TextTranslation> translations) {
+    if (!status.ok()) return respond(StatusResponse(status));
+    std::vector<std::string> texts;
+    for (TextTranslation& translation : translations) {
+      texts.push_back(std::move(translation.text));
+    }
+    StoredFile stored{name, file->ContentType(), ""};
+    try {
+      stored.content = file->Write(texts);
+    } catch (const std::exception& e) {
+      return respond(ErrorResponse(
+          500, std::string("writing the translated file failed: ") + e.what()));
+    }
+    const std::optional<std::string> stored_name =
+        files->Put(std::move(stored));
+    if (!stored_name) {
+      return respond(
+          ErrorResponse(503,
+                        "Translated files waiting for their download fill the "
+                        "server; download them, or try again later"));
+    }
+    respond(JsonResponse(200, {{"translatedFileUrl",
+                                base_url + "/download_file/" + *stored_name}}));
+  };
+  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+      !status.ok()) {
+    respond(StatusResponse(status));
+  }
+}
+
+HttpResponse LibreTranslateApi::DownloadFile(const std::string& name) const {
+  std::optional<StoredFile> file = files_->Take(name);
+  if (!file) {
+    return ErrorResponse(404,
+                         "Not Found: no translated file " + name +
+                             " (downloaded already, expired, or never made)");
+  }
+  HttpResponse response;
+  response.content_type = file->content_type;
+  response.body = std::move(file->content);
+  response.headers.emplace_back("Content-Disposition",
+                                AttachmentDisposition(file->filename));
+  return response;
+}
+
 void LibreTranslateApi::Detect(const RequestFields& fields,
                                HttpResponder respond) const {
   if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
@@ -569,8 +717,8 @@ HttpResponse LibreTranslateApi::FrontendSettings() const {
                        {"apiKeys", !options_.api_keys.empty()},
                        {"keyRequired", !options_.api_keys.empty()},
                        {"suggestions", false},
-                       {"filesTranslation", false},
-                       {"supportedFilesFormat", nlohmann::json::array()},
+                       {"filesTranslation", true},
+                       {"supportedFilesFormat", DocumentFile::Extensions()},
                        {"language", {{"source", source}, {"target", target}}}});
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/assembly_pool.h"
+#include "server/http/file_store.h"
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/request_fields.h"
@@ -17,10 +18,13 @@
 
 namespace fanyi {
 
-// A route the API serves, with the methods it answers.
+// A route the API serves, with the methods it answers. A path ending in
+// "{name}" matches any one last segment in its place.
 struct HttpRoute {
   std::string path;
   std::vector<std::string> methods;
+
+  bool Matches(const std::string& request_path) const;
 };
 
 // Settings of the LibreTranslate API.
@@ -32,6 +36,11 @@ struct LibreTranslateOptions {
   // /translate and /detect requests per minute per client (its API key,
   // else its address); more get 429. 0: no limit.
   int requests_per_minute = 0;
+  // How long a translated file waits for its download.
+  std::chrono::seconds file_time_to_live{600};
+  // What the translated files waiting for their download may take in all;
+  // /translate_file answers 503 when they would take more.
+  std::size_t max_stored_file_bytes = 256 << 20;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
@@ -62,6 +71,13 @@ class LibreTranslateApi {
   // the target), target, format (text or html), alternatives, api_key, and
   // fanyi's beam_size, glossary, do_not_translate and model.
   void Translate(const RequestFields& fields, HttpResponder respond) const;
+  // POST /translate_file: the multipart `file` (.txt, .html, .srt, .md,
+  // .docx) from `source` to `target` in one job, as the same format; the
+  // answer names where to download it. `request` gives the URL's host.
+  void TranslateFile(const RequestFields& fields, const HttpRequest& request,
+                     HttpResponder respond) const;
+  // GET /download_file/<name>: a translated file, once.
+  HttpResponse DownloadFile(const std::string& name) const;
   // POST /detect: q's languages among the served source languages, most
   // likely first.
   void Detect(const RequestFields& fields, HttpResponder respond) const;
@@ -91,6 +107,8 @@ class LibreTranslateApi {
   const LibreTranslateOptions options_;
   // Mutable: counting a request is not a change of the API's state.
   mutable RequestRateLimiter rate_limiter_;
+  // Shared with the jobs that put their files in it after this returns.
+  const std::shared_ptr<FileStore> files_;
 };
 
 }  // namespace fanyi

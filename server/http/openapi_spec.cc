@@ -77,6 +77,51 @@ std::string_view OpenApiSpec() {
         }
       }
     },
+    "/translate_file": {
+      "post": {
+        "summary": "Translate a file (.txt, .html, .srt, .md, .docx) into the same format",
+        "description": "SubRip numbering and timings, Markdown code and link targets, and a .docx's formatting, images and styles are kept. The upload is bounded by the server's body limit (413).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "multipart/form-data": {
+              "schema": {
+                "type": "object",
+                "required": ["file", "source", "target"],
+                "properties": {
+                  "file": {"type": "string", "format": "binary"},
+                  "source": {"type": "string", "description": "The file's language (not auto)", "example": "en"},
+                  "target": {"type": "string", "example": "zh-Hans"},
+                  "api_key": {"type": "string"}
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Where to download the translated file, once, before it expires",
+            "content": {"application/json": {"schema": {"type": "object", "properties": {"translatedFileUrl": {"type": "string"}}}}}
+          },
+          "400": {"$ref": "#/components/responses/Error"},
+          "403": {"$ref": "#/components/responses/Error"},
+          "413": {"$ref": "#/components/responses/Error"},
+          "429": {"$ref": "#/components/responses/Error"},
+          "503": {"$ref": "#/components/responses/Error"},
+          "504": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/download_file/{name}": {
+      "get": {
+        "summary": "A translated file, named by translatedFileUrl; removed once downloaded",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "The file", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+          "404": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/health": {
       "get": {
         "summary": "Whether the server serves",

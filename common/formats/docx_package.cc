@@ -1,0 +1,141 @@
+#include "common/formats/docx_package.h"
+
+#include <zip.h>
+
+#include <cstdio>
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <utility>
+
+namespace fanyi {
+namespace {
+
+using Archive = std::unique_ptr<zip_t, void (*)(zip_t*)>;
+
+// Opens `bytes` as a zip archive on a buffer source; `*source` stays alive
+// after the archive closes (libzip writes the new archive into it).
+Archive OpenArchive(const std::string& bytes, int flags,
+                    zip_source_t** source) {
+  zip_error_t error;
+  zip_error_init(&error);
+  *source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (*source == nullptr) {
+    zip_error_fini(&error);
+    throw std::runtime_error("libzip: cannot make a buffer source");
+  }
+  zip_t* archive = zip_open_from_source(*source, flags, &error);
+  if (archive == nullptr) {
+    const std::string message = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    zip_source_free(*source);
+    throw std::invalid_argument("the file is not a .docx (zip) package: " +
+                                message);
+  }
+  zip_error_fini(&error);
+  zip_source_keep(*source);
+  return Archive(archive, zip_discard);
+}
+
+// The whole content of entry `index`.
+std::string ReadEntry(zip_t* archive, zip_uint64_t index,
+                      const std::string& name) {
+  zip_stat_t stat;
+  zip_stat_init(&stat);
+  if (zip_stat_index(archive, index, 0, &stat) != 0 ||
+      (stat.valid & ZIP_STAT_SIZE) == 0) {
+    throw std::invalid_argument(name + " cannot be read");
+  }
+  if (stat.size > DocxPackage::kMaxPartBytes) {
+    throw std::invalid_argument(name + " is " + std::to_string(stat.size) +
+                                " bytes uncompressed; the limit is " +
+                                std::to_string(DocxPackage::kMaxPartBytes));
+  }
+  std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
+      zip_fopen_index(archive, index, 0), zip_fclose);
+  if (file == nullptr) throw std::invalid_argument(name + " cannot be opened");
+  std::string content(static_cast<std::size_t>(stat.size), '\0');
+  std::size_t read = 0;
+  while (read < content.size()) {
+    const zip_int64_t got =
+        zip_fread(file.get(), content.data() + read, content.size() - read);
+    if (got <= 0) break;
+    read += static_cast<std::size_t>(got);
+  }
+  if (read != content.size()) {
+    throw std::invalid_argument(name + " is damaged (" + std::to_string(read) +
+                                " of " + std::to_string(content.size()) +
+                                " bytes read)");
+  }
+  return content;
+}
+
+}  // namespace
+
+DocxPackage::DocxPackage(std::string bytes) : bytes_(std::move(bytes)) {
+  zip_source_t* source = nullptr;
+  Archive archive = OpenArchive(bytes_, ZIP_RDONLY, &source);
+  std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
+                                                               zip_source_free);
+  static const std::regex kTextPart(
+      "word/(document|header[0-9]*|footer[0-9]*|footnotes|endnotes)\\.xml");
+  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    const char* name = zip_get_name(archive.get(), i, 0);
+    if (name == nullptr || !std::regex_match(name, kTextPart)) continue;
+    std::string part = ReadEntry(archive.get(), i, name);
+    // The document itself first.
+    const bool main = std::string(name) == "word/document.xml";
+    names_.insert(main ? names_.begin() : names_.end(), name);
+    parts_.insert(main ? parts_.begin() : parts_.end(), std::move(part));
+    indices_.insert(main ? indices_.begin() : indices_.end(), i);
+  }
+  if (names_.empty() || names_.front() != "word/document.xml") {
+    throw std::invalid_argument(
+        "the file is a zip package without word/document.xml: not a .docx");
+  }
+}
+
+std::string DocxPackage::Write(const std::vector<std::string>& parts) const {
+  if (parts.size() != parts_.size()) {
+    throw std::invalid_argument(
+        "DocxPackage::Write: " + std::to_string(parts.size()) + " parts for " +
+        std::to_string(parts_.size()));
+  }
+  // A copy to write into: libzip rewrites the buffer source on close.
+  zip_source_t* source = nullptr;
+  Archive archive = OpenArchive(bytes_, 0, &source);
+  std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
+                                                               zip_source_free);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    zip_source_t* part =
+        zip_source_buffer(archive.get(), parts[i].data(), parts[i].size(), 0);
+    if (part == nullptr ||
+        zip_file_replace(archive.get(), indices_[i], part, 0) != 0) {
+      if (part != nullptr) zip_source_free(part);
+      throw std::runtime_error("libzip: cannot replace " + names_[i] + ": " +
+                               zip_strerror(archive.get()));
+    }
+  }
+  if (zip_close(archive.get()) != 0) {
+    throw std::runtime_error(std::string("libzip: cannot write the package: ") +
+                             zip_strerror(archive.get()));
+  }
+  archive.release();  // Closed: freed by zip_close.
+  if (zip_source_open(source) != 0) {
+    throw std::runtime_error("libzip: cannot read the written package");
+  }
+  zip_source_seek(source, 0, SEEK_END);
+  const zip_int64_t size = zip_source_tell(source);
+  zip_source_seek(source, 0, SEEK_SET);
+  std::string written(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+  const zip_int64_t read =
+      zip_source_read(source, written.data(), written.size());
+  zip_source_close(source);
+  if (size <= 0 || read != size) {
+    throw std::runtime_error("libzip: cannot read the written package");
+  }
+  return written;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,523 @@
+#include "common/formats/markdown_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/text/placeholders.h"
+#include "common/text/utf8.h"
+
+namespace fanyi {
+namespace {
+
+constexpr std::size_t kNone = std::string_view::npos;
+
+// An inline construct a text crosses as one marker: [begin, end) of the
+// source, and for a link, an image or emphasis the words it wraps,
+// [words_begin, words_end) (empty for code, autolinks and HTML).
+struct Inline {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t words_begin = 0;
+  std::size_t words_end = 0;
+  // False for characters that are words after all (unmatched backticks),
+  // skipped together.
+  bool marker = true;
+};
+
+// Inline constructs nest at most this deep (a link in emphasis in a
+// link...); deeper words are plain text. Bounds the reader's work.
+constexpr int kMaxInlineDepth = 8;
+
+// What one scan of a text has learnt: delimiters with no closing after
+// some point, so that a later opener of the same kind looks no further
+// (which keeps the scan linear in the text's length).
+struct ScanMemo {
+  std::vector<std::string_view> unclosed;  // Delimiters never closed again.
+  std::size_t next_angle = 0;              // The next '>' at or after...
+  std::size_t angle_from = kNone;          // ...this position.
+};
+
+bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+// Walks a Markdown document line by line, adding its texts.
+class MarkdownReader {
+ public:
+  explicit MarkdownReader(MarkedDocument* document)
+      : document_(*document), source_(document->source()) {}
+
+  void Read();
+
+ private:
+  std::string_view Line(std::size_t i) const {
+    return source_.substr(lines_[i].first, lines_[i].second - lines_[i].first);
+  }
+  // The end of the fence that `line` opens or closes (``` or ~~~, three or
+  // more, indented at most three spaces), 0 when it is none.
+  static std::size_t FenceLength(std::string_view line, char* fence_char);
+  static bool IsBlank(std::string_view line);
+  static bool IsThematicBreak(std::string_view line);
+  static bool IsTableRule(std::string_view line);
+  static bool IsReferenceDefinition(std::string_view line);
+  // Where a block's content starts after its markers (quotes, a list item,
+  // a heading), or `begin` for a plain line; `*heading` when it is a
+  // heading, `*list_item` when a list item.
+  std::size_t ContentStart(std::size_t begin, std::size_t end, bool* heading,
+                           bool* list_item) const;
+
+  // Adds the cells of table row `line` as texts.
+  void AddTableRow(std::size_t begin, std::size_t end);
+  // Adds the paragraph gathered so far, if any.
+  void EndParagraph();
+  // Adds [begin, end) as a text of `region` with its inline constructs as
+  // markers; or, with no letters outside them, the words of each construct
+  // on their own. `depth`: constructs it lies inside.
+  void AddInlineText(int region, std::size_t begin, std::size_t end,
+                     int depth = 0);
+  // The inline constructs in [begin, end), at most kMaxInlineMarkers.
+  std::vector<Inline> ScanInline(std::size_t begin, std::size_t end) const;
+  // The construct starting at `at`, or one with end == at when none does.
+  Inline InlineAt(std::size_t at, std::size_t end, ScanMemo* memo) const;
+  // The end of a run of `delimiter` after `from` and before `end` that
+  // `accepts`, or kNone; remembers a delimiter never closed.
+  template <typename Accepts>
+  std::size_t FindClosing(std::string_view delimiter, std::size_t from,
+                          std::size_t end, ScanMemo* memo,
+                          Accepts accepts) const;
+  // Where the bracket or parenthesis at `open` closes within `end`, or kNone.
+  std::size_t Matching(std::size_t open, std::size_t end) const;
+  // Pairs each [ and ( with its ] and ), in one pass (escapes skipped).
+  void MatchBrackets();
+
+  MarkedDocument& document_;
+  const std::string_view source_;
+  std::vector<std::pair<std::size_t, std::size_t>> lines_;  // Without "\r\n".
+  // The paragraph being gathered: its content's start and end, or kNone.
+  std::size_t paragraph_begin_ = kNone;
+  std::size_t paragraph_end_ = kNone;
+  // Each bracket or parenthesis's closing one, by position.
+  std::unordered_map<std::size_t, std::size_t> matching_;
+};
+
+std::size_t MarkdownReader::FenceLength(std::string_view line,
+                                        char* fence_char) {
+  std::size_t at = 0;
+  while (at < line.size() && at < 3 && line[at] == ' ') ++at;
+  if (at == line.size() || (line[at] != '`' && line[at] != '~')) return 0;
+  const char c = line[at];
+  std::size_t length = 0;
+  while (at + length < line.size() && line[at + length] == c) ++length;
+  if (length < 3) return 0;
+  *fence_char = c;
+  return length;
+}
+
+bool MarkdownReader::IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+bool MarkdownReader::IsThematicBreak(std::string_view line) {
+  // ---, ***, ___ (spaces between allowed); === underlines a heading.
+  char mark = 0;
+  int count = 0;
+  for (char c : line) {
+    if (c == ' ' || c == '\t') continue;
+    if ((c != '-' && c != '*' && c != '_' && c != '=') ||
+        (mark != 0 && c != mark)) {
+      return false;
+    }
+    mark = c;
+    ++count;
+  }
+  return count >= 3 || (mark == '=' && count >= 1);
+}
+
+bool MarkdownReader::IsTableRule(std::string_view line) {
+  bool dash = false;
+  bool pipe = false;
+  for (char c : line) {
+    if (c == '-') {
+      dash = true;
+    } else if (c == '|') {
+      pipe = true;
+    } else if (c != ':' && c != ' ' && c != '\t') {
+      return false;
+    }
+  }
+  return dash && pipe;
+}
+
+bool MarkdownReader::IsReferenceDefinition(std::string_view line) {
+  const std::size_t at = line.find_first_not_of(' ');
+  if (at == kNone || at > 3 || line[at] != '[') return false;
+  const std::size_t close = line.find("]:", at);
+  return close != kNone && close > at + 1;
+}
+
+std::size_t MarkdownReader::ContentStart(std::size_t begin, std::size_t end,
+                                         bool* heading, bool* list_item) const {
+  *heading = false;
+  *list_item = false;
+  std::size_t at = begin;
+  auto skip_spaces = [&] {
+    while (at < end && (source_[at] == ' ' || source_[at] == '\t')) ++at;
+  };
+  skip_spaces();
+  while (at < end && source_[at] == '>') {  // Quotes, nested or not.
+    ++at;
+    skip_spaces();
+  }
+  // A list item: -, * or + and a space, or digits and . or ) and a space.
+  std::size_t marker = at;
+  while (marker < end &&
+         std::isdigit(static_cast<unsigned char>(source_[marker])) &&
+         marker - at < 9) {
+    ++marker;
+  }
+  const bool ordered = marker > at && marker < end &&
+                       (source_[marker] == '.' || source_[marker] == ')');
+  const bool bullet =
+      marker == at && at < end &&
+      (source_[at] == '-' || source_[at] == '*' || source_[at] == '+');
+  if ((ordered || bullet) && (ordered ? marker + 1 : at + 1) < end &&
+      source_[ordered ? marker + 1 : at + 1] == ' ') {
+    at = (ordered ? marker + 1 : at + 1);
+    *list_item = true;
+    skip_spaces();
+    // A task list's box.
+    if (end - at >= 4 && source_[at] == '[' && source_[at + 2] == ']' &&
+        source_[at + 3] == ' ' &&
+        (source_[at + 1] == ' ' || source_[at + 1] == 'x' ||
+         source_[at + 1] == 'X')) {
+      at += 4;
+    }
+    return at;
+  }
+  std::size_t hashes = at;
+  while (hashes < end && source_[hashes] == '#' && hashes - at < 7) ++hashes;
+  if (hashes > at && hashes - at <= 6 &&
+      (hashes == end || source_[hashes] == ' ' || source_[hashes] == '\t')) {
+    *heading = true;
+    at = hashes;
+  }
+  return at;
+}
+
+void MarkdownReader::Read() {
+  MatchBrackets();
+  for (std::size_t begin = 0; begin <= source_.size();) {
+    std::size_t end = source_.find('\n', begin);
+    const std::size_t next = end == kNone ? source_.size() + 1 : end + 1;
+    if (end == kNone) end = source_.size();
+    if (end > begin && source_[end - 1] == '\r') --end;
+    lines_.emplace_back(begin, end);
+    begin = next;
+  }
+  std::size_t i = 0;
+  // Front matter (YAML between --- lines at the top) is data, not prose.
+  if (!lines_.empty() && Line(0) == "---") {
+    for (std::size_t j = 1; j < lines_.size(); ++j) {
+      if (Line(j) == "---" || Line(j) == "...") {
+        i = j + 1;
+        break;
+      }
+    }
+  }
+  char fence_char = 0;
+  std::size_t fence_length = 0;  // Inside a fenced code block when not 0.
+  bool blank_before = true;
+  bool in_table = false;
+  bool in_html = false;
+  bool list_before = false;  // The last block was a list item.
+  for (; i < lines_.size(); ++i) {
+    const std::string_view line = Line(i);
+    const auto [begin, end] = lines_[i];
+    char this_char = 0;
+    const std::size_t this_length = FenceLength(line, &this_char);
+    if (fence_length > 0) {
+      if (this_char == fence_char && this_length >= fence_length &&
+          IsBlank(line.substr(line.find(fence_char) + this_length))) {
+        fence_length = 0;
+      }
+      continue;
+    }
+    const bool blank = IsBlank(line);
+    if (blank) {
+      EndParagraph();
+      blank_before = true;
+      in_table = in_html = false;
+      continue;
+    }
+    const bool was_blank = blank_before;
+    blank_before = false;
+    if (this_length > 0) {
+      EndParagraph();
+      fence_char = this_char;
+      fence_length = this_length;
+      continue;
+    }
+    const std::size_t indent = line.find_first_not_of(' ');
+    const bool indented = line[0] == '\t' || indent >= 4;
+    if (in_html ||
+        (indented && was_blank && !list_before && paragraph_begin_ == kNone)) {
+      continue;  // Indented code, or an HTML block.
+    }
+    if (paragraph_begin_ == kNone && line[indent] == '<' && indent < 4) {
+      in_html = true;  // An HTML block runs to the next blank line.
+      continue;
+    }
+    if (IsThematicBreak(line) || IsReferenceDefinition(line)) {
+      EndParagraph();
+      continue;
+    }
+    const bool rule_next = i + 1 < lines_.size() && IsTableRule(Line(i + 1));
+    if (IsTableRule(line)) {
+      EndParagraph();
+      in_table = true;
+      continue;
+    }
+    if ((in_table || rule_next) && line.find('|') != kNone) {
+      EndParagraph();
+      AddTableRow(begin, end);
+      continue;
+    }
+    bool heading = false;
+    bool list_item = false;
+    const std::size_t content = ContentStart(begin, end, &heading, &list_item);
+    if (content == begin || (indented && list_before)) {
+      // A plain line continues the paragraph (or list item) before it.
+      if (paragraph_begin_ == kNone) paragraph_begin_ = begin;
+      paragraph_end_ = end;
+      continue;
+    }
+    EndParagraph();
+    list_before = list_item;
+    std::size_t content_end = end;
+    if (heading) {  // Closing #s are markers too.
+      std::size_t trimmed = end;
+      while (trimmed > content && IsAsciiSpace(source_[trimmed - 1])) --trimmed;
+      std::size_t hashes = trimmed;
+      while (hashes > content && source_[hashes - 1] == '#') --hashes;
+      if (hashes < trimmed &&
+          (hashes == content || source_[hashes - 1] == ' ')) {
+        content_end = hashes;
+      }
+      AddInlineText(0, content, content_end);
+      continue;
+    }
+    paragraph_begin_ = content;
+    paragraph_end_ = content_end;
+  }
+  EndParagraph();
+}
+
+void MarkdownReader::EndParagraph() {
+  if (paragraph_begin_ == kNone) return;
+  AddInlineText(0, paragraph_begin_, paragraph_end_);
+  paragraph_begin_ = paragraph_end_ = kNone;
+}
+
+void MarkdownReader::AddTableRow(std::size_t begin, std::size_t end) {
+  std::size_t cell = begin;
+  for (std::size_t at = begin; at <= end; ++at) {
+    if (at < end && source_[at] == '\\') {
+      ++at;
+      continue;
+    }
+    if (at == end || source_[at] == '|') {
+      if (at > cell) AddInlineText(0, cell, at);
+      cell = at + 1;
+    }
+  }
+}
+
+void MarkdownReader::AddInlineText(int region, std::size_t begin,
+                                   std::size_t end, int depth) {
+  while (begin < end && IsAsciiSpace(source_[begin])) ++begin;
+  while (end > begin && IsAsciiSpace(source_[end - 1])) --end;
+  if (begin == end) return;
+  const std::vector<Inline> constructs =
+      depth < kMaxInlineDepth ? ScanInline(begin, end) : std::vector<Inline>{};
+  std::u32string text;
+  std::size_t words = begin;
+  for (std::size_t k = 0; k < constructs.size(); ++k) {
+    text += DecodeWords(source_.substr(words, constructs[k].begin - words));
+    text.push_back(InlineMarker(static_cast<int>(k)));
+    words = constructs[k].end;
+  }
+  text += DecodeWords(source_.substr(words, end - words));
+  text = CollapseSpaces(text);
+  if (!HasLetters(text)) {
+    for (const Inline& construct : constructs) {
+      if (construct.words_end > construct.words_begin) {
+        AddInlineText(region, construct.words_begin, construct.words_end,
+                      depth + 1);
+      }
+    }
+    return;
+  }
+  std::vector<int> markers;
+  for (const Inline& construct : constructs) {
+    markers.push_back(document_.AddRegion(construct.begin, construct.end));
+  }
+  document_.AddText(region, begin, end, EncodeUtf8(text), markers,
+                    {TextEscape::kNone});
+  for (std::size_t k = 0; k < constructs.size(); ++k) {
+    if (constructs[k].words_end > constructs[k].words_begin) {
+      AddInlineText(markers[k], constructs[k].words_begin,
+                    constructs[k].words_end, depth + 1);
+    }
+  }
+}
+
+std::vector<Inline> MarkdownReader::ScanInline(std::size_t begin,
+                                               std::size_t end) const {
+  std::vector<Inline> constructs;
+  ScanMemo memo;
+  for (std::size_t at = begin;
+       at < end && constructs.size() < kMaxInlineMarkers;) {
+    if (source_[at] == '\\') {  // An escaped character is a word's.
+      at += 2;
+      continue;
+    }
+    const Inline found = InlineAt(at, end, &memo);
+    if (found.end == at || !found.marker) {
+      at = std::max(found.end, at + 1);
+      continue;
+    }
+    constructs.push_back(found);
+    at = found.end;
+  }
+  return constructs;
+}
+
+void MarkdownReader::MatchBrackets() {
+  std::vector<std::size_t> squares;
+  std::vector<std::size_t> rounds;
+  for (std::size_t at = 0; at < source_.size(); ++at) {
+    const char c = source_[at];
+    if (c == '\\') {
+      ++at;
+    } else if (c == '[') {
+      squares.push_back(at);
+    } else if (c == '(') {
+      rounds.push_back(at);
+    } else if (c == ']' && !squares.empty()) {
+      matching_[squares.back()] = at;
+      squares.pop_back();
+    } else if (c == ')' && !rounds.empty()) {
+      matching_[rounds.back()] = at;
+      rounds.pop_back();
+    }
+  }
+}
+
+std::size_t MarkdownReader::Matching(std::size_t open, std::size_t end) const {
+  // Pairs nest, so a bracket paired beyond `end` has no closing one within
+  // it, as a scan from `open` counting depth would find.
+  const auto found = matching_.find(open);
+  return found == matching_.end() || found->second >= end ? kNone
+                                                          : found->second;
+}
+
+template <typename Accepts>
+std::size_t MarkdownReader::FindClosing(std::string_view delimiter,
+                                        std::size_t from, std::size_t end,
+                                        ScanMemo* memo, Accepts accepts) const {
+  for (std::string_view unclosed : memo->unclosed) {
+    if (unclosed == delimiter) return kNone;
+  }
+  for (std::size_t close = source_.find(delimiter, from);
+       close != kNone && close + delimiter.size() <= end;
+       close = source_.find(delimiter, close + 1)) {
+    if (accepts(close)) return close + delimiter.size();
+  }
+  // Whether a closing run is accepted depends on it alone, not on its
+  // opener: a later opener of the same delimiter finds none either.
+  memo->unclosed.push_back(delimiter);
+  return kNone;
+}
+
+Inline MarkdownReader::InlineAt(std::size_t at, std::size_t end,
+                                ScanMemo* memo) const {
+  const char c = source_[at];
+  Inline none{at, at, 0, 0};
+  if (c == '`') {  // A code span: a run of backticks to one as long.
+    std::size_t run = at;
+    while (run < end && source_[run] == '`') ++run;
+    const std::string_view ticks = source_.substr(at, run - at);
+    const std::size_t after =
+        FindClosing(ticks, run, end, memo, [&](std::size_t close) {
+          const std::size_t next = close + ticks.size();
+          return source_[close - 1] != '`' &&
+                 (next == end || source_[next] != '`');
+        });
+    // Unmatched backticks are words, all of the run.
+    if (after == kNone) return {at, run, 0, 0, false};
+    return {at, after, 0, 0};
+  }
+  if (c == '<') {  // An autolink or inline HTML.
+    if (memo->angle_from == kNone || memo->next_angle < at) {
+      memo->angle_from = at;
+      memo->next_angle = source_.find('>', at);
+    }
+    const std::size_t close = memo->next_angle;
+    if (close == kNone || close >= end) return none;
+    const char next = at + 1 < end ? source_[at + 1] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(next)) || next == '/' ||
+        next == '!') {
+      return {at, close + 1, 0, 0};
+    }
+    return none;
+  }
+  if (c == '[' || (c == '!' && at + 1 < end && source_[at + 1] == '[')) {
+    const std::size_t open = c == '!' ? at + 1 : at;
+    const std::size_t close = Matching(open, end);
+    if (close == kNone || close + 1 >= end) return none;
+    const char after = source_[close + 1];
+    if (after != '(' && after != '[') return none;
+    const std::size_t target = Matching(close + 1, end);
+    if (target == kNone) return none;
+    return {at, target + 1, open + 1, close};  // The target stays as it is.
+  }
+  if (c != '*' && c != '_' && c != '~') return none;
+  // Emphasis and strikethrough: *, **, ***, _, __, ___ or ~~.
+  std::size_t run = at;
+  while (run < end && source_[run] == c && run - at < 3) ++run;
+  const std::string_view delimiter = source_.substr(at, run - at);
+  if ((c == '~' && delimiter.size() != 2) || run == end ||
+      IsAsciiSpace(source_[run])) {
+    return none;
+  }
+  const auto is_word = [](char x) {
+    return std::isalnum(static_cast<unsigned char>(x)) != 0;
+  };
+  if (c == '_' && at > 0 && is_word(source_[at - 1])) {
+    return none;  // snake_case is a word.
+  }
+  const std::size_t after =
+      FindClosing(delimiter, run + 1, end, memo, [&](std::size_t close) {
+        const std::size_t next = close + delimiter.size();
+        return !IsAsciiSpace(source_[close - 1]) &&
+               (next == end ||
+                (source_[next] != c && (c != '_' || !is_word(source_[next]))));
+      });
+  if (after == kNone) return none;
+  return {at, after, run, after - delimiter.size()};
+}
+
+}  // namespace
+
+MarkedDocument ReadMarkdown(std::string markdown) {
+  DecodeUtf8(markdown);  // Throws for invalid UTF-8.
+  MarkedDocument document(std::move(markdown));
+  MarkdownReader(&document).Read();
+  return document;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,132 @@
+// A .docx end to end without the model: DocxPackage reads its text parts,
+// ReadWordXml cuts each paragraph into one text with its differently
+// formatted runs as markers, and the package written back keeps every
+// other entry byte for byte and parses.
+#include "common/formats/word_reader.h"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/formats/docx_package.h"
+#include "common/formats/xml_tree.h"
+#include "gtest/gtest.h"
+#include "tests/marked_text.h"
+#include "tests/zip_files.h"
+
+namespace fanyi {
+namespace {
+
+using testing_util::RenderRewritten;
+using testing_util::ShownTexts;
+using testing_util::UpperCase;
+
+constexpr char kHead[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\r\n"
+    "<w:document xmlns:w=\"http://schemas.openxmlformats.org/"
+    "wordprocessingml/2006/main\" xmlns:r=\"http://schemas.openxmlformats.org/"
+    "officeDocument/2006/relationships\"><w:body>";
+constexpr char kTail[] = "<w:sectPr/></w:body></w:document>";
+
+std::string WordXml(const std::string& body) { return kHead + body + kTail; }
+
+TEST(WordReaderTest, AParagraphIsOneTextWithOtherFormattingAsMarkers) {
+  const std::string xml = WordXml(
+      "<w:p><w:pPr><w:pStyle w:val=\"Title\"/></w:pPr>"
+      "<w:r><w:t xml:space=\"preserve\">This is </w:t></w:r>"
+      "<w:proofErr w:type=\"spellStart\"/>"
+      "<w:r><w:rPr><w:b/></w:rPr><w:t>very</w:t></w:r>"
+      "<w:r><w:t xml:space=\"preserve\"> good &amp; </w:t></w:r>"
+      "<w:hyperlink r:id=\"rId4\"><w:r><w:rPr><w:rStyle w:val=\"Link\"/>"
+      "</w:rPr><w:t>a link</w:t></w:r></w:hyperlink>"
+      "<w:r><w:t>.</w:t></w:r></w:p>");
+  const MarkedDocument document = ReadWordXml(xml);
+  EXPECT_EQ(
+      ShownTexts(document),
+      (std::vector<std::string>{"This is [0] good & [1].", "very", "a link"}));
+  // The words go into runs of the paragraph's formatting, the bold run
+  // and the link where the translation puts their markers.
+  EXPECT_EQ(
+      RenderRewritten(document,
+                      [](std::u32string text) {
+                        return text.size() > 10
+                                   ? U"Good: " + text.substr(8, 1) + U" and " +
+                                         text.substr(17, 1) + U"!"
+                                   : UpperCase(text);
+                      }),
+      WordXml("<w:p><w:pPr><w:pStyle w:val=\"Title\"/></w:pPr>"
+              "<w:r><w:t xml:space=\"preserve\">Good: </w:t></w:r>"
+              "<w:r><w:rPr><w:b/></w:rPr><w:t>VERY</w:t></w:r>"
+              "<w:r><w:t xml:space=\"preserve\"> and </w:t></w:r>"
+              "<w:hyperlink r:id=\"rId4\"><w:r><w:rPr><w:rStyle "
+              "w:val=\"Link\"/></w:rPr><w:t xml:space=\"preserve\">A LINK</w:t>"
+              "</w:r></w:hyperlink>"
+              "<w:r><w:t xml:space=\"preserve\">!</w:t></w:r></w:p>"));
+}
+
+TEST(WordReaderTest, TablesAndTextBoxesAreReadAndTabsKept) {
+  const std::string xml = WordXml(
+      "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>In a cell</w:t></w:r></w:p></w:tc>"
+      "</w:tr></w:tbl>"
+      "<w:p><w:r><w:tab/></w:r><w:r><w:t>After a tab</w:t></w:r></w:p>"
+      "<w:p><w:r><w:t>12.5</w:t></w:r></w:p>");
+  const MarkedDocument document = ReadWordXml(xml);
+  // The tab before the words stays outside the text; digits alone are no
+  // words to translate.
+  EXPECT_EQ(ShownTexts(document),
+            (std::vector<std::string>{"In a cell", "After a tab"}));
+  const std::string written = RenderRewritten(document, UpperCase);
+  EXPECT_NE(written.find("<w:r><w:tab/></w:r><w:r><w:t xml:space=\"preserve\">"
+                         "AFTER A TAB</w:t></w:r>"),
+            std::string::npos)
+      << written;
+  EXPECT_NE(written.find("<w:t>12.5</w:t>"), std::string::npos);
+  EXPECT_NO_THROW(XmlTree{written});
+}
+
+TEST(WordReaderTest, MalformedXmlAndDoctypesAreRefused) {
+  EXPECT_THROW(ReadWordXml(WordXml("<w:p><w:r>")), std::invalid_argument);
+  EXPECT_THROW(ReadWordXml("<!DOCTYPE d [<!ENTITY e \"x\">]><d>&e;</d>"),
+               std::invalid_argument);
+}
+
+TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
+  const std::string styles = "<w:styles>unchanged</w:styles>";
+  const std::string image(3000, '\x89');
+  const std::string docx = testing_util::ZipOf(
+      {{"[Content_Types].xml", "<Types/>"},
+       {"word/header1.xml",
+        "<w:hdr xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/"
+        "2006/main\"><w:p><w:r><w:t>A header</w:t></w:r></w:p></w:hdr>"},
+       {"word/document.xml",
+        WordXml("<w:p><w:r><w:t>Hello world.</w:t></w:r></w:p>")},
+       {"word/styles.xml", styles},
+       {"word/media/image1.png", image}});
+  const DocxPackage package(docx);
+  ASSERT_EQ(
+      package.part_names(),
+      (std::vector<std::string>{"word/document.xml", "word/header1.xml"}));
+  std::vector<std::string> translated;
+  for (const std::string& part : package.parts()) {
+    translated.push_back(RenderRewritten(ReadWordXml(part), UpperCase));
+  }
+  const DocxPackage written(package.Write(translated));
+  EXPECT_EQ(written.parts(), translated);
+  EXPECT_NE(written.parts()[0].find(">HELLO WORLD.<"), std::string::npos);
+  EXPECT_NE(written.parts()[1].find(">A HEADER<"), std::string::npos);
+  // The other entries, byte for byte.
+  const std::string bytes = package.Write(translated);
+  EXPECT_EQ(testing_util::ZipEntryCount(bytes), 5);
+  EXPECT_EQ(testing_util::ZipEntry(bytes, "word/styles.xml"), styles);
+  EXPECT_EQ(testing_util::ZipEntry(bytes, "word/media/image1.png"), image);
+}
+
+TEST(DocxPackageTest, WhatIsNoDocxIsRefused) {
+  EXPECT_THROW(DocxPackage("not a zip at all"), std::invalid_argument);
+  EXPECT_THROW(DocxPackage(testing_util::ZipOf({{"content.xml", "<office/>"}})),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace fanyi
