@@ -1,7 +1,6 @@
 #include "server/http/libretranslate_api.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstddef>
 #include <exception>
 #include <map>
@@ -19,6 +18,7 @@
 #include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
 #include "server/http/language_codes.h"
+#include "server/http/libretranslate_fields.h"
 #include "server/http/openapi_spec.h"
 #include "server/text_job.h"
 
@@ -26,173 +26,6 @@ namespace fanyi {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A refusal with LibreTranslate's status code and message.
-struct HttpError : std::runtime_error {
-  HttpError(int code, const std::string& message)
-      : std::runtime_error(message), status(code) {}
-  int status;
-};
-
-std::string ToJson(const nlohmann::json& value) {
-  // UTF-8 as it is, no \u escapes; invalid bytes (which the pipeline
-  // refuses before they could reach an answer) would become U+FFFD.
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-HttpResponse JsonResponse(int status, const nlohmann::json& body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = ToJson(body);
-  return response;
-}
-
-HttpResponse ErrorResponse(int status, const std::string& message) {
-  return JsonResponse(status, {{"error", message}});
-}
-
-// The HTTP status of a failed translation.
-int HttpStatusOf(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return 400;
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return 429;
-    case grpc::StatusCode::UNAVAILABLE:
-      return 503;
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return 504;
-    default:
-      return 500;
-  }
-}
-
-HttpResponse StatusResponse(const grpc::Status& status) {
-  const int http_status = HttpStatusOf(status.error_code());
-  return ErrorResponse(http_status, http_status == 429
-                                        ? "Slowdown: " + status.error_message()
-                                        : status.error_message());
-}
-
-// A field that must be a string, or absent (empty).
-std::string StringField(const RequestFields& fields, const std::string& name) {
-  const nlohmann::json& value = fields.Get(name);
-  if (value.is_null()) return "";
-  if (!value.is_string()) {
-    throw HttpError(400, "Invalid request: " + name + " must be a string");
-  }
-  return value.get<std::string>();
-}
-
-// A whole-number field sent as a number or as digits; `fallback` when
-// absent.
-int IntegerField(const RequestFields& fields, const std::string& name,
-                 int fallback) {
-  const nlohmann::json& value = fields.Get(name);
-  if (value.is_null()) return fallback;
-  if (value.is_number_integer()) return value.get<int>();
-  if (value.is_string()) {
-    const std::string text = value.get<std::string>();
-    try {
-      std::size_t used = 0;
-      const int number = std::stoi(text, &used);
-      if (used == text.size()) return number;
-    } catch (const std::exception&) {
-    }
-  }
-  throw HttpError(400, "Invalid request: " + name + " must be a whole number");
-}
-
-// Field `name`'s strings: one string, or an array of strings
-// (`*is_array`); none when absent.
-std::vector<std::string> StringList(const RequestFields& fields,
-                                    const std::string& name,
-                                    bool* is_array = nullptr) {
-  const nlohmann::json& value = fields.Get(name);
-  if (is_array != nullptr) *is_array = value.is_array();
-  std::vector<std::string> strings;
-  if (value.is_null()) return strings;
-  for (const nlohmann::json& item :
-       value.is_array() ? value : nlohmann::json::array({value})) {
-    if (!item.is_string()) {
-      throw HttpError(400, "Invalid request: " + name +
-                               " must be a string or an array of strings");
-    }
-    strings.push_back(item.get<std::string>());
-  }
-  return strings;
-}
-
-// The texts of `q` (`*is_array` when sent as an array).
-std::vector<std::string> ReadTexts(const RequestFields& fields,
-                                   bool* is_array) {
-  if (fields.Get("q").is_null()) {
-    throw HttpError(400, "Invalid request: missing q parameter");
-  }
-  return StringList(fields, "q", is_array);
-}
-
-// fanyi's glossary field: an object of term -> translation.
-std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields) {
-  nlohmann::json glossary = fields.Get("glossary");
-  if (glossary.is_string()) {  // A form's value: JSON in a string.
-    glossary =
-        nlohmann::json::parse(glossary.get<std::string>(), nullptr, false);
-  }
-  std::vector<GlossaryEntry> entries;
-  if (glossary.is_null()) return entries;
-  if (!glossary.is_object()) {
-    throw HttpError(400,
-                    "Invalid request: glossary must be an object of term: "
-                    "translation");
-  }
-  for (const auto& [term, translation] : glossary.items()) {
-    if (!translation.is_string()) {
-      throw HttpError(
-          400, "Invalid request: glossary[" + term + "] must be a string");
-    }
-    entries.push_back({term, translation.get<std::string>()});
-  }
-  return entries;
-}
-
-// A language code field that must be there.
-std::string RequiredCode(const RequestFields& fields, const std::string& name) {
-  const std::string code = StringField(fields, name);
-  if (code.empty()) {
-    throw HttpError(400, "Invalid request: missing " + name + " parameter");
-  }
-  return code;
-}
-
-// The root of this server's URLs as the client reached it, for the links
-// an answer gives: the Host it sent (behind a proxy, with the scheme the
-// proxy forwards); empty, for links from the root, when it sent none.
-std::string ClientBaseUrl(const HttpRequest& request) {
-  const std::string host = request.Header("Host");
-  if (host.empty()) return "";
-  const std::string scheme =
-      request.Header("X-Forwarded-Proto") == "https" ? "https" : "http";
-  return scheme + "://" + host;
-}
-
-// A Content-Disposition that saves the download as `filename`: an ASCII
-// fallback, and the name itself percent-encoded (RFC 6266).
-std::string AttachmentDisposition(const std::string& filename) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string ascii;
-  std::string encoded;
-  for (unsigned char c : filename) {
-    const bool plain = std::isalnum(c) || c == '.' || c == '-' || c == '_';
-    ascii.push_back(plain ? static_cast<char>(c) : '_');
-    if (plain) {
-      encoded.push_back(static_cast<char>(c));
-    } else {
-      encoded += {'%', kHex[c >> 4], kHex[c & 15]};
-    }
-  }
-  return "attachment; filename=\"" + ascii + "\"; filename*=UTF-8''" + encoded;
-}
 
 bool IsBlank(const std::string& text) {
   return text.find_first_not_of(" \t\r\n") == std::string::npos;
@@ -232,8 +65,9 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       serving_(std::move(serving)),
       options_(std::move(options)),
       rate_limiter_(options_.requests_per_minute),
-      files_(std::make_shared<FileStore>(options_.file_time_to_live,
-                                         options_.max_stored_file_bytes)) {}
+      files_(models, assembly,
+             {options_.translate_timeout, options_.file_time_to_live,
+              options_.max_stored_file_bytes}) {}
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
@@ -280,7 +114,7 @@ void LibreTranslateApi::Handle(HttpRequest request,
     return answer(std::move(response));
   }
   if (found->path == "/download_file/{name}") {
-    return answer(DownloadFile(
+    return answer(files_.Download(
         DecodePercent(request.path.substr(request.path.rfind('/') + 1),
                       /*plus_is_space=*/false)));
   }
@@ -307,7 +141,8 @@ void LibreTranslateApi::Handle(HttpRequest request,
       }
       if (request.path == "/translate") return Translate(fields, answer);
       if (request.path == "/translate_file") {
-        return TranslateFile(fields, request, answer);
+        if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
+        return files_.Translate(fields, request, answer);
       }
       return Detect(fields, answer);
     }
@@ -327,31 +162,6 @@ bool LibreTranslateApi::KeyAccepted(const RequestFields& fields) const {
   if (options_.api_keys.empty()) return true;
   const nlohmann::json& key = fields.Get("api_key");
   return key.is_string() && options_.api_keys.count(key.get<std::string>());
-}
-
-std::shared_ptr<ServedModel> LibreTranslateApi::Choose(
-    const std::string& source, const std::string& target,
-    const std::string& source_code, const std::string& target_code,
-    const std::string& model_name) const {
-  v1::ModelChoice choice;
-  choice.set_source_language(source);
-  choice.set_target_language(target);
-  choice.set_model(model_name);
-  std::shared_ptr<ServedModel> model;
-  if (grpc::Status status = models_.Choose(choice, &model); !status.ok()) {
-    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
-        !model_name.empty()) {
-      throw HttpError(HttpStatusOf(status.error_code()),
-                      status.error_message());
-    }
-    bool source_served = false;
-    for (const std::shared_ptr<ServedModel>& served : models_.Models()) {
-      source_served |= served->translator().source_language() == source;
-    }
-    throw HttpError(
-        400, (source_served ? target_code : source_code) + " is not supported");
-  }
-  return model;
 }
 
 std::vector<std::string> LibreTranslateApi::SourcesInto(
@@ -506,9 +316,9 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
   std::vector<std::pair<TextJob, std::vector<std::size_t>>> jobs;
   for (const auto& [language, indices] : groups) {
     std::shared_ptr<ServedModel> model =
-        Choose(language, target->language,
-               source_code == "auto" ? language : source_code, target_code,
-               model_name);
+        ChooseModel(models_, language, target->language,
+                    source_code == "auto" ? language : source_code, target_code,
+                    model_name);
     const TextPipeline& pipeline = model->translator().pipeline();
     TextRequest request = options;
     request.indices = indices;
@@ -538,99 +348,6 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
       answer->JobDone(indices, status, {});
     }
   }
-}
-
-void LibreTranslateApi::TranslateFile(const RequestFields& fields,
-                                      const HttpRequest& request,
-                                      HttpResponder respond) const {
-  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
-  const UploadedFile* upload = fields.File("file");
-  if (upload == nullptr) {
-    throw HttpError(400, "Invalid request: missing file parameter");
-  }
-  const std::string source_code = RequiredCode(fields, "source");
-  const std::string target_code = RequiredCode(fields, "target");
-  if (source_code == "auto") {
-    throw HttpError(400,
-                    "Invalid request: source auto is not supported for files; "
-                    "name the file's language");
-  }
-  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
-  if (!source) throw HttpError(400, source_code + " is not supported");
-  const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
-  if (!target) throw HttpError(400, target_code + " is not supported");
-  std::shared_ptr<const DocumentFile> file;
-  try {
-    file =
-        std::make_shared<const DocumentFile>(upload->filename, upload->content);
-  } catch (const std::invalid_argument& e) {
-    throw HttpError(400, std::string("Invalid request: file: ") + e.what());
-  }
-  std::shared_ptr<ServedModel> model =
-      Choose(source->language, target->language, source_code, target_code,
-             StringField(fields, "model"));
-  const TextPipeline& pipeline = model->translator().pipeline();
-  TextRequest text_request;
-  text_request.field = "file";
-  text_request.indexed = false;
-  text_request.format = file->format();
-  for (const std::string& text : file->texts()) {
-    text_request.texts.push_back(text);
-  }
-  text_request.beam_size = IntegerField(fields, "beam_size", 0);
-  text_request.glossary = ReadGlossary(fields);
-  text_request.do_not_translate = StringList(fields, "do_not_translate");
-  if (pipeline.writes_chinese()) text_request.script = target->script;
-  TextJob job;
-  job.texts = pipeline.Prepare(text_request);  // 400 when refused.
-  job.model = std::move(model);
-  job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
-  job.done = [files = files_, file, base_url = ClientBaseUrl(request),
-              name = file->TranslatedName(target_code),
-              respond](const grpc::Status& status,
-                       std::vector<TextTranslation> translations) {
-    if (!status.ok()) return respond(StatusResponse(status));
-    std::vector<std::string> texts;
-    for (TextTranslation& translation : translations) {
-      texts.push_back(std::move(translation.text));
-    }
-    StoredFile stored{name, file->ContentType(), ""};
-    try {
-      stored.content = file->Write(texts);
-    } catch (const std::exception& e) {
-      return respond(ErrorResponse(
-          500, std::string("writing the translated file failed: ") + e.what()));
-    }
-    const std::optional<std::string> stored_name =
-        files->Put(std::move(stored));
-    if (!stored_name) {
-      return respond(
-          ErrorResponse(503,
-                        "Translated files waiting for their download fill the "
-                        "server; download them, or try again later"));
-    }
-    respond(JsonResponse(200, {{"translatedFileUrl",
-                                base_url + "/download_file/" + *stored_name}}));
-  };
-  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
-      !status.ok()) {
-    respond(StatusResponse(status));
-  }
-}
-
-HttpResponse LibreTranslateApi::DownloadFile(const std::string& name) const {
-  std::optional<StoredFile> file = files_->Take(name);
-  if (!file) {
-    return ErrorResponse(404,
-                         "Not Found: no translated file " + name +
-                             " (downloaded already, expired, or never made)");
-  }
-  HttpResponse response;
-  response.content_type = file->content_type;
-  response.body = std::move(file->content);
-  response.headers.emplace_back("Content-Disposition",
-                                AttachmentDisposition(file->filename));
-  return response;
 }
 
 void LibreTranslateApi::Detect(const RequestFields& fields,

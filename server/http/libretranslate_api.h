@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "server/assembly_pool.h"
-#include "server/http/file_store.h"
+#include "server/http/file_translation.h"
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/request_fields.h"
@@ -46,9 +46,10 @@ struct LibreTranslateOptions {
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
 // engine: the served models of a ModelRegistry, each text through its
 // model's TextPipeline and the same batcher and assembly pool as gRPC
-// (SubmitTextJob). Every answer is JSON, errors as {"error": "..."} with
-// LibreTranslate's status codes and messages, and carries its CORS header.
-// Thread-safe; a request may be answered later, from the assembly pool.
+// (SubmitTextJob); files through FileTranslation. Every answer is JSON, errors
+// as {"error": "..."} with LibreTranslate's status codes and messages, and
+// carries its CORS header. Thread-safe; a request may be answered later, from
+// the assembly pool.
 class LibreTranslateApi {
  public:
   // `models`, `assembly` and `metrics` must outlive this; `serving` says
@@ -71,24 +72,9 @@ class LibreTranslateApi {
   // the target), target, format (text or html), alternatives, api_key, and
   // fanyi's beam_size, glossary, do_not_translate and model.
   void Translate(const RequestFields& fields, HttpResponder respond) const;
-  // POST /translate_file: the multipart `file` (.txt, .html, .srt, .md,
-  // .docx) from `source` to `target` in one job, as the same format; the
-  // answer names where to download it. `request` gives the URL's host.
-  void TranslateFile(const RequestFields& fields, const HttpRequest& request,
-                     HttpResponder respond) const;
-  // GET /download_file/<name>: a translated file, once.
-  HttpResponse DownloadFile(const std::string& name) const;
   // POST /detect: q's languages among the served source languages, most
   // likely first.
   void Detect(const RequestFields& fields, HttpResponder respond) const;
-  // The served model for `source` -> `target` (model languages), named
-  // `model_name` when not empty; an HttpError naming the unsupported code
-  // as the client wrote it otherwise.
-  std::shared_ptr<ServedModel> Choose(const std::string& source,
-                                      const std::string& target,
-                                      const std::string& source_code,
-                                      const std::string& target_code,
-                                      const std::string& model_name) const;
   // The source languages of the models that translate into `target`.
   std::vector<std::string> SourcesInto(const std::string& target) const;
   // GET /languages: each served language with the codes it translates to.
@@ -107,8 +93,7 @@ class LibreTranslateApi {
   const LibreTranslateOptions options_;
   // Mutable: counting a request is not a change of the API's state.
   mutable RequestRateLimiter rate_limiter_;
-  // Shared with the jobs that put their files in it after this returns.
-  const std::shared_ptr<FileStore> files_;
+  const FileTranslation files_;  // /translate_file and /download_file.
 };
 
 }  // namespace fanyi

@@ -1,0 +1,149 @@
+#include "server/http/file_translation.h"
+
+#include <cctype>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "common/pipeline/document_file.h"
+#include "server/http/language_codes.h"
+#include "server/http/libretranslate_fields.h"
+#include "server/text_job.h"
+
+namespace fanyi {
+namespace {
+
+// The root of this server's URLs as the client reached it, for the links
+// an answer gives: the Host it sent (behind a proxy, with the scheme the
+// proxy forwards); empty, for links from the root, when it sent none.
+std::string ClientBaseUrl(const HttpRequest& request) {
+  const std::string host = request.Header("Host");
+  if (host.empty()) return "";
+  const std::string scheme =
+      request.Header("X-Forwarded-Proto") == "https" ? "https" : "http";
+  return scheme + "://" + host;
+}
+
+// A Content-Disposition that saves the download as `filename`: an ASCII
+// fallback, and the name itself percent-encoded (RFC 6266).
+std::string AttachmentDisposition(const std::string& filename) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string ascii;
+  std::string encoded;
+  for (unsigned char c : filename) {
+    const bool plain = std::isalnum(c) || c == '.' || c == '-' || c == '_';
+    ascii.push_back(plain ? static_cast<char>(c) : '_');
+    if (plain) {
+      encoded.push_back(static_cast<char>(c));
+    } else {
+      encoded += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return "attachment; filename=\"" + ascii + "\"; filename*=UTF-8''" + encoded;
+}
+
+}  // namespace
+
+FileTranslation::FileTranslation(ModelRegistry& models, AssemblyPool& assembly,
+                                 const FileTranslationOptions& options)
+    : models_(models),
+      assembly_(assembly),
+      options_(options),
+      files_(std::make_shared<FileStore>(options.time_to_live,
+                                         options.max_stored_bytes)) {}
+
+void FileTranslation::Translate(const RequestFields& fields,
+                                const HttpRequest& request,
+                                HttpResponder respond) const {
+  const UploadedFile* upload = fields.File("file");
+  if (upload == nullptr) {
+    throw HttpError(400, "Invalid request: missing file parameter");
+  }
+  const std::string source_code = RequiredCode(fields, "source");
+  const std::string target_code = RequiredCode(fields, "target");
+  if (source_code == "auto") {
+    throw HttpError(400,
+                    "Invalid request: source auto is not supported for files; "
+                    "name the file's language");
+  }
+  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
+  if (!source) throw HttpError(400, source_code + " is not supported");
+  const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
+  if (!target) throw HttpError(400, target_code + " is not supported");
+  std::shared_ptr<const DocumentFile> file;
+  try {
+    file =
+        std::make_shared<const DocumentFile>(upload->filename, upload->content);
+  } catch (const std::invalid_argument& e) {
+    throw HttpError(400, std::string("Invalid request: file: ") + e.what());
+  }
+  std::shared_ptr<ServedModel> model =
+      ChooseModel(models_, source->language, target->language, source_code,
+                  target_code, StringField(fields, "model"));
+  const TextPipeline& pipeline = model->translator().pipeline();
+  TextRequest text_request;
+  text_request.field = "file";
+  text_request.indexed = false;
+  text_request.format = file->format();
+  for (const std::string& text : file->texts()) {
+    text_request.texts.push_back(text);
+  }
+  text_request.beam_size = IntegerField(fields, "beam_size", 0);
+  text_request.glossary = ReadGlossary(fields);
+  text_request.do_not_translate = StringList(fields, "do_not_translate");
+  if (pipeline.writes_chinese()) text_request.script = target->script;
+  TextJob job;
+  job.texts = pipeline.Prepare(text_request);  // 400 when refused.
+  job.model = std::move(model);
+  job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
+  job.done = [files = files_, file, base_url = ClientBaseUrl(request),
+              name = file->TranslatedName(target_code),
+              respond](const grpc::Status& status,
+                       std::vector<TextTranslation> translations) {
+    if (!status.ok()) return respond(StatusResponse(status));
+    std::vector<std::string> texts;
+    for (TextTranslation& translation : translations) {
+      texts.push_back(std::move(translation.text));
+    }
+    StoredFile stored{name, file->ContentType(), ""};
+    try {
+      stored.content = file->Write(texts);
+    } catch (const std::exception& e) {
+      return respond(ErrorResponse(
+          500, std::string("writing the translated file failed: ") + e.what()));
+    }
+    const std::optional<std::string> stored_name =
+        files->Put(std::move(stored));
+    if (!stored_name) {
+      return respond(
+          ErrorResponse(503,
+                        "Translated files waiting for their download fill the "
+                        "server; download them, or try again later"));
+    }
+    respond(JsonResponse(200, {{"translatedFileUrl",
+                                base_url + "/download_file/" + *stored_name}}));
+  };
+  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+      !status.ok()) {
+    respond(StatusResponse(status));
+  }
+}
+
+HttpResponse FileTranslation::Download(const std::string& name) const {
+  std::optional<StoredFile> file = files_->Take(name);
+  if (!file) {
+    return ErrorResponse(404,
+                         "Not Found: no translated file " + name +
+                             " (downloaded already, expired, or never made)");
+  }
+  HttpResponse response;
+  response.content_type = file->content_type;
+  response.body = std::move(file->content);
+  response.headers.emplace_back("Content-Disposition",
+                                AttachmentDisposition(file->filename));
+  return response;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,59 @@
+#ifndef FANYI_SERVER_HTTP_FILE_TRANSLATION_H_
+#define FANYI_SERVER_HTTP_FILE_TRANSLATION_H_
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "server/assembly_pool.h"
+#include "server/http/file_store.h"
+#include "server/http/http_server.h"
+#include "server/http/request_fields.h"
+#include "server/model_registry.h"
+
+namespace fanyi {
+
+// Settings of FileTranslation.
+struct FileTranslationOptions {
+  // How long a file's translation may take before it fails with 504.
+  std::chrono::milliseconds translate_timeout{60000};
+  // How long a translated file waits for its download.
+  std::chrono::seconds time_to_live{600};
+  // What the translated files waiting for their download may take in all;
+  // /translate_file answers 503 when they would take more.
+  std::size_t max_stored_bytes = 256 << 20;
+};
+
+// LibreTranslate's file routes on fanyi's engine: POST /translate_file
+// reads an upload (common/pipeline/document_file.h), translates it as one
+// job of its model's TextPipeline, and holds the translated file for
+// GET /download_file/<name>, once. Thread-safe.
+class FileTranslation {
+ public:
+  // `models` and `assembly` must outlive this.
+  FileTranslation(ModelRegistry& models, AssemblyPool& assembly,
+                  const FileTranslationOptions& options);
+
+  // POST /translate_file: the multipart `file` from `source` to `target`
+  // (and fanyi's beam_size, glossary, do_not_translate, model), answered
+  // with {"translatedFileUrl": ...} on `request`'s host. Throws HttpError
+  // for what it refuses before translating; answers later otherwise.
+  void Translate(const RequestFields& fields, const HttpRequest& request,
+                 HttpResponder respond) const;
+  // GET /download_file/<name>: a translated file, once; 404 when there is
+  // none of `name`.
+  HttpResponse Download(const std::string& name) const;
+
+ private:
+  ModelRegistry& models_;
+  AssemblyPool& assembly_;
+  const FileTranslationOptions options_;
+  // Shared with the jobs that put their files in it after Translate
+  // returns.
+  const std::shared_ptr<FileStore> files_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_HTTP_FILE_TRANSLATION_H_

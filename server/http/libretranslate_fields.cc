@@ -1,0 +1,159 @@
+#include "server/http/libretranslate_fields.h"
+
+#include <exception>
+#include <utility>
+
+namespace fanyi {
+namespace {
+
+std::string ToJson(const nlohmann::json& value) {
+  // UTF-8 as it is, no \u escapes; invalid bytes (which the pipeline
+  // refuses before they could reach an answer) would become U+FFFD.
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+HttpResponse JsonResponse(int status, const nlohmann::json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = ToJson(body);
+  return response;
+}
+
+HttpResponse ErrorResponse(int status, const std::string& message) {
+  return JsonResponse(status, {{"error", message}});
+}
+
+int HttpStatusOf(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return 400;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return 429;
+    case grpc::StatusCode::UNAVAILABLE:
+      return 503;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+HttpResponse StatusResponse(const grpc::Status& status) {
+  const int http_status = HttpStatusOf(status.error_code());
+  return ErrorResponse(http_status, http_status == 429
+                                        ? "Slowdown: " + status.error_message()
+                                        : status.error_message());
+}
+
+std::string StringField(const RequestFields& fields, const std::string& name) {
+  const nlohmann::json& value = fields.Get(name);
+  if (value.is_null()) return "";
+  if (!value.is_string()) {
+    throw HttpError(400, "Invalid request: " + name + " must be a string");
+  }
+  return value.get<std::string>();
+}
+
+int IntegerField(const RequestFields& fields, const std::string& name,
+                 int fallback) {
+  const nlohmann::json& value = fields.Get(name);
+  if (value.is_null()) return fallback;
+  if (value.is_number_integer()) return value.get<int>();
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    try {
+      std::size_t used = 0;
+      const int number = std::stoi(text, &used);
+      if (used == text.size()) return number;
+    } catch (const std::exception&) {
+    }
+  }
+  throw HttpError(400, "Invalid request: " + name + " must be a whole number");
+}
+
+std::vector<std::string> StringList(const RequestFields& fields,
+                                    const std::string& name, bool* is_array) {
+  const nlohmann::json& value = fields.Get(name);
+  if (is_array != nullptr) *is_array = value.is_array();
+  std::vector<std::string> strings;
+  if (value.is_null()) return strings;
+  for (const nlohmann::json& item :
+       value.is_array() ? value : nlohmann::json::array({value})) {
+    if (!item.is_string()) {
+      throw HttpError(400, "Invalid request: " + name +
+                               " must be a string or an array of strings");
+    }
+    strings.push_back(item.get<std::string>());
+  }
+  return strings;
+}
+
+std::vector<std::string> ReadTexts(const RequestFields& fields,
+                                   bool* is_array) {
+  if (fields.Get("q").is_null()) {
+    throw HttpError(400, "Invalid request: missing q parameter");
+  }
+  return StringList(fields, "q", is_array);
+}
+
+std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields) {
+  nlohmann::json glossary = fields.Get("glossary");
+  if (glossary.is_string()) {  // A form's value: JSON in a string.
+    glossary =
+        nlohmann::json::parse(glossary.get<std::string>(), nullptr, false);
+  }
+  std::vector<GlossaryEntry> entries;
+  if (glossary.is_null()) return entries;
+  if (!glossary.is_object()) {
+    throw HttpError(400,
+                    "Invalid request: glossary must be an object of term: "
+                    "translation");
+  }
+  for (const auto& [term, translation] : glossary.items()) {
+    if (!translation.is_string()) {
+      throw HttpError(
+          400, "Invalid request: glossary[" + term + "] must be a string");
+    }
+    entries.push_back({term, translation.get<std::string>()});
+  }
+  return entries;
+}
+
+std::string RequiredCode(const RequestFields& fields, const std::string& name) {
+  const std::string code = StringField(fields, name);
+  if (code.empty()) {
+    throw HttpError(400, "Invalid request: missing " + name + " parameter");
+  }
+  return code;
+}
+
+std::shared_ptr<ServedModel> ChooseModel(const ModelRegistry& models,
+                                         const std::string& source,
+                                         const std::string& target,
+                                         const std::string& source_code,
+                                         const std::string& target_code,
+                                         const std::string& model_name) {
+  v1::ModelChoice choice;
+  choice.set_source_language(source);
+  choice.set_target_language(target);
+  choice.set_model(model_name);
+  std::shared_ptr<ServedModel> model;
+  if (grpc::Status status = models.Choose(choice, &model); !status.ok()) {
+    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
+        !model_name.empty()) {
+      throw HttpError(HttpStatusOf(status.error_code()),
+                      status.error_message());
+    }
+    bool source_served = false;
+    for (const std::shared_ptr<ServedModel>& served : models.Models()) {
+      source_served |= served->translator().source_language() == source;
+    }
+    throw HttpError(
+        400, (source_served ? target_code : source_code) + " is not supported");
+  }
+  return model;
+}
+
+}  // namespace fanyi
