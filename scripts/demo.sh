@@ -69,6 +69,21 @@ curl -fsS "http://127.0.0.1:$http_port/translate" \
 echo
 
 echo
+echo "A subtitle file through /translate_file (timings kept):"
+subtitles=$(mktemp --suffix=.srt)
+printf '1\n00:00:01,000 --> 00:00:03,000\nWhere is the train station?\n\n2\n00:00:04,000 --> 00:00:06,000\n<i>It'"'"'s raining today.</i>\n' >"$subtitles"
+file_url=$(curl -fsS "http://127.0.0.1:$http_port/translate_file" \
+  -F "file=@$subtitles;filename=talk.srt" -F source=en -F target=zh-Hans |
+  sed -n 's/.*"translatedFileUrl":"\([^"]*\)".*/\1/p')
+rm -f "$subtitles"
+curl -fsS "$file_url"
+
+echo
 echo "Prometheus metrics: http://127.0.0.1:$metrics_port/metrics"
 curl -fsS "http://127.0.0.1:$metrics_port/metrics" |
   grep -E '^fanyi_(requests_total|generated_tokens_total|model_info)' || true
+
+echo
+echo "To try the page in a browser, serve the model and open"
+echo "http://127.0.0.1:$http_port/ :"
+echo "  $bin/fanyi-server --model_dir $model_dir --http_listen 127.0.0.1:$http_port"

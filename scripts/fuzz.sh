@@ -16,7 +16,8 @@ shift || true
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
   targets=(tokenizer_fuzzer vocabulary_fuzzer model_config_fuzzer
-           request_preparation_fuzzer request_fields_fuzzer html_reader_fuzzer)
+           request_preparation_fuzzer request_fields_fuzzer html_reader_fuzzer
+           document_readers_fuzzer)
 fi
 
 bash scripts/install-deps.sh

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fanyi needs to build, test and run. Idempotent:
-# does nothing when every package is already installed.
+# does nothing when every package is already installed. With --tests, also
+# what only the tests use (a browser for the web page's test), which the
+# images and a build alone do without.
 set -euo pipefail
 
 packages=(
@@ -40,6 +42,10 @@ packages=(
   # tests/prometheus_integration.sh: the prometheus server itself.
   prometheus yamllint
 )
+if [ "${1:-}" = "--tests" ]; then
+  # tests/web_page_test drives the page in a real headless Chromium.
+  packages+=(chromium chromium-driver)
+fi
 # kubectl for the same test: Debian's kubernetes-client, unless a kubectl is
 # already there (another package's /usr/bin/kubectl would conflict).
 if ! command -v kubectl >/dev/null; then

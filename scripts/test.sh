@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh machine and runs the whole test suite:
-# installs dependencies if missing, builds, runs CTest.
+# installs dependencies if missing (the tests' own too), builds, runs CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +37,17 @@ if ! python3 -c 'import libretranslatepy, deep_translator' 2>/dev/null; then
   fi
 fi
 
+# tests/web_page_test drives the page in Chromium through Selenium, for the
+# same python3.
+if ! python3 -c 'import selenium' 2>/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'selenium>=4.11,<5'; then
+    echo "test.sh: warning: could not install selenium for python3;" \
+      "web_page_test will fail" >&2
+  fi
+fi
+
+bash scripts/install-deps.sh --tests
 bash scripts/build.sh
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"

@@ -494,6 +494,29 @@ TEST_F(HttpApiTest, FilesComeBackInTheirFormatWithTheirStructure) {
   EXPECT_NE(text.body.find(first), std::string::npos) << text.body;
 }
 
+TEST_F(HttpApiTest, ADocumentsFragmentGetsNoFullStopItLacked) {
+  // Plain text gets the sentence's full stop, as the model writes it...
+  const std::string sentence = GrpcTranslation("She married him");
+  const std::string stop = "\xE3\x80\x82";  // 。
+  ASSERT_GE(sentence.size(), stop.size());
+  ASSERT_EQ(sentence.substr(sentence.size() - stop.size()), stop)
+      << "the tiny model no longer ends this with a full stop: pick another";
+  // ...which a table cell or a bold word in a document lacked.
+  const HttpAnswer answer =
+      PostJson({{"q",
+                 "<table><tr><td>She married him</td><td>She married him.</td>"
+                 "</tr></table>"},
+                {"source", "en"},
+                {"target", "zh"},
+                {"format", "html"}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(Body(answer)["translatedText"],
+            "<table><tr><td>" +
+                sentence.substr(0, sentence.size() - stop.size()) +
+                "</td><td>" + GrpcTranslation("She married him.") +
+                "</td></tr></table>");
+}
+
 TEST_F(HttpApiTest, ADocxComesBackAsADocxInTheAskedScript) {
   const std::string document =
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?><w:document xmlns:w=\""

@@ -45,37 +45,24 @@ const Models& TrainedModels() {
     auto* trained = new Models();
     const std::string parent = testing_util::MakeTempDir("repository_models");
     trained->en_zh = testing_util::TrainTinyModel(parent, 30);
-    const std::string pairs =
-        (fs::path(parent) / "tiny_model" / "pairs.tsv").string();
-    trained->zh_en = testing_util::TrainTinyModelOn(
-        pairs, parent + "/zh_en", [](TrainingOptions& options) {
-          options.corpus.columns = TsvColumns{1, 0};
-          options.corpus.source_language = "zh";
-          options.corpus.target_language = "en";
-        });
-    trained->pairs = ReadParallelTsv(pairs).pairs;
+    trained->zh_en = testing_util::TrainTinyReverseModel(parent);
+    trained->pairs =
+        ReadParallelTsv(
+            (fs::path(parent) / "tiny_model" / "pairs.tsv").string())
+            .pairs;
     return trained;
   }();
   return *models;
 }
 
-// Copies checkpoint `from` to `repository`/`name`/`version`, as an operator
-// would: under a temporary name, renamed into place.
-void AddVersion(const std::string& repository, const std::string& name,
-                int version, const std::string& from) {
-  const fs::path folder = fs::path(repository) / name;
-  fs::create_directories(folder);
-  const fs::path staging = folder / (std::to_string(version) + ".tmp");
-  fs::copy(from, staging, fs::copy_options::recursive);
-  fs::rename(staging, folder / std::to_string(version));
-}
+using testing_util::AddModelVersion;
 
 class ModelRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     repository_ = testing_util::MakeTempDir("model_repository") + "/models";
-    AddVersion(repository_, "en-zh", 1, TrainedModels().en_zh);
-    AddVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
+    AddModelVersion(repository_, "en-zh", 1, TrainedModels().en_zh);
+    AddModelVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
   }
 
   void StartServer() {
@@ -290,7 +277,7 @@ TEST_F(ModelRepositoryTest, ANewVersionSwapsInUnderLoadLosingNothing) {
     }
   });
   while (answered.load() < 40) std::this_thread::yield();
-  AddVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  AddModelVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
   ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
   const int at_swap = answered.load();
   while (answered.load() < at_swap + 40) std::this_thread::yield();
@@ -342,7 +329,7 @@ TEST_F(ModelRepositoryTest, RemovedFoldersAreUnloadedButTheLastModelStays) {
   const SentencePair& pair = TrainedModels().pairs[5];
   v1::TranslateResponse response;
 
-  AddVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  AddModelVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
   ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
   fs::remove_all(repository / "en-zh" / "2");
   ASSERT_TRUE(WaitForLog(
@@ -378,7 +365,7 @@ TEST_F(ModelRepositoryTest, RemovedFoldersAreUnloadedButTheLastModelStays) {
   EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10)), "SERVING");
 
   // With another model back, the one kept goes.
-  AddVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
+  AddModelVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
   ASSERT_TRUE(WaitForLog(
       {"model en-zh version 1 is no longer in", "it finishes what it holds"}))
       << LogText();

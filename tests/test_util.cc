@@ -91,6 +91,27 @@ std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   return checkpoint;
 }
 
+std::string TrainTinyReverseModel(const std::string& parent_dir) {
+  const std::string pairs =
+      (fs::path(parent_dir) / "tiny_model" / "pairs.tsv").string();
+  TrainTinyModel(parent_dir, 30);  // Writes the pairs, if not yet done.
+  return TrainTinyModelOn(pairs, parent_dir + "/zh_en",
+                          [](TrainingOptions& options) {
+                            options.corpus.columns = TsvColumns{1, 0};
+                            options.corpus.source_language = "zh";
+                            options.corpus.target_language = "en";
+                          });
+}
+
+void AddModelVersion(const std::string& repository, const std::string& name,
+                     int version, const std::string& from) {
+  const fs::path folder = fs::path(repository) / name;
+  fs::create_directories(folder);
+  const fs::path staging = folder / (std::to_string(version) + ".tmp");
+  fs::copy(from, staging, fs::copy_options::recursive);
+  fs::rename(staging, folder / std::to_string(version));
+}
+
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};

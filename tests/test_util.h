@@ -31,6 +31,16 @@ std::string TrainTinyModelOn(
     const std::string& pairs_path, const std::string& out_dir,
     const std::function<void(TrainingOptions&)>& adjust = nullptr);
 
+// Trains the reverse of TrainTinyModel(parent_dir, 30): Chinese to English
+// on the same thirty pairs, into `parent_dir`/zh_en. Not cached.
+std::string TrainTinyReverseModel(const std::string& parent_dir);
+
+// Copies checkpoint `from` into a model repository as `repository`/`name`/
+// `version`, as an operator would: under a temporary name, renamed into
+// place.
+void AddModelVersion(const std::string& repository, const std::string& name,
+                     int version, const std::string& from);
+
 // A fresh empty directory under the test temp dir.
 std::string MakeTempDir(const std::string& name);
 

@@ -103,6 +103,28 @@ std::vector<std::string> RenumberPlaceholders(
   return tokens;
 }
 
+// Sentence-final punctuation, in either script.
+bool IsFinalPunctuation(char32_t c) {
+  return c == '.' || c == '!' || c == '?' || c == U'。' || c == U'！' ||
+         c == U'？';
+}
+
+// A document's text as its source ends: the model learnt from whole
+// sentences and ends most translations with a full stop, which a fragment
+// without one (a table cell, a bold word, a heading) must not get.
+std::string EndLikeSource(std::string_view source, std::string translation) {
+  const std::u32string ending = DecodeUtf8(source);
+  const auto last = std::find_if(ending.rbegin(), ending.rend(),
+                                 [](char32_t c) { return !IsSpace(c); });
+  if (last == ending.rend() || IsFinalPunctuation(*last) || *last == U'…' ||
+      InlineMarkerIndex(*last) >= 0) {
+    return translation;
+  }
+  std::u32string text = DecodeUtf8(translation);
+  while (!text.empty() && IsFinalPunctuation(text.back())) text.pop_back();
+  return EncodeUtf8(text);
+}
+
 }  // namespace
 
 TextPipeline::TextPipeline(const Checkpoint& checkpoint,
@@ -350,6 +372,10 @@ TextTranslation TextPipeline::Assemble(
     const auto last = first + static_cast<std::ptrdiff_t>(run.sentences.size());
     runs.push_back(
         JoinSentences(run, std::vector<std::string>(first, last), separator));
+    if (text.document != nullptr) {
+      runs.back() = EndLikeSource(text.document->texts().at(runs.size() - 1),
+                                  std::move(runs.back()));
+    }
     first = last;
   }
   translation.text =

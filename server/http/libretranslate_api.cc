@@ -20,6 +20,7 @@
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
 #include "server/http/openapi_spec.h"
+#include "server/http/web_page.h"
 #include "server/text_job.h"
 
 namespace fanyi {
@@ -35,6 +36,7 @@ bool IsBlank(const std::string& text) {
 
 const std::vector<HttpRoute>& LibreTranslateApi::Routes() {
   static const std::vector<HttpRoute> kRoutes = {
+      {"/", {"GET"}},
       {"/translate", {"POST"}},
       {"/detect", {"POST"}},
       {"/languages", {"GET", "POST"}},  // libretranslatepy sends GET.
@@ -106,6 +108,12 @@ void LibreTranslateApi::Handle(HttpRequest request,
       allow += (allow.empty() ? "" : ", ") + method;
     }
     response.headers.emplace_back("Allow", allow);
+    return answer(std::move(response));
+  }
+  if (request.path == "/") {
+    HttpResponse response;
+    response.content_type = "text/html; charset=utf-8";
+    response.body = std::string(WebPage());
     return answer(std::move(response));
   }
   if (request.path == "/spec") {

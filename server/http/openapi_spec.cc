@@ -11,6 +11,14 @@ std::string_view OpenApiSpec() {
     "version": "1"
   },
   "paths": {
+    "/": {
+      "get": {
+        "summary": "A page to translate text and files in a browser",
+        "responses": {
+          "200": {"description": "The page", "content": {"text/html": {"schema": {"type": "string"}}}}
+        }
+      }
+    },
     "/translate": {
       "post": {
         "summary": "Translate text",

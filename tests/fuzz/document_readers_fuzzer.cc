@@ -1,0 +1,98 @@
+// libFuzzer target: the file formats' readers (ReadSrt, ReadMarkdown,
+// ReadWordXml) and MarkedDocument::Render, on arbitrary documents. The
+// first byte picks the reader ('s', 'm', else Word); the rest is the
+// document. Properties:
+//   - reading throws nothing but std::invalid_argument (a refusal), and
+//     rendering nothing at all;
+//   - SubRip and Markdown, with every text upper-cased and its markers
+//     reversed, come back with the same characters, letter case, spacing
+//     and order aside: nothing is lost or doubled;
+//   - a Word part so rendered is still well-formed XML.
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/formats/markdown_reader.h"
+#include "common/formats/marked_document.h"
+#include "common/formats/srt_reader.h"
+#include "common/formats/word_reader.h"
+#include "common/formats/xml_tree.h"
+#include "common/text/placeholders.h"
+#include "common/text/utf8.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace fanyi::fuzzing {
+namespace {
+
+// `text` upper-cased (ASCII) with its markers in reverse order.
+std::string Rewrite(const std::string& text) {
+  std::u32string code_points = DecodeUtf8(text);
+  std::vector<char32_t> markers;
+  for (char32_t c : code_points) {
+    if (InlineMarkerIndex(c) >= 0) markers.push_back(c);
+  }
+  for (char32_t& c : code_points) {
+    if (InlineMarkerIndex(c) >= 0) {
+      c = markers.back();
+      markers.pop_back();
+    } else if (c >= 'a' && c <= 'z') {
+      c -= 'a' - 'A';
+    }
+  }
+  return EncodeUtf8(code_points);
+}
+
+// The bytes of `text` but ASCII whitespace, upper-cased, sorted.
+std::string Characters(const std::string& text) {
+  std::string kept;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) {
+      kept.push_back(
+          static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    }
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+}  // namespace
+}  // namespace fanyi::fuzzing
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using fanyi::fuzzing::FuzzCheck;
+  if (size == 0) return 0;
+  const char format = static_cast<char>(data[0]);
+  const std::string source(reinterpret_cast<const char*>(data) + 1, size - 1);
+  fanyi::MarkedDocument document("");
+  try {
+    document = format == 's'   ? fanyi::ReadSrt(source)
+               : format == 'm' ? fanyi::ReadMarkdown(source)
+                               : fanyi::ReadWordXml(source);
+  } catch (const std::invalid_argument&) {
+    return 0;
+  }
+  std::vector<std::string> rewritten;
+  for (const std::string& text : document.texts()) {
+    rewritten.push_back(fanyi::fuzzing::Rewrite(text));
+  }
+  const std::string rendered = document.Render(rewritten);
+  if (format == 's' || format == 'm') {
+    // The readers hand on a noncharacter of the source that would read as a
+    // marker as U+FFFD.
+    FuzzCheck(fanyi::fuzzing::Characters(rendered) ==
+                  fanyi::fuzzing::Characters(
+                      fanyi::EncodeUtf8(fanyi::DecodeWords(source))),
+              "with its texts rewritten, the document has other characters");
+  } else {
+    try {
+      fanyi::XmlTree tree(rendered);
+    } catch (const std::invalid_argument& e) {
+      FuzzCheck(false, std::string("the rendered part is no XML: ") + e.what());
+    }
+  }
+  return 0;
+}
