@@ -410,6 +410,14 @@ TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {
     EXPECT_EQ(answer.status, c.status);
     EXPECT_EQ(Body(answer), nlohmann::json({{"error", c.error}}));
   }
+  // Suggestions are LibreTranslate's to store; fanyi has none.
+  const HttpAnswer suggest =
+      Call("POST", "/suggest", "q=Hi.&s=x&source=en&target=zh",
+           "application/x-www-form-urlencoded");
+  EXPECT_EQ(suggest.status, 403);
+  EXPECT_EQ(Body(suggest), nlohmann::json({{"error",
+                                            "Suggestions are disabled on this "
+                                            "server."}}));
   // Invalid UTF-8 cannot be JSON; a form carries it.
   const HttpAnswer not_utf8 =
       Call("POST", "/translate",

@@ -122,6 +122,24 @@ TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
   EXPECT_EQ(testing_util::ZipEntry(bytes, "word/media/image1.png"), image);
 }
 
+TEST(DocxPackageTest, TextPartsThatExpandTooFarAreRefused) {
+  // A few kilobytes of zip that would expand past the limit in memory.
+  const std::string header(DocxPackage::kMaxTextBytes / 2 + 1, ' ');
+  const std::string docx =
+      testing_util::ZipOf({{"word/document.xml", WordXml("")},
+                           {"word/header1.xml", header},
+                           {"word/header2.xml", header}});
+  ASSERT_LT(docx.size(), 1u << 20);
+  try {
+    DocxPackage package(docx);
+    FAIL() << "a package of " << 2 * header.size() << " bytes of text parts";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes uncompressed"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DocxPackageTest, WhatIsNoDocxIsRefused) {
   EXPECT_THROW(DocxPackage("not a zip at all"), std::invalid_argument);
   EXPECT_THROW(DocxPackage(testing_util::ZipOf({{"content.xml", "<office/>"}})),

@@ -37,20 +37,23 @@ Archive OpenArchive(const std::string& bytes, int flags,
   return Archive(archive, zip_discard);
 }
 
-// The whole content of entry `index`.
+// The whole content of entry `index`, counted into `*total` bytes, which
+// must stay within DocxPackage::kMaxTextBytes.
 std::string ReadEntry(zip_t* archive, zip_uint64_t index,
-                      const std::string& name) {
+                      const std::string& name, std::size_t* total) {
   zip_stat_t stat;
   zip_stat_init(&stat);
   if (zip_stat_index(archive, index, 0, &stat) != 0 ||
       (stat.valid & ZIP_STAT_SIZE) == 0) {
     throw std::invalid_argument(name + " cannot be read");
   }
-  if (stat.size > DocxPackage::kMaxPartBytes) {
-    throw std::invalid_argument(name + " is " + std::to_string(stat.size) +
-                                " bytes uncompressed; the limit is " +
-                                std::to_string(DocxPackage::kMaxPartBytes));
+  if (stat.size > DocxPackage::kMaxTextBytes - *total) {
+    throw std::invalid_argument("the text parts are more than " +
+                                std::to_string(DocxPackage::kMaxTextBytes) +
+                                " bytes uncompressed, the limit (at " + name +
+                                ")");
   }
+  *total += static_cast<std::size_t>(stat.size);
   std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
       zip_fopen_index(archive, index, 0), zip_fclose);
   if (file == nullptr) throw std::invalid_argument(name + " cannot be opened");
@@ -80,10 +83,11 @@ DocxPackage::DocxPackage(std::string bytes) : bytes_(std::move(bytes)) {
   static const std::regex kTextPart(
       "word/(document|header[0-9]*|footer[0-9]*|footnotes|endnotes)\\.xml");
   const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  std::size_t total = 0;
   for (zip_int64_t i = 0; i < entries; ++i) {
     const char* name = zip_get_name(archive.get(), i, 0);
     if (name == nullptr || !std::regex_match(name, kTextPart)) continue;
-    std::string part = ReadEntry(archive.get(), i, name);
+    std::string part = ReadEntry(archive.get(), i, name, &total);
     // The document itself first.
     const bool main = std::string(name) == "word/document.xml";
     names_.insert(main ? names_.begin() : names_.end(), name);

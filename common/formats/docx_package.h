@@ -13,13 +13,13 @@ namespace fanyi {
 // other entry (styles, images, relationships) as it was. Read with libzip.
 class DocxPackage {
  public:
-  // A text part larger than this, uncompressed, is refused (a zip bomb
-  // would otherwise expand in memory).
-  static constexpr std::size_t kMaxPartBytes = 32 << 20;
+  // Text parts larger than this, uncompressed, in all, are refused (a zip
+  // bomb would otherwise expand in memory).
+  static constexpr std::size_t kMaxTextBytes = 32 << 20;
 
   // Opens the package in `bytes`. Throws std::invalid_argument when it is
-  // not a zip, has no word/document.xml, or a text part is too large or
-  // cannot be read.
+  // not a zip, has no word/document.xml, or its text parts are too large
+  // or cannot be read.
   explicit DocxPackage(std::string bytes);
 
   // The text parts' names, word/document.xml first, and their XML.

@@ -43,6 +43,7 @@ const std::vector<HttpRoute>& LibreTranslateApi::Routes() {
       {"/health", {"GET"}},
       {"/translate_file", {"POST"}},
       {"/download_file/{name}", {"GET"}},
+      {"/suggest", {"POST"}},
       {"/frontend/settings", {"GET"}},
       {"/spec", {"GET"}}};
   return kRoutes;
@@ -115,6 +116,10 @@ void LibreTranslateApi::Handle(HttpRequest request,
     response.content_type = "text/html; charset=utf-8";
     response.body = std::string(WebPage());
     return answer(std::move(response));
+  }
+  if (request.path == "/suggest") {  // As LibreTranslate without --suggestions.
+    return answer(
+        ErrorResponse(403, "Suggestions are disabled on this server."));
   }
   if (request.path == "/spec") {
     HttpResponse response;

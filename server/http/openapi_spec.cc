@@ -139,6 +139,14 @@ std::string_view OpenApiSpec() {
         }
       }
     },
+    "/suggest": {
+      "post": {
+        "summary": "LibreTranslate's suggestions; fanyi stores none",
+        "responses": {
+          "403": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/frontend/settings": {
       "get": {
         "summary": "What LibreTranslate's page reads at start",
