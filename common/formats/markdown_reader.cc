@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -61,6 +62,10 @@ class MarkdownReader {
   // more, indented at most three spaces), 0 when it is none.
   static std::size_t FenceLength(std::string_view line, char* fence_char);
   static bool IsBlank(std::string_view line);
+  // True for a line that starts an HTML block: a comment, a declaration, a
+  // block element's tag, or a line that is one tag alone. (A paragraph may
+  // start with inline HTML: "<b>Note</b> this" is words.)
+  static bool StartsHtmlBlock(std::string_view line);
   static bool IsThematicBreak(std::string_view line);
   static bool IsTableRule(std::string_view line);
   static bool IsReferenceDefinition(std::string_view line);
@@ -119,6 +124,34 @@ std::size_t MarkdownReader::FenceLength(std::string_view line,
 
 bool MarkdownReader::IsBlank(std::string_view line) {
   return line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+bool MarkdownReader::StartsHtmlBlock(std::string_view line) {
+  if (line.empty() || line[0] != '<') return false;
+  if (line.substr(0, 2) == "<!" || line.substr(0, 2) == "<?") return true;
+  const std::size_t name_begin = line.size() > 1 && line[1] == '/' ? 2 : 1;
+  std::size_t name_end = name_begin;
+  while (name_end < line.size() &&
+         std::isalnum(static_cast<unsigned char>(line[name_end]))) {
+    ++name_end;
+  }
+  if (name_end == name_begin) return false;
+  std::string name(line.substr(name_begin, name_end - name_begin));
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  static const char* const kBlockTags[] = {
+      "address", "article", "aside",    "blockquote", "details", "dialog",
+      "div",     "dl",      "fieldset", "figure",     "footer",  "form",
+      "h1",      "h2",      "h3",       "h4",         "h5",      "h6",
+      "header",  "hr",      "li",       "main",       "nav",     "ol",
+      "p",       "pre",     "section",  "table",      "ul",      "script",
+      "style",   "textarea"};
+  for (const char* block : kBlockTags) {
+    if (name == block) return true;
+  }
+  // Any other tag starts a block only when the line holds it alone.
+  const std::size_t close = line.find('>');
+  return close != kNone && IsBlank(line.substr(close + 1));
 }
 
 bool MarkdownReader::IsThematicBreak(std::string_view line) {
@@ -267,7 +300,8 @@ void MarkdownReader::Read() {
         (indented && was_blank && !list_before && paragraph_begin_ == kNone)) {
       continue;  // Indented code, or an HTML block.
     }
-    if (paragraph_begin_ == kNone && line[indent] == '<' && indent < 4) {
+    if (paragraph_begin_ == kNone && indent < 4 &&
+        StartsHtmlBlock(line.substr(indent))) {
       in_html = true;  // An HTML block runs to the next blank line.
       continue;
     }
