@@ -65,6 +65,22 @@ TEST(WordReaderTest, AParagraphIsOneTextWithOtherFormattingAsMarkers) {
               "<w:r><w:t xml:space=\"preserve\">!</w:t></w:r></w:p>"));
 }
 
+TEST(WordReaderTest, RunsThatDifferOnlyInProofingAreOneFormatting) {
+  // Word splits a sentence into runs by the language the spell checker
+  // saw: they look alike, so the sentence stays one text with no markers.
+  const std::string xml = WordXml(
+      "<w:p><w:r><w:rPr><w:i/><w:lang w:val=\"en-US\"/></w:rPr>"
+      "<w:t xml:space=\"preserve\">Good </w:t></w:r>"
+      "<w:r><w:rPr><w:i/><w:noProof/></w:rPr><w:t>morning</w:t></w:r>"
+      "<w:r><w:rPr><w:i/></w:rPr><w:t>.</w:t></w:r></w:p>");
+  const MarkedDocument document = ReadWordXml(xml);
+  EXPECT_EQ(ShownTexts(document), (std::vector<std::string>{"Good morning."}));
+  EXPECT_EQ(RenderRewritten(document, UpperCase),
+            WordXml("<w:p><w:r><w:rPr><w:i/><w:lang w:val=\"en-US\"/></w:rPr>"
+                    "<w:t xml:space=\"preserve\">GOOD MORNING.</w:t></w:r>"
+                    "</w:p>"));
+}
+
 TEST(WordReaderTest, TablesAndTextBoxesAreReadAndTabsKept) {
   const std::string xml = WordXml(
       "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>In a cell</w:t></w:r></w:p></w:tc>"

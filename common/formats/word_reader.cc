@@ -37,6 +37,10 @@ struct Item {
   Kind kind = kKept;
   int node = 0;
   std::string_view properties;  // kWords: the run's w:rPr, as written.
+  // kWords: what of its properties shows (w:rPr's elements as written, less
+  // the proofing ones, w:lang and w:noProof, which Word sets on runs that
+  // look alike): runs alike in this are one formatting.
+  std::string formatting;
   std::u32string words;         // kWords: its text.
   std::size_t words_begin = 0;  // kWords: its w:t content, first to last.
   std::size_t words_end = 0;
@@ -94,6 +98,15 @@ class WordReader {
       const std::string_view name = WordName(node);
       if (name == "rPr") {
         item.properties = source_.substr(node.begin, node.end - node.begin);
+        for (int property : node.children) {
+          const XmlTree::Node& element = tree_.node(property);
+          const std::string_view kind = WordName(element);
+          if (tree_.IsText(property) || kind == "lang" || kind == "noProof") {
+            continue;
+          }
+          item.formatting +=
+              source_.substr(element.begin, element.end - element.begin);
+        }
       } else if (name == "t") {
         if (texts++ == 0) item.words_begin = node.open_end;
         item.words_end = node.close_begin;
@@ -115,7 +128,7 @@ class WordReader {
     for (const Item& item : items) {
       if (item.kind == Item::kWords && item.words.size() > most) {
         most = item.words.size();
-        base = item.properties;
+        base = item.formatting;
       }
     }
     // Kept items at either end stay where they are.
@@ -128,7 +141,7 @@ class WordReader {
     for (std::size_t i = first; i < last; ++i) {
       const Item& item = items[i];
       if (item.kind == Item::kDropped) continue;
-      if (item.kind == Item::kWords && item.properties == base) {
+      if (item.kind == Item::kWords && item.formatting == base) {
         text += item.words;
         continue;
       }
@@ -147,17 +160,19 @@ class WordReader {
       const XmlTree::Node& node = tree_.node(item->node);
       markers.push_back(document_.AddRegion(node.begin, node.end));
     }
-    // The words between markers become runs of the base formatting, named
-    // with the prefix the part gives Word's namespace.
-    const XmlTree::Node& base_run = tree_.node(BaseRun(items, base));
+    // The words between markers become runs of the base formatting (the
+    // properties of the first run in it, as written), named with the prefix
+    // the part gives Word's namespace.
+    const Item& base_item = BaseRun(items, base);
+    const XmlTree::Node& base_run = tree_.node(base_item.node);
     const std::string_view tag = source_.substr(
         base_run.begin + 1, base_run.open_end - base_run.begin - 1);
     const std::string_view name = tag.substr(0, tag.find_first_of(" \t\r\n/>"));
     const std::string_view prefix = name.substr(0, name.find(':') + 1);
     TextWriting writing;
     writing.words_before = "<" + std::string(prefix) + "r>" +
-                           std::string(base) + "<" + std::string(prefix) +
-                           "t xml:space=\"preserve\">";
+                           std::string(base_item.properties) + "<" +
+                           std::string(prefix) + "t xml:space=\"preserve\">";
     writing.words_after =
         "</" + std::string(prefix) + "t></" + std::string(prefix) + "r>";
     document_.AddText(region, tree_.node(items[first].node).begin,
@@ -171,14 +186,13 @@ class WordReader {
     }
   }
 
-  // The node of the first run in `base` formatting.
-  int BaseRun(const std::vector<Item>& items, std::string_view base) const {
+  // The first run in `base` formatting (one is: `base` is a run's).
+  static const Item& BaseRun(const std::vector<Item>& items,
+                             std::string_view base) {
     for (const Item& item : items) {
-      if (item.kind == Item::kWords && item.properties == base) {
-        return item.node;
-      }
+      if (item.kind == Item::kWords && item.formatting == base) return item;
     }
-    return items.front().node;
+    return items.front();
   }
 
   // Adds an item's words to `region` on their own: a run's text in place,
