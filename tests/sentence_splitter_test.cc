@@ -62,6 +62,19 @@ INSTANTIATE_TEST_SUITE_P(
                   {"Dear Tom", "Thanks for the book.", "Best,", "Mary"}},
         SplitCase{"  \n", {}}, SplitCase{"", {}}));
 
+TEST(SentenceSplitterTest, FullWidthStopsEndChineseSentencesBeforeLatin) {
+  const SentenceSplitter chinese("zh");
+  EXPECT_EQ(chinese.Split("我爱你。Tom是我的朋友。").sentences,
+            (Strings{"我爱你。", "Tom是我的朋友。"}));
+  EXPECT_EQ(chinese.Split("他生于1990年。1990年是个好年。").sentences,
+            (Strings{"他生于1990年。", "1990年是个好年。"}));
+  EXPECT_EQ(chinese.Split("真的吗？OK！好。").sentences,
+            (Strings{"真的吗？", "OK！", "好。"}));
+  // A Latin full stop between Latin characters is still no break.
+  EXPECT_EQ(chinese.Split("请访问example.com。谢谢。").sentences,
+            (Strings{"请访问example.com。", "谢谢。"}));
+}
+
 TEST(SentenceSplitterTest, RefusesInvalidUtf8) {
   EXPECT_THROW(SentenceSplitter("en").Split("ok \xff"), std::invalid_argument);
 }

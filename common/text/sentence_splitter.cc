@@ -29,9 +29,9 @@ std::size_t SpaceRun(std::string_view text, bool from_end) {
 }
 
 // True when a break before byte `at` of `text` falls between two characters
-// that are neither spaces nor CJK: inside a URL, an address or a code
-// ("x?y=1", "a.b"), where Unicode's rules see a sentence end but a reader
-// does not.
+// that are neither spaces nor CJK, after anything but full-width sentence
+// punctuation: inside a URL, an address or a code ("x?y=1", "a.b"), where
+// Unicode's rules see a sentence end but a reader does not.
 bool IsInsideAWord(std::string_view text, std::size_t at) {
   std::size_t before = at - 1;
   while (before > 0 &&
@@ -48,7 +48,14 @@ bool IsInsideAWord(std::string_view text, std::size_t at) {
   const auto solid = [](char32_t c) {
     return !IsSpace(c) && !IsCjk(c) && !IsControl(c) && c != '\n' && c != '\r';
   };
-  return solid(left.front()) && solid(right.front());
+  // A full-width full stop, question or exclamation mark ends a Chinese or
+  // Japanese sentence with no space after it, before Latin letters or
+  // digits too ("我爱你。Tom是我的朋友。").
+  const char32_t last = left.front();
+  if (last == U'。' || last == U'？' || last == U'！' || last == U'．') {
+    return false;
+  }
+  return solid(last) && solid(right.front());
 }
 
 bool IsLineBreak(char c) { return c == '\n' || c == '\r'; }
