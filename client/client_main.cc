@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
       "Usage: fanyi-client [--server HOST:PORT] [--timeout_ms N] "
       "[--beam_size N] [--source_language L --target_language L] "
       "[--tls_ca FILE] [text ...]\n"
-      "Without texts, translates each line of stdin.\n"
+      "Without texts, translates each line of stdin (blank lines come back "
+      "blank).\n"
       "       fanyi-client --list_models [--server HOST:PORT]\n"
       "       fanyi-client --health [--server HOST:PORT] [--timeout_ms N]");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
@@ -52,7 +53,10 @@ int main(int argc, char** argv) {
               << std::endl;
     return 1;
   }
-  if (texts.empty() && !health && !list_models) {
+  // Lines of stdin, when no texts are given: a blank one comes back blank,
+  // as a document's blank lines should (an empty argument is an error).
+  const bool from_stdin = texts.empty() && !health && !list_models;
+  if (from_stdin) {
     for (std::string line; std::getline(std::cin, line);) {
       texts.push_back(line);
     }
@@ -96,6 +100,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const std::string& text : texts) {
+    if (from_stdin &&
+        text.find_first_not_of(" \t\r") == std::string::npos) {
+      std::cout << text << std::endl;
+      continue;
+    }
     grpc::ClientContext context;
     context.set_deadline(
         std::chrono::system_clock::now() +

@@ -616,6 +616,18 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
     EXPECT_EQ(std::count(client.output.begin(), client.output.end(), '\n'), 2)
         << client.output;
 
+    // Lines of stdin, a blank one among them: each answered in order, the
+    // blank one blank.
+    const CommandResult lines = RunCommand(
+        "printf 'I like tea.\\n\\nhello\\n' | " + BinaryPath("fanyi-client") +
+        " --server=127.0.0.1:" + port + " 2>&1");
+    EXPECT_EQ(lines.exit_code, 0) << lines.output;
+    const std::size_t first_end = lines.output.find('\n');
+    ASSERT_NE(first_end, std::string::npos) << lines.output;
+    EXPECT_EQ(lines.output.substr(first_end, 2), "\n\n") << lines.output;
+    EXPECT_EQ(std::count(lines.output.begin(), lines.output.end(), '\n'), 3)
+        << lines.output;
+
     const CommandResult bad_client =
         RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
                    " '' 2>&1");
