@@ -36,12 +36,14 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
 ABSL_FLAG(int, max_batch_size, 64,
           "Rows decoding at once per worker, at most (a greedy text takes "
           "one row, a beam search text beam_size rows).");
-ABSL_FLAG(int, max_batch_delay_ms, 0,
-          "While nothing is decoding, how long the oldest queued text waits "
-          "for others to start with it (0: starts at once); while rows "
-          "decode, texts join them at the next step.");
+ABSL_FLAG(
+    int, max_batch_delay_ms, 0,
+    "While nothing is decoding, how long the oldest queued sentence waits "
+    "for others to start with it (0: starts at once); while rows "
+    "decode, texts join them at the next step.");
 ABSL_FLAG(int, max_queue, 1024,
-          "Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.");
+          "Queued sentences and clauses (the parts texts are cut into) "
+          "beyond this are rejected with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_input_chars, 20000,
           "Texts with more characters are rejected (checked before the text "
           "is read further).");

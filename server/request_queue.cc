@@ -30,8 +30,8 @@ grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
       return grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           "request queue is full (" + std::to_string(options_.max_queue) +
-              " texts waiting at most, " + std::to_string(queue_.size()) +
-              " now); retry later");
+              " sentences and clauses waiting at most, " +
+              std::to_string(queue_.size()) + " now); retry later");
     }
     for (PendingRequest& request : requests) {
       request.enqueued = now;

@@ -25,8 +25,8 @@ struct BatcherOptions {
   // request may wait for others to start with it. Default 0: at once, since
   // requests arriving later join at the next step anyway.
   std::chrono::microseconds max_batch_delay{0};
-  // Queued texts beyond this are rejected with RESOURCE_EXHAUSTED.
-  // Default 1024.
+  // Queued parts (sentences and clauses of texts) beyond this are rejected
+  // with RESOURCE_EXHAUSTED. Default 1024.
   int max_queue = 1024;
 };
 

@@ -41,14 +41,15 @@ ServerMetrics::ServerMetrics(prometheus::Registry& registry)
               .Register(registry)),
       queue_wait_(prometheus::BuildHistogram()
                       .Name("fanyi_queue_wait_seconds")
-                      .Help("Time a text waited in the batcher's queue before "
+                      .Help("Time a sentence or clause (a queued part of a "
+                            "text) waited in the batcher's queue before "
                             "decoding admitted it.")
                       .Register(registry)),
       decode_duration_(
           prometheus::BuildHistogram()
               .Name("fanyi_decode_duration_seconds")
-              .Help("Time from a text's admission to decoding to its "
-                    "last generated token.")
+              .Help("Time from a sentence's or clause's admission to "
+                    "decoding to its last generated token.")
               .Register(registry)),
       batch_size_(prometheus::BuildHistogram()
                       .Name("fanyi_batch_size")
@@ -79,7 +80,8 @@ ServerMetrics::ServerMetrics(prometheus::Registry& registry)
                   .Register(registry)),
       queue_depth_(prometheus::BuildGauge()
                        .Name("fanyi_queue_depth")
-                       .Help("Texts waiting in the batcher's queue.")
+                       .Help("Sentences and clauses (queued parts of texts) "
+                             "waiting in the batcher's queue.")
                        .Register(registry)),
       requests_in_flight_(prometheus::BuildGauge()
                               .Name("fanyi_requests_in_flight")

@@ -95,7 +95,8 @@ class ModelMetrics {
   // clauses cut by the length cap (fanyi_capped_translations_total).
   void ObserveText(int sentences, int unknown_words, int unplaced_spans,
                    int capped);
-  // fanyi_queue_depth: texts waiting in the model's queue right now.
+  // fanyi_queue_depth: sentences and clauses waiting in the model's queue
+  // right now.
   void SetQueueDepth(int depth);
 
  private:

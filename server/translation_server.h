@@ -43,14 +43,14 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // gRPC address; port 0 picks one.
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus /metrics
                                                   // address; port 0 picks one.
-  int max_batch_size = 64;      // Rows decoding at once per worker, at most
-                                // (a beam search text takes beam_size rows).
-  int max_batch_delay_ms = 0;   // While nothing decodes, how long the oldest
-                                // queued text waits for others to start with
-                                // it; decoding rows admit texts at once.
-  int max_queue = 1024;         // Queued texts beyond this get
-                                // RESOURCE_EXHAUSTED.
-  int max_input_chars = 20000;  // Longer texts get INVALID_ARGUMENT.
+  int max_batch_size = 64;     // Rows decoding at once per worker, at most
+                               // (a beam search text takes beam_size rows).
+  int max_batch_delay_ms = 0;  // While nothing decodes, how long the oldest
+                               // queued sentence waits for others to start with
+                               // it; decoding rows admit texts at once.
+  int max_queue = 1024;        // Queued sentences and clauses beyond
+                               // this get RESOURCE_EXHAUSTED.
+  int max_input_chars = 20000;      // Longer texts get INVALID_ARGUMENT.
   int max_request_sentences = 512;  // Sentences and clauses per request, at
                                     // most (and at most max_queue).
   int max_glossary_entries = 256;   // Glossary terms per request, at most.
