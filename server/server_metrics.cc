@@ -78,6 +78,11 @@ ServerMetrics::ServerMetrics(prometheus::Registry& registry)
                   .Help("Sentences or clauses whose translation reached the "
                         "length cap.")
                   .Register(registry)),
+      dropped_unknown_(prometheus::BuildCounter()
+                           .Name("fanyi_dropped_unknown_tokens_total")
+                           .Help("Unknown tokens (<unk>) the model generated, "
+                                 "dropped from translations.")
+                           .Register(registry)),
       queue_depth_(prometheus::BuildGauge()
                        .Name("fanyi_queue_depth")
                        .Help("Sentences and clauses (queued parts of texts) "
@@ -134,6 +139,7 @@ ModelMetrics::ModelMetrics(ServerMetrics& families, const std::string& name,
       unknown_words_(families.unknown_words_.Add({{"model", name}})),
       unplaced_spans_(families.unplaced_spans_.Add({{"model", name}})),
       capped_(families.capped_.Add({{"model", name}})),
+      dropped_unknown_(families.dropped_unknown_.Add({{"model", name}})),
       queue_depth_(families.queue_depth_.Add({{"model", name}})),
       model_info_(families.model_info_.Add(
           {{"model", name},
@@ -157,11 +163,13 @@ void ModelMetrics::ObserveDecode(double decode_seconds, int generated_tokens) {
 }
 
 void ModelMetrics::ObserveText(int sentences, int unknown_words,
-                               int unplaced_spans, int capped) {
+                               int unplaced_spans, int capped,
+                               int dropped_unknown) {
   sentences_.Increment(sentences);
   unknown_words_.Increment(unknown_words);
   unplaced_spans_.Increment(unplaced_spans);
   capped_.Increment(capped);
+  dropped_unknown_.Increment(dropped_unknown);
 }
 
 void ModelMetrics::SetQueueDepth(int depth) { queue_depth_.Set(depth); }

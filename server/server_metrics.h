@@ -62,6 +62,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& unknown_words_;
   prometheus::Family<prometheus::Counter>& unplaced_spans_;
   prometheus::Family<prometheus::Counter>& capped_;
+  prometheus::Family<prometheus::Counter>& dropped_unknown_;
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Gauge& requests_in_flight_;
   prometheus::Family<prometheus::Gauge>& model_info_;
@@ -91,10 +92,12 @@ class ModelMetrics {
   void ObserveDecode(double decode_seconds, int generated_tokens);
   // One text translated: its sentences (fanyi_sentences_total), source
   // words the vocabulary lacks (fanyi_unknown_words_total), verbatim spans
-  // the model did not place (fanyi_unplaced_spans_total) and sentences or
-  // clauses cut by the length cap (fanyi_capped_translations_total).
+  // the model did not place (fanyi_unplaced_spans_total), sentences or
+  // clauses cut by the length cap (fanyi_capped_translations_total) and
+  // unknown tokens the model generated, dropped
+  // (fanyi_dropped_unknown_tokens_total).
   void ObserveText(int sentences, int unknown_words, int unplaced_spans,
-                   int capped);
+                   int capped, int dropped_unknown);
   // fanyi_queue_depth: sentences and clauses waiting in the model's queue
   // right now.
   void SetQueueDepth(int depth);
@@ -114,6 +117,7 @@ class ModelMetrics {
   prometheus::Counter& unknown_words_;
   prometheus::Counter& unplaced_spans_;
   prometheus::Counter& capped_;
+  prometheus::Counter& dropped_unknown_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& model_info_;
 };

@@ -71,7 +71,8 @@ void FinishJob(JobState& state) {
       model.metrics().ObserveText(
           translation.sentence_count,
           static_cast<int>(translation.unknown_words.size()),
-          translation.unplaced_span_count, translation.capped_part_count);
+          translation.unplaced_span_count, translation.capped_part_count,
+          translation.dropped_unknown_count);
     }
   }
   state.job.done(status, std::move(translations));

@@ -304,6 +304,16 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
   text->unknown_words.insert(text->unknown_words.end(),
                              masked.unknown_words.begin(),
                              masked.unknown_words.end());
+  // The tokens of the unknown words the masker found: those it could not
+  // mask (no placeholder left, or none in the model) are encoded as <unk>
+  // below and are counted already.
+  std::vector<std::string> counted;
+  for (const std::string& word : masked.unknown_words) {
+    for (std::string& token :
+         source_tokenizer_.Tokenize(source_lookup_.Normalize(word))) {
+      counted.push_back(std::move(token));
+    }
+  }
   // After masking: spans the user listed keep the script they match in.
   const std::vector<std::string> tokens =
       source_tokenizer_.Tokenize(source_lookup_.Normalize(masked.text));
@@ -316,7 +326,12 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
     EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size,
                        text->alternatives};
     for (std::size_t k = 0; k < part_tokens.size(); ++k) {
-      if (part.ids[k] == Vocabulary::kUnkId) {
+      if (part.ids[k] != Vocabulary::kUnkId) continue;
+      const auto known =
+          std::find(counted.begin(), counted.end(), part_tokens[k]);
+      if (known != counted.end()) {
+        counted.erase(known);
+      } else {
         text->unknown_words.push_back(part_tokens[k]);
       }
     }
@@ -423,8 +438,19 @@ std::string TextPipeline::AssemblePart(const PreparedText& text,
       MaxTargetLength(decoding_, text.parts[part].ids.size())) {
     ++translation->capped_part_count;
   }
+  // A generated <unk> says only that the model had no word: it is dropped
+  // (and counted) rather than shown.
+  std::vector<int64_t> known;
+  known.reserve(target_ids.size());
+  for (int64_t id : target_ids) {
+    if (id == Vocabulary::kUnkId) {
+      ++translation->dropped_unknown_count;
+    } else {
+      known.push_back(id);
+    }
+  }
   std::string detokenized =
-      target_tokenizer_.Detokenize(target_vocabulary_.Decode(target_ids));
+      target_tokenizer_.Detokenize(target_vocabulary_.Decode(known));
   // Converted before the spans return, so that they stay as written.
   if (text.script)
     detokenized = converters_.at(*text.script).Convert(detokenized);

@@ -120,6 +120,8 @@ struct TextTranslation {
   int unplaced_span_count = 0;
   int source_token_count = 0;
   int generated_token_count = 0;
+  // Unknown tokens (<unk>) the model generated: dropped, never shown.
+  int dropped_unknown_count = 0;
 };
 
 }  // namespace fanyi

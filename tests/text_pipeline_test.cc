@@ -1,0 +1,83 @@
+// TextPipeline on a real checkpoint (a tiny model trained for a moment, on
+// the shared corpus's first pairs): what Prepare counts and Assemble shows,
+// with target ids chosen by the test.
+#include "common/pipeline/text_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/pipeline/translator.h"
+#include "common/text/vocabulary.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A model trained without placeholders, so that an unknown word reaches
+// the model as <unk>.
+const Translator& ModelWithoutPlaceholders() {
+  static const Translator* const translator = [] {
+    const std::string dir = testing_util::MakeTempDir("text_pipeline_test");
+    const std::string pairs = dir + "/pairs.tsv";
+    std::ifstream in(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+    std::ofstream out(pairs);
+    std::string line;
+    for (int i = 0; i < 30 && std::getline(in, line); ++i) out << line << "\n";
+    out.close();
+    const std::string checkpoint = testing_util::TrainTinyModelOn(
+        pairs, dir + "/run", [](TrainingOptions& options) {
+          options.corpus.placeholders = false;
+          options.epochs = 1;
+          options.validate_every_epochs = 1;
+        });
+    TranslatorOptions options;
+    options.device = "cpu";
+    return Translator::Load(checkpoint, options).release();
+  }();
+  return *translator;
+}
+
+TEST(TextPipelineTest, AnUnknownWordLeftAsUnkIsCountedOnce) {
+  const TextPipeline& pipeline = ModelWithoutPlaceholders().pipeline();
+  ASSERT_EQ(pipeline.max_placeholders(), 0);
+  TextRequest request;
+  request.texts = {"Anyone can do zyzzyva."};
+  const std::vector<PreparedText> prepared = pipeline.Prepare(request);
+  ASSERT_EQ(prepared.size(), 1u);
+  const std::vector<std::string>& unknown = prepared[0].unknown_words;
+  EXPECT_EQ(std::count(unknown.begin(), unknown.end(), "zyzzyva"), 1)
+      << ::testing::PrintToString(unknown);
+  // It reached the model as <unk>: nothing carried it past.
+  const std::vector<int64_t>& ids = prepared[0].parts.at(0).ids;
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), Vocabulary::kUnkId), 1);
+}
+
+TEST(TextPipelineTest, AGeneratedUnkIsDroppedAndCounted) {
+  const TextPipeline& pipeline = ModelWithoutPlaceholders().pipeline();
+  TextRequest request;
+  request.texts = {"Anyone can do that."};
+  const std::vector<PreparedText> prepared = pipeline.Prepare(request);
+  // The source's own ids stand in for a translation (a Chinese target's
+  // vocabulary has other tokens, but any known ids do), with <unk> among
+  // them.
+  const TextTranslation clean =
+      pipeline.Assemble(prepared[0], {std::vector<int64_t>{5, 6, 7}});
+  const TextTranslation with_unknown = pipeline.Assemble(
+      prepared[0],
+      {std::vector<int64_t>{5, Vocabulary::kUnkId, 6, Vocabulary::kUnkId, 7}});
+  EXPECT_EQ(with_unknown.text, clean.text);
+  EXPECT_EQ(with_unknown.text.find("<unk>"), std::string::npos);
+  EXPECT_EQ(with_unknown.dropped_unknown_count, 2);
+  EXPECT_EQ(clean.dropped_unknown_count, 0);
+}
+
+}  // namespace
+}  // namespace fanyi
