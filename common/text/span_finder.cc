@@ -1,6 +1,7 @@
 #include "common/text/span_finder.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -61,22 +62,54 @@ bool IsEmailLocal(char32_t c) {
          c == '-';
 }
 
-std::size_t EmailEnd(const std::u32string& text, std::size_t i) {
-  std::size_t at = i;
-  while (at < text.size() && IsEmailLocal(text[at])) ++at;
-  if (at == i || at >= text.size() || text[at] != '@') return i;
-  std::size_t end = at + 1;
-  bool dot = false;
-  while (end < text.size() &&
-         (IsAsciiAlnum(text[end]) || text[end] == '.' || text[end] == '-')) {
-    dot = dot || text[end] == '.';
-    ++end;
+// Finds e-mail addresses at word starts, scanning each stretch of text once:
+// every word start inside one run of address characters ("a.b.c") shares
+// that run's end, and every run that ends at one '@' shares its domain, so
+// both are remembered instead of scanned again ("a.a.a.…@x" would otherwise
+// take time quadratic in its length).
+class EmailScanner {
+ public:
+  explicit EmailScanner(const std::u32string& text) : text_(text) {}
+
+  // The end of the address starting at word start `i`, or `i`.
+  std::size_t End(std::size_t i) {
+    if (i >= local_end_) {
+      local_end_ = i;
+      while (local_end_ < text_.size() && IsEmailLocal(text_[local_end_])) {
+        ++local_end_;
+      }
+    }
+    const std::size_t at = local_end_;
+    if (at == i || at >= text_.size() || text_[at] != '@') return i;
+    if (at != domain_at_) {
+      domain_at_ = at;
+      domain_end_ = DomainEnd(at);
+    }
+    return domain_end_ > at ? domain_end_ : i;
   }
-  while (end > at + 1 && (text[end - 1] == '.' || text[end - 1] == '-')) --end;
-  const bool domain_dot = std::find(text.begin() + at + 1, text.begin() + end,
-                                    '.') != text.begin() + end;
-  return dot && domain_dot && end > at + 1 ? end : i;
-}
+
+ private:
+  // The end of a valid domain after the '@' at `at` (with a dot, not ending
+  // in '.' or '-'), or `at` when there is none.
+  std::size_t DomainEnd(std::size_t at) const {
+    std::size_t end = at + 1;
+    while (end < text_.size() && (IsAsciiAlnum(text_[end]) ||
+                                  text_[end] == '.' || text_[end] == '-')) {
+      ++end;
+    }
+    while (end > at + 1 && (text_[end - 1] == '.' || text_[end - 1] == '-')) {
+      --end;
+    }
+    const bool dot = std::find(text_.begin() + at + 1, text_.begin() + end,
+                               '.') != text_.begin() + end;
+    return dot && end > at + 1 ? end : at;
+  }
+
+  const std::u32string& text_;
+  std::size_t local_end_ = 0;  // End of the last run of address characters.
+  std::size_t domain_at_ = std::u32string::npos;  // The '@' last looked at,
+  std::size_t domain_end_ = 0;                    // and its domain's end.
+};
 
 bool IsCurrencySign(char32_t c) {
   return c == '$' || c == 0x20AC || c == 0x00A3 || c == 0x00A5 || c == '#' ||
@@ -128,24 +161,10 @@ std::size_t WithoutClitic(const std::u32string& text, std::size_t begin,
   return end;
 }
 
-// The longest glossary key at `i`, or -1.
-int GlossaryMatch(const std::u32string& text, std::size_t i,
-                  const std::vector<std::u32string>& keys, std::size_t* end) {
-  int best = -1;
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const std::size_t key_end = i + keys[k].size();
-    if (StartsWithIgnoringCase(text, i, keys[k]) && EndsWord(text, key_end) &&
-        (best < 0 || keys[k].size() > keys[best].size())) {
-      best = static_cast<int>(k);
-      *end = key_end;
-    }
-  }
-  return best;
-}
-
 }  // namespace
 
 SpanFinder::SpanFinder(const std::vector<std::string>& glossary_sources) {
+  glossary_trie_.emplace_back();  // The root.
   for (std::size_t k = 0; k < glossary_sources.size(); ++k) {
     std::u32string key = Lowercase(DecodeUtf8(glossary_sources[k]));
     while (!key.empty() && IsSpace(key.back())) key.pop_back();
@@ -154,12 +173,49 @@ SpanFinder::SpanFinder(const std::vector<std::string>& glossary_sources) {
       throw std::invalid_argument("glossary entry " + std::to_string(k) +
                                   " has an empty source term");
     }
-    glossary_keys_.push_back(std::move(key));
+    int node = 0;
+    for (char32_t c : key) {
+      const auto found = glossary_trie_[node].children.find(c);
+      if (found != glossary_trie_[node].children.end()) {
+        node = found->second;
+        continue;
+      }
+      const int child = static_cast<int>(glossary_trie_.size());
+      glossary_trie_[node].children.emplace(c, child);
+      glossary_trie_.emplace_back();
+      node = child;
+    }
+    // Of equal terms, the first listed.
+    if (glossary_trie_[node].entry < 0) {
+      glossary_trie_[node].entry = static_cast<int>(k);
+    }
   }
+}
+
+int SpanFinder::GlossaryMatch(const std::u32string& text, std::size_t i,
+                              std::size_t* end) const {
+  // One walk down the trie of the lowercased terms: the work is the length
+  // of the longest term, however many terms there are.
+  int best = -1;
+  int node = 0;
+  for (std::size_t at = i; at < text.size(); ++at) {
+    const auto next = glossary_trie_[node].children.find(ToLower(text[at]));
+    if (next == glossary_trie_[node].children.end()) break;
+    node = next->second;
+    if (glossary_trie_[node].entry >= 0 && EndsWord(text, at + 1)) {
+      best = glossary_trie_[node].entry;  // Longer than any before.
+      *end = at + 1;
+    }
+  }
+  return best;
 }
 
 std::vector<Span> SpanFinder::Find(const std::u32string& text) const {
   std::vector<Span> spans;
+  EmailScanner emails(text);
+  // The end of the last run of letters and digits joined by code joiners,
+  // so that no word start inside it scans it again.
+  std::size_t code_end = 0;
   std::size_t i = 0;
   while (i < text.size()) {
     if (InlineMarkerIndex(text[i]) >= 0) {
@@ -176,16 +232,23 @@ std::vector<Span> SpanFinder::Find(const std::u32string& text) const {
     int entry = -1;
     if ((end = UrlEnd(text, i)) > i) {
       spans.push_back({i, end, SpanKind::kUrl});
-    } else if ((end = EmailEnd(text, i)) > i) {
+    } else if ((end = emails.End(i)) > i) {
       spans.push_back({i, end, SpanKind::kEmail});
-    } else if ((entry = GlossaryMatch(text, i, glossary_keys_, &end)) >= 0) {
+    } else if ((entry = GlossaryMatch(text, i, &end)) >= 0) {
       spans.push_back({i, end, SpanKind::kGlossary, entry});
     } else if (IsLetterOrDigit(text[i]) ||
                (IsCurrencySign(text[i]) && i + 1 < text.size() &&
                 IsAsciiDigit(text[i + 1]))) {
       const std::size_t start = IsLetterOrDigit(text[i]) ? i : i + 1;
       bool has_digit = false;
-      end = WordEnd(text, start, IsCodeJoiner, &has_digit);
+      if (start < code_end) {
+        // Inside the joined run ("a.a.a") that a word start before this one
+        // scanned: it ends there too, and held no digit (or it would have
+        // been one number span, skipped whole).
+        end = code_end;
+      } else {
+        end = code_end = WordEnd(text, start, IsCodeJoiner, &has_digit);
+      }
       if (has_digit) {
         if (end < text.size() && text[end] == '%') ++end;
         spans.push_back({i, end, SpanKind::kNumber});

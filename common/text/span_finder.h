@@ -2,6 +2,7 @@
 #define FANYI_COMMON_TEXT_SPAN_FINDER_H_
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct Span {
 
 // Finds the spans of a sentence that may pass through translation: inline
 // markers (each its own span), glossary terms (matched case-insensitively on
-// word boundaries, the longest first), URLs (http://, https://, www.), e-mail
+// word boundaries, the longest first, through a trie), URLs (http://, https://, www.), e-mail
 // addresses, words holding a digit (numbers, decimals, times, dates, prices
 // with their currency sign and percent sign, codes such as BA2490 or X-100),
 // and the other words (kWord), without the English clitic the tokenizer splits
@@ -29,11 +30,23 @@ class SpanFinder {
   // Throws std::invalid_argument for a blank glossary source term.
   explicit SpanFinder(const std::vector<std::string>& glossary_sources = {});
 
-  // Every span of `text`, left to right, without overlaps.
+  // Every span of `text`, left to right, without overlaps. Linear in the
+  // text's length (times the longest glossary term's).
   std::vector<Span> Find(const std::u32string& text) const;
 
  private:
-  std::vector<std::u32string> glossary_keys_;  // Lowercased, trimmed.
+  // A node of the trie of glossary terms (lowercased, trimmed).
+  struct TrieNode {
+    std::map<char32_t, int> children;  // By the next character: a node.
+    int entry = -1;  // The term ending here (its glossary index), or -1.
+  };
+
+  // The longest glossary term at `i` ending on a word boundary, its index,
+  // with `*end`; -1 when none is there.
+  int GlossaryMatch(const std::u32string& text, std::size_t i,
+                    std::size_t* end) const;
+
+  std::vector<TrieNode> glossary_trie_;  // [0] is the root.
 };
 
 // The text of `span` in `text`, as UTF-8.
