@@ -154,37 +154,85 @@ std::vector<PreparedText> TextPipeline::Prepare(
   limits_.CheckTextCount(request.texts.size(), request.field);
   const TextOptions options = limits_.ReadOptions(request);
   CheckOptions(options);
+  // First every text is checked and cut into sentences, which is cheap:
+  // a request with more sentences than it may hold is refused before any
+  // is masked or encoded (each sentence is one part at least).
+  std::vector<std::string> fields;
+  std::vector<SplitInput> inputs;
+  std::size_t sentences = 0;
+  for (std::size_t i = 0; i < request.texts.size(); ++i) {
+    fields.push_back(request.indexed
+                         ? request.field + "[" +
+                               std::to_string(request.indices.empty()
+                                                  ? i
+                                                  : request.indices[i]) +
+                               "]"
+                         : request.field);
+    inputs.push_back(
+        SplitChecked(request.texts[i], fields.back(), options.format));
+    for (const SplitText& run : inputs.back().runs) {
+      sentences += run.sentences.size();
+    }
+  }
+  limits_.CheckPartCount(sentences);
   std::vector<PreparedText> prepared;
   std::size_t parts = 0;
-  for (std::size_t i = 0; i < request.texts.size(); ++i) {
-    const std::string field =
-        request.indexed
-            ? request.field + "[" +
-                  std::to_string(request.indices.empty() ? i
-                                                         : request.indices[i]) +
-                  "]"
-            : request.field;
-    if (options.format == TextFormat::kText) {
-      limits_.CheckText(request.texts[i], field);
-      prepared.push_back(PrepareNamed(request.texts[i], field, options));
-    } else {
-      // A document's limit is on its words: markup costs no decoding (its
-      // size is the surface's to bound, as an upload or a message).
-      if (request.texts[i].empty()) {
-        throw std::invalid_argument(field + " is empty");
-      }
-      auto document = std::make_shared<const MarkedDocument>(
-          ReadNamed(request.texts[i], field, options.format));
-      if (const std::string words = document->Words(); !words.empty()) {
-        limits_.CheckText(words, field);
-      }
-      prepared.push_back(
-          PrepareNamed(request.texts[i], field, options, std::move(document)));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    try {
+      prepared.push_back(PrepareSplit(std::move(inputs[i]), options));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fields[i] + ": " + e.what());
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fields[i] +
+                               ": preparing the text failed: " + e.what());
     }
     parts += prepared.back().parts.size();
   }
-  limits_.CheckPartCount(parts);
+  limits_.CheckPartCount(parts);  // Long sentences add clauses.
   return prepared;
+}
+
+TextPipeline::SplitInput TextPipeline::SplitChecked(std::string_view text,
+                                                    const std::string& field,
+                                                    TextFormat format) const {
+  // What a reader or the splitter refuses, named by the field.
+  const auto named = [&field](const std::invalid_argument& e) {
+    return std::invalid_argument(field + ": " + e.what());
+  };
+  if (format == TextFormat::kText) {
+    limits_.CheckText(text, field);
+    SplitInput input;
+    try {
+      input.runs.push_back(splitter_.Split(text));
+    } catch (const std::invalid_argument& e) {
+      throw named(e);
+    }
+    return input;
+  }
+  if (text.empty()) throw std::invalid_argument(field + " is empty");
+  std::shared_ptr<const MarkedDocument> document;
+  try {
+    document =
+        std::make_shared<const MarkedDocument>(ReadDocument(text, format));
+  } catch (const std::invalid_argument& e) {
+    throw named(e);
+  }
+  // A document's limit is on its words: markup costs no decoding (its size
+  // is the surface's to bound, as an upload or a message).
+  if (const std::string words = document->Words(); !words.empty()) {
+    limits_.CheckText(words, field);
+  }
+  return SplitDocument(std::move(document));
+}
+
+TextPipeline::SplitInput TextPipeline::SplitDocument(
+    std::shared_ptr<const MarkedDocument> document) const {
+  SplitInput input;
+  for (const std::string& run : document->texts()) {
+    input.runs.push_back(splitter_.Split(run));
+  }
+  input.document = std::move(document);
+  return input;
 }
 
 void TextPipeline::CheckOptions(const TextOptions& options) const {
@@ -197,30 +245,6 @@ void TextPipeline::CheckOptions(const TextOptions& options) const {
     throw std::invalid_argument(
         "glossary: this model was trained without placeholders, so it "
         "cannot keep glossary terms");
-  }
-}
-
-PreparedText TextPipeline::PrepareNamed(
-    std::string_view text, const std::string& field, const TextOptions& options,
-    std::shared_ptr<const MarkedDocument> document) const {
-  try {
-    return document != nullptr ? PrepareDocument(std::move(document), options)
-                               : PrepareText(text, options);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(field + ": " + e.what());
-  } catch (const std::exception& e) {
-    throw std::runtime_error(field +
-                             ": preparing the text failed: " + e.what());
-  }
-}
-
-MarkedDocument TextPipeline::ReadNamed(std::string_view text,
-                                       const std::string& field,
-                                       TextFormat format) const {
-  try {
-    return ReadDocument(text, format);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(field + ": " + e.what());
   }
 }
 
@@ -245,55 +269,40 @@ MarkedDocument TextPipeline::ReadDocument(std::string_view text,
 
 PreparedText TextPipeline::PrepareText(std::string_view text,
                                        const TextOptions& options) const {
-  if (options.format != TextFormat::kText) {
-    return PrepareDocument(std::make_shared<const MarkedDocument>(
-                               ReadDocument(text, options.format)),
-                           options);
-  }
-  PreparedText prepared = Start(options);
-  const PlaceholderMasker masker(options.glossary, max_placeholders_);
-  PrepareRun(text, masker, options.beam_size, &prepared);
-  if (prepared.parts.empty()) {
-    throw std::invalid_argument("text has no tokens to translate");
-  }
-  return prepared;
-}
-
-PreparedText TextPipeline::PrepareDocument(
-    std::shared_ptr<const MarkedDocument> document,
-    const TextOptions& options) const {
-  PreparedText prepared = Start(options);
-  const PlaceholderMasker masker(options.glossary, max_placeholders_);
-  prepared.document = std::move(document);
-  // A document with nothing to translate comes back as it is.
-  for (const std::string& run : prepared.document->texts()) {
-    PrepareRun(run, masker, options.beam_size, &prepared);
-  }
-  return prepared;
-}
-
-PreparedText TextPipeline::Start(const TextOptions& options) const {
   CheckOptions(options);
+  if (options.format == TextFormat::kText) {
+    SplitInput input;
+    input.runs.push_back(splitter_.Split(text));
+    return PrepareSplit(std::move(input), options);
+  }
+  return PrepareSplit(SplitDocument(std::make_shared<const MarkedDocument>(
+                          ReadDocument(text, options.format))),
+                      options);
+}
+
+PreparedText TextPipeline::PrepareSplit(SplitInput input,
+                                        const TextOptions& options) const {
   PreparedText prepared;
   prepared.beam_size = options.beam_size;
   prepared.alternatives = std::min(options.alternatives, options.beam_size - 1);
   if (writes_chinese()) {
     prepared.script = options.script.value_or(ChineseScript::kSimplified);
   }
-  return prepared;
-}
-
-void TextPipeline::PrepareRun(std::string_view run,
-                              const PlaceholderMasker& masker, int beam_size,
-                              PreparedText* text) const {
+  const PlaceholderMasker masker(options.glossary, max_placeholders_);
+  prepared.document = std::move(input.document);
+  prepared.runs = std::move(input.runs);
   int sentence = 0;
-  for (const SplitText& earlier : text->runs) {
-    sentence += static_cast<int>(earlier.sentences.size());
+  for (const SplitText& run : prepared.runs) {
+    for (const std::string& each : run.sentences) {
+      PrepareSentence(each, sentence++, masker, options.beam_size, &prepared);
+    }
   }
-  text->runs.push_back(splitter_.Split(run));
-  for (const std::string& each : text->runs.back().sentences) {
-    PrepareSentence(each, sentence++, masker, beam_size, text);
+  // A document with nothing to translate has no parts, and comes back as
+  // it is; a plain text with none is refused.
+  if (prepared.document == nullptr && prepared.parts.empty()) {
+    throw std::invalid_argument("text has no tokens to translate");
   }
+  return prepared;
 }
 
 void TextPipeline::PrepareSentence(const std::string& sentence,

@@ -115,24 +115,23 @@ class TextPipeline {
   // format's reader. Throws std::invalid_argument when the reader refuses
   // it.
   static MarkedDocument ReadDocument(std::string_view text, TextFormat format);
-  // ReadDocument, with errors naming the text `field`.
-  MarkedDocument ReadNamed(std::string_view text, const std::string& field,
-                           TextFormat format) const;
-  // Prepares a document's texts, each a run.
-  PreparedText PrepareDocument(std::shared_ptr<const MarkedDocument> document,
-                               const TextOptions& options) const;
-  // A prepared text with no parts yet, with `options` checked.
-  PreparedText Start(const TextOptions& options) const;
-  // PrepareText, or PrepareDocument for `text` read as `document`, with
-  // errors naming the text `field`.
-  PreparedText PrepareNamed(
-      std::string_view text, const std::string& field,
-      const TextOptions& options,
-      std::shared_ptr<const MarkedDocument> document = nullptr) const;
-  // Prepares one run of a text (the text, or a text of its document) into
-  // `text`, its sentences numbered after the runs before it.
-  void PrepareRun(std::string_view run, const PlaceholderMasker& masker,
-                  int beam_size, PreparedText* text) const;
+  // A text after the cheap first pass: read (a document) and cut into
+  // its runs' sentences, nothing masked or encoded yet.
+  struct SplitInput {
+    std::shared_ptr<const MarkedDocument> document;  // For a document.
+    std::vector<SplitText> runs;  // The text's, or its document's texts'.
+  };
+  // The first pass of one text of a request, named `field`: checked
+  // against the limits (a plain text by its characters, a document by its
+  // words), read and split. Throws std::invalid_argument naming the field.
+  SplitInput SplitChecked(std::string_view text, const std::string& field,
+                          TextFormat format) const;
+  // Cuts a document's texts into their sentences.
+  SplitInput SplitDocument(
+      std::shared_ptr<const MarkedDocument> document) const;
+  // Masks and encodes the sentences of `input` into parts. Throws
+  // std::invalid_argument for a plain text with no tokens to translate.
+  PreparedText PrepareSplit(SplitInput input, const TextOptions& options) const;
   // Prepares one sentence of a text into `text`.
   void PrepareSentence(const std::string& sentence, int sentence_index,
                        const PlaceholderMasker& masker, int beam_size,
