@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Puts an English-Chinese corpus in data/en-zh/ (train.tsv, dev.tsv, test.tsv)
-# and prints that directory. Uses ../shared/data/en-zh when it is there;
+# Puts an English-Chinese corpus in data/en-zh/ (train.tsv, dev.tsv, test.tsv,
+# and the tests' small sets train_mini.tsv and dev_mini.tsv: their first 1,000
+# and 200 pairs) and prints that directory. Uses ../shared/data/en-zh when it is there;
 # otherwise downloads the Tatoeba pairs packaged by manythings.org/anki
 # (cmn-eng.zip, CC-BY 2.0 FR) and splits them 80/10/10 with a fixed seed.
 set -euo pipefail
@@ -13,6 +14,8 @@ fi
 
 out=data/en-zh
 if [ -f "$out/train.tsv" ] && [ -f "$out/dev.tsv" ]; then
+  [ -f "$out/train_mini.tsv" ] || head -n 1000 "$out/train.tsv" >"$out/train_mini.tsv"
+  [ -f "$out/dev_mini.tsv" ] || head -n 200 "$out/dev.tsv" >"$out/dev_mini.tsv"
   echo "$(cd "$out" && pwd)"
   exit 0
 fi
@@ -36,4 +39,7 @@ dev=$((total / 10))
 head -n "$train" data/cmn-eng/shuffled.tsv >"$out/train.tsv"
 tail -n +"$((train + 1))" data/cmn-eng/shuffled.tsv | head -n "$dev" >"$out/dev.tsv"
 tail -n +"$((train + dev + 1))" data/cmn-eng/shuffled.tsv >"$out/test.tsv"
+# The small sets the tests train on, as ../shared/data has them.
+head -n 1000 "$out/train.tsv" >"$out/train_mini.tsv"
+head -n 200 "$out/dev.tsv" >"$out/dev_mini.tsv"
 echo "$(cd "$out" && pwd)"

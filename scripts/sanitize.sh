@@ -40,6 +40,9 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 # Test scratch space of its own, so a concurrent run of the other test
 # builds on the machine does not share the trained tiny models.
+# The tests' corpus, found or downloaded as scripts/test.sh does.
+FANYI_TEST_DATA=$(dirname "$(bash scripts/get-data.sh)")
+export FANYI_TEST_DATA
 export TEST_TMPDIR="$(cd "$build_dir" && pwd)/test-tmp"
 mkdir -p "$TEST_TMPDIR"
 

@@ -49,6 +49,18 @@ fi
 
 bash scripts/install-deps.sh --tests
 bash scripts/build.sh
+
+# The corpus the tests train and read: ../shared/data beside the checkout
+# when it is there, else Tatoeba's, downloaded and split by get-data.sh.
+if ! data_dir=$(bash scripts/get-data.sh); then
+  echo "test.sh: the tests need the English-Chinese corpus: put it in" \
+    "../shared/data/en-zh, or let scripts/get-data.sh download it" \
+    "(network)" >&2
+  exit 1
+fi
+FANYI_TEST_DATA=$(dirname "$data_dir")
+export FANYI_TEST_DATA
+
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"
 ctest --output-on-failure -j "${JOBS:-$(nproc)}"

@@ -15,7 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin_dir=$1
-shared_data_dir=$2
+# The corpus scripts/test.sh found or downloaded, else ../shared/data.
+shared_data_dir=${FANYI_TEST_DATA:-$2}
 # A bounded wait for every step; generous for a loaded 2-core machine.
 wait_limit_s=60
 # Grafana's $__rate_interval is at least four scrape intervals (1 s here).

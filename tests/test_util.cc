@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,7 +20,21 @@ namespace fanyi::testing_util {
 namespace fs = std::filesystem;
 
 std::string SharedDataPath(const std::string& relative_path) {
-  return (fs::path(FANYI_SHARED_DATA_DIR) / relative_path).string();
+  // scripts/test.sh names the corpus it found or downloaded (get-data.sh);
+  // a test run by hand reads ../shared/data beside the checkout.
+  const char* named = std::getenv("FANYI_TEST_DATA");
+  const fs::path root =
+      named != nullptr && *named != '\0' ? named : FANYI_SHARED_DATA_DIR;
+  const fs::path path = root / relative_path;
+  if (!fs::exists(path)) {
+    throw std::runtime_error(
+        "the tests' corpus has no " + path.string() +
+        ": run scripts/test.sh, which finds ../shared/data or downloads "
+        "Tatoeba's corpus with scripts/get-data.sh, or set FANYI_TEST_DATA "
+        "to a folder holding en-zh/train.tsv, dev.tsv, train_mini.tsv and "
+        "dev_mini.tsv");
+  }
+  return path.string();
 }
 
 std::string MakeTempDir(const std::string& name) {

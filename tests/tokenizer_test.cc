@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/text/utf8.h"
+#include "tests/test_util.h"
 
 namespace fanyi {
 namespace {
@@ -232,10 +233,9 @@ std::u32string NonSpaceCharacters(const std::string& text, bool lowercase) {
 // Property on real data: detokenize(tokenize(x)) keeps every non-space
 // character of x (lowercased in word mode) in order.
 TEST(TokenizerTest, RoundTripKeepsCharactersOfTrainingData) {
-  const std::string path =
-      std::string(FANYI_SHARED_DATA_DIR) + "/en-zh/train.tsv";
+  const std::string path = testing_util::SharedDataPath("en-zh/train.tsv");
   std::ifstream file(path);
-  if (!file) GTEST_SKIP() << "no data file " << path;
+  ASSERT_TRUE(file) << "cannot read " << path;
   const Tokenizer english("en");
   const Tokenizer chinese("zh");
   std::string line;
