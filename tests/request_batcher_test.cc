@@ -884,20 +884,46 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
 
 // Two workers decoding on one shared model at the same time (as the server
 // runs with --workers 2) give each request the ids of decoding it alone.
+// A real engine that counts the sentences it was given: which worker took
+// part. Only its worker's thread drives it.
+class CountingEngine : public DecodeEngine {
+ public:
+  explicit CountingEngine(const Translator& translator) : engine_(translator) {}
+
+  std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override {
+    added_ += static_cast<int>(sources.size());
+    return engine_.Add(sources);
+  }
+  std::vector<Finished> Step() override { return engine_.Step(); }
+  void Remove(const std::vector<int64_t>& handles) override {
+    engine_.Remove(handles);
+  }
+
+  // Read after the batcher has stopped.
+  int added() const { return added_; }
+
+ private:
+  TranslatorDecodeEngine engine_;
+  std::atomic<int> added_{0};
+};
+
 TEST(RequestBatcherTest, TwoWorkersOnOneModelMatchSingleDecoding) {
   std::unique_ptr<Translator> translator = LoadTinyTranslator();
   const std::vector<EncodedSource> sources = MixedSources(*translator, 64);
   const std::vector<Ids> expected = DecodedAlone(*translator, sources);
 
-  TranslatorDecodeEngine first(*translator), second(*translator);
-  RequestBatcher batcher(Options(4, 64, std::chrono::milliseconds(0)),
-                         {&first, &second}, nullptr);
+  // Four rows a worker, 64 sentences: both workers decode, at once, on the
+  // one shared model (the TSan evidence for that contract).
+  CountingEngine first(*translator), second(*translator);
+  auto batcher = std::make_unique<RequestBatcher>(
+      Options(4, 64, std::chrono::milliseconds(0)),
+      std::vector<DecodeEngine*>{&first, &second}, nullptr);
   std::vector<std::promise<Outcome>> outcomes(sources.size());
   std::vector<std::thread> clients;
   for (int client = 0; client < 8; ++client) {
     clients.emplace_back([&, client] {
       for (size_t i = client; i < sources.size(); i += 8) {
-        batcher.Submit(sources[i], kNoDeadline, nullptr, Fulfil(outcomes[i]));
+        batcher->Submit(sources[i], kNoDeadline, nullptr, Fulfil(outcomes[i]));
       }
     });
   }
@@ -907,6 +933,10 @@ TEST(RequestBatcherTest, TwoWorkersOnOneModelMatchSingleDecoding) {
     ASSERT_EQ(outcome.code, grpc::StatusCode::OK) << outcome.message;
     EXPECT_EQ(outcome.target_ids, expected[i]) << "request " << i;
   }
+  batcher.reset();  // Workers joined: the counts are final.
+  EXPECT_GT(first.added(), 0);
+  EXPECT_GT(second.added(), 0);
+  EXPECT_EQ(first.added() + second.added(), 64);
 }
 
 }  // namespace
