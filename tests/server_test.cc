@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "client/health_check.h"
+#include "common/pipeline/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -141,9 +142,22 @@ TEST_F(ServerTest, TranslatesOneText) {
   v1::TranslateResponse response;
   const grpc::Status status = Translate(*stub, "I like tea.", &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_FALSE(response.translation().text().empty());
-  EXPECT_GT(response.translation().source_token_count(), 0);
-  EXPECT_GT(response.translation().generated_token_count(), 0);
+  // What the same checkpoint translates in process, with the server's
+  // default beam: the server adds nothing and loses nothing.
+  TranslatorOptions options;
+  options.device = "cpu";
+  TextOptions text_options;
+  text_options.beam_size = TextLimits().default_beam_size;
+  const TextTranslation expected =
+      Translator::Load(*model_dir_, options)
+          ->TranslateTexts({"I like tea."}, text_options)
+          .at(0);
+  EXPECT_EQ(response.translation().text(), expected.text);
+  EXPECT_FALSE(expected.text.empty());
+  EXPECT_EQ(response.translation().source_token_count(),
+            expected.source_token_count);
+  EXPECT_EQ(response.translation().generated_token_count(),
+            expected.generated_token_count);
   EXPECT_EQ(response.model_version(), server_->model_version());
 }
 
@@ -449,10 +463,14 @@ TEST_F(ServerTest, HealthCheckIsServing) {
 }
 
 TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
+  // The counters move by what these two calls did, exactly (the suite's
+  // tests run one at a time on the shared server).
+  const std::string before = HttpGet(server_->metrics_port(), "/metrics");
   auto stub = NewStub(server_->grpc_port());
   v1::TranslateResponse response;
-  ASSERT_TRUE(Translate(*stub, "hello", &response).ok());
-  Translate(*stub, "", &response);  // Counted as INVALID_ARGUMENT.
+  ASSERT_TRUE(Translate(*stub, "hello. I like tea.", &response).ok());
+  v1::TranslateResponse refused;
+  Translate(*stub, "", &refused);  // Counted as INVALID_ARGUMENT.
 
   const std::string metrics = HttpGet(server_->metrics_port(), "/metrics");
   for (const char* name :
@@ -461,28 +479,39 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
         "fanyi_batch_size", "fanyi_generated_tokens_total", "fanyi_queue_depth",
         "fanyi_requests_in_flight", "fanyi_model_info", "fanyi_sentences_total",
         "fanyi_unknown_words_total", "fanyi_unplaced_spans_total",
-        "fanyi_capped_translations_total"}) {
+        "fanyi_capped_translations_total",
+        "fanyi_dropped_unknown_tokens_total"}) {
     EXPECT_NE(metrics.find(std::string("# TYPE ") + name + " "),
               std::string::npos)
         << name << " missing from:\n"
         << metrics;
   }
-  EXPECT_GE(MetricValue(metrics,
-                        "fanyi_requests_total{code=\"OK\",method="
-                        "\"Translate\",model=\"en-zh\"}"),
+  // A series absent before the first call counts from 0.
+  auto moved = [&](const std::string& series) {
+    return MetricValue(metrics, series) -
+           std::max(0.0, MetricValue(before, series));
+  };
+  EXPECT_EQ(moved("fanyi_requests_total{code=\"OK\",method="
+                  "\"Translate\",model=\"en-zh\"}"),
             1);
-  EXPECT_GE(MetricValue(metrics,
-                        "fanyi_requests_total{code=\"INVALID_ARGUMENT\","
-                        "method=\"Translate\",model=\"en-zh\"}"),
+  EXPECT_EQ(moved("fanyi_requests_total{code=\"INVALID_ARGUMENT\","
+                  "method=\"Translate\",model=\"en-zh\"}"),
             1);
+  EXPECT_EQ(moved("fanyi_sentences_total{model=\"en-zh\"}"),
+            response.translation().sentence_count());
+  EXPECT_EQ(response.translation().sentence_count(), 2);
+  EXPECT_EQ(moved("fanyi_generated_tokens_total{model=\"en-zh\"}"),
+            response.translation().generated_token_count());
+  EXPECT_EQ(moved("fanyi_queue_wait_seconds_count{model=\"en-zh\"}"), 2);
+  EXPECT_EQ(moved("fanyi_request_duration_seconds_count{method=\"Translate\","
+                  "model=\"en-zh\"}"),
+            2);
   EXPECT_EQ(MetricValue(metrics,
                         "fanyi_model_info{device=\"cpu\",model=\"en-zh\","
                         "repository_version=\"0\",version=\"" +
                             server_->model_version() + "\"}"),
             1);
-  EXPECT_GT(
-      MetricValue(metrics, "fanyi_generated_tokens_total{model=\"en-zh\"}"), 0);
-  EXPECT_GE(MetricValue(metrics, "fanyi_sentences_total{model=\"en-zh\"}"), 1);
+  EXPECT_EQ(MetricValue(metrics, "fanyi_requests_in_flight"), 0);
 }
 
 TEST_F(ServerTest, PortInUseIsAStartupError) {
