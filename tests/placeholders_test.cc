@@ -71,6 +71,24 @@ TEST(PlaceholderMaskerTest, InlineMarkersComeFirstAndPastTheLimit) {
   EXPECT_EQ(masked.restorations, (Strings{a, b, c}));
 }
 
+TEST(PlaceholderMaskerTest, APlaceholdersFormInTheTextComesBackAsWritten) {
+  // Masked like any span, so that the model's ｟1｠ is not the text's.
+  const MaskedSentence masked =
+      PlaceholderMasker({}, 8).Mask("I paid ｟1｠ and 5 dollars.", nullptr);
+  EXPECT_EQ(masked.text, "I paid ｟1｠ and ｟2｠ dollars.");
+  EXPECT_EQ(masked.restorations, (Strings{"｟1｠", "5"}));
+  EXPECT_EQ(
+      RestorePlaceholders("我付了｟1｠和｟2｠美元。", masked.restorations).text,
+      "我付了｟1｠和5美元。");
+  // Even on a model without placeholders: past the limit it still comes
+  // back (appended), never as another span or nothing.
+  const MaskedSentence unplaceable =
+      PlaceholderMasker({}, 0).Mask("I paid ｟1｠.", nullptr);
+  EXPECT_EQ(unplaceable.restorations, (Strings{"｟1｠"}));
+  EXPECT_EQ(RestorePlaceholders("我付了。", unplaceable.restorations).text,
+            "我付了｟1｠。");
+}
+
 TEST(PlaceholderMaskerTest, GlossaryTermsMatchWholeWordsIgnoringCase) {
   const PlaceholderMasker masker(
       {{"machine translation", "机器翻译"}, {"fanyi", ""}, {"machine", "机器"}},

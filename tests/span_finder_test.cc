@@ -19,8 +19,8 @@ std::vector<std::string> Shown(const SpanFinder& finder,
   const std::u32string decoded = DecodeUtf8(text);
   std::vector<std::string> shown;
   for (const Span& span : finder.Find(decoded)) {
-    static const char* const kKinds[] = {"markup", "glossary", "url",
-                                         "email",  "number",   "word"};
+    static const char* const kKinds[] = {"markup", "glossary", "url", "email",
+                                         "number", "word",     "literal"};
     shown.push_back(std::string(kKinds[static_cast<int>(span.kind)]) + ":" +
                     SpanText(decoded, span));
   }
@@ -46,6 +46,12 @@ TEST(SpanFinderTest, FindsAddressesInsideLongRunsOfAddressCharacters) {
   for (const std::string& span : words) {
     EXPECT_NE(span.substr(0, 6), "email:") << span;
   }
+}
+
+TEST(SpanFinderTest, APlaceholdersFormInTheTextIsALiteral) {
+  EXPECT_EQ(Shown(SpanFinder(), "I paid ｟1｠ and ｟ x ｠."),
+            (Strings{"word:I", "word:paid", "literal:｟1｠", "word:and",
+                     "word:x"}));
 }
 
 TEST(SpanFinderTest, TheLongestGlossaryTermWinsAndEqualTermsTakeTheFirst) {

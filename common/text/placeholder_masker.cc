@@ -32,17 +32,21 @@ PlaceholderMasker::PlaceholderMasker(std::vector<GlossaryEntry> glossary,
 MaskedSentence PlaceholderMasker::Mask(
     std::string_view sentence, const VocabularyLookup* vocabulary) const {
   const std::u32string text = DecodeUtf8(sentence);
-  // Inline markers always: a document's tags must come back, and one past
-  // the model's placeholders still does (as an unknown token the model
-  // leaves out, appended to the sentence). Then glossary terms, URLs,
-  // addresses and numbers; unknown words take the placeholders left.
+  // Inline markers and placeholder forms written in the text always: a
+  // document's tags must come back, and a literal ｟1｠ must neither read as
+  // the model's placeholder nor vanish; one past the model's placeholders
+  // still comes back (as an unknown token the model leaves out, appended to
+  // the sentence). Then glossary terms, URLs, addresses and numbers;
+  // unknown words take the placeholders left.
   const std::vector<Span> spans = finder_.Find(text);
+  const auto always = [](const Span& span) {
+    return span.kind == SpanKind::kMarkup || span.kind == SpanKind::kLiteral;
+  };
   std::vector<Span> masked;
-  std::copy_if(spans.begin(), spans.end(), std::back_inserter(masked),
-               [](const Span& span) { return span.kind == SpanKind::kMarkup; });
+  std::copy_if(spans.begin(), spans.end(), std::back_inserter(masked), always);
   std::vector<Span> unknown;
   for (const Span& span : spans) {
-    if (span.kind == SpanKind::kMarkup) continue;
+    if (always(span)) continue;
     if (span.kind != SpanKind::kWord) {
       if (static_cast<int>(masked.size()) < max_placeholders_) {
         masked.push_back(span);

@@ -223,6 +223,11 @@ std::vector<Span> SpanFinder::Find(const std::u32string& text) const {
       ++i;
       continue;
     }
+    if (const std::size_t end = PlaceholderEnd(text, i); end > i) {
+      spans.push_back({i, end, SpanKind::kLiteral});
+      i = end;
+      continue;
+    }
     if (!AtWordStart(text, i)) {
       ++i;
       continue;

@@ -8,7 +8,15 @@
 
 namespace fanyi {
 
-enum class SpanKind { kMarkup, kGlossary, kUrl, kEmail, kNumber, kWord };
+enum class SpanKind {
+  kMarkup,
+  kGlossary,
+  kUrl,
+  kEmail,
+  kNumber,
+  kWord,
+  kLiteral  // A placeholder's own form (｟1｠) written in the text.
+};
 
 // A span of a decoded sentence, [begin, end) in code points.
 struct Span {
@@ -19,12 +27,14 @@ struct Span {
 };
 
 // Finds the spans of a sentence that may pass through translation: inline
-// markers (each its own span), glossary terms (matched case-insensitively on
-// word boundaries, the longest first, through a trie), URLs (http://, https://, www.), e-mail
-// addresses, words holding a digit (numbers, decimals, times, dates, prices
-// with their currency sign and percent sign, codes such as BA2490 or X-100),
-// and the other words (kWord), without the English clitic the tokenizer splits
-// off, for the caller to judge. Thread-safe: const.
+// markers (each its own span), placeholder forms the text itself holds
+// (｟1｠, which must not read as the model's placeholders), glossary terms
+// (matched case-insensitively on word boundaries, the longest first, through a
+// trie), URLs (http://, https://, www.), e-mail addresses, words holding a
+// digit (numbers, decimals, times, dates, prices with their currency sign and
+// percent sign, codes such as BA2490 or X-100), and the other words (kWord),
+// without the English clitic the tokenizer splits off, for the caller to judge.
+// Thread-safe: const.
 class SpanFinder {
  public:
   // Throws std::invalid_argument for a blank glossary source term.
