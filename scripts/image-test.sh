@@ -261,6 +261,17 @@ http_translation=$(curl -fsS "http://127.0.0.1:$http_port/translate" \
 grep -q '"translatedText"' <<<"$http_translation" ||
   fail "HTTP /translate answered $http_translation"
 echo "  HTTP /translate: $http_translation"
+curl -fsS "http://127.0.0.1:$http_port/" | grep -q '<title>fanyi' ||
+  fail "the page at / through the published port"
+printf '1\n00:00:01,000 --> 00:00:02,000\nI love you.\n' >"$work_dir/talk.srt"
+file_url=$(curl -fsS "http://127.0.0.1:$http_port/translate_file" \
+  -F "file=@$work_dir/talk.srt" -F source=en -F target=zh |
+  sed -n 's/.*"translatedFileUrl":"\([^"]*\)".*/\1/p')
+[ -n "$file_url" ] || fail "HTTP /translate_file through the published port"
+translated_srt=$(curl -fsS "$file_url") || fail "downloading $file_url"
+grep -q -- '00:00:01,000 --> 00:00:02,000' <<<"$translated_srt" ||
+  fail "the translated subtitles lost their timing: $translated_srt"
+echo "  the page at / answers; /translate_file kept the subtitle's timing"
 metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
   fail "scraping /metrics"
 grep -q '^fanyi_requests_total{code="OK",method="Translate",model="en-zh"} 1' <<<"$metrics" ||
