@@ -1,5 +1,7 @@
 #include "tests/marked_text.h"
 
+#include <utility>
+
 #include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 
@@ -40,6 +42,20 @@ std::u32string UpperCase(std::u32string text) {
     if (c >= 'a' && c <= 'z') c -= 'a' - 'A';
   }
   return text;
+}
+
+std::u32string UpperCaseWithMarkersReversed(std::u32string text) {
+  std::vector<char32_t> markers;
+  for (char32_t c : text) {
+    if (InlineMarkerIndex(c) >= 0) markers.push_back(c);
+  }
+  for (char32_t& c : text) {
+    if (InlineMarkerIndex(c) >= 0) {
+      c = markers.back();
+      markers.pop_back();
+    }
+  }
+  return UpperCase(std::move(text));
 }
 
 }  // namespace fanyi::testing_util

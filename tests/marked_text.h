@@ -28,6 +28,10 @@ std::string RenderRewritten(const MarkedDocument& document,
 // `text` with ASCII letters in upper case.
 std::u32string UpperCase(std::u32string text);
 
+// UpperCase, with the text's markers in reverse order too: every marker
+// moves, none is lost (the format fuzzers' rewrite).
+std::u32string UpperCaseWithMarkersReversed(std::u32string text);
+
 }  // namespace fanyi::testing_util
 
 #endif  // FANYI_TESTS_MARKED_TEXT_H_

@@ -21,30 +21,12 @@
 #include "common/formats/srt_reader.h"
 #include "common/formats/word_reader.h"
 #include "common/formats/xml_tree.h"
-#include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/marked_text.h"
 
 namespace fanyi::fuzzing {
 namespace {
-
-// `text` upper-cased (ASCII) with its markers in reverse order.
-std::string Rewrite(const std::string& text) {
-  std::u32string code_points = DecodeUtf8(text);
-  std::vector<char32_t> markers;
-  for (char32_t c : code_points) {
-    if (InlineMarkerIndex(c) >= 0) markers.push_back(c);
-  }
-  for (char32_t& c : code_points) {
-    if (InlineMarkerIndex(c) >= 0) {
-      c = markers.back();
-      markers.pop_back();
-    } else if (c >= 'a' && c <= 'z') {
-      c -= 'a' - 'A';
-    }
-  }
-  return EncodeUtf8(code_points);
-}
 
 // The bytes of `text` but ASCII whitespace, upper-cased, sorted.
 std::string Characters(const std::string& text) {
@@ -75,11 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::invalid_argument&) {
     return 0;
   }
-  std::vector<std::string> rewritten;
-  for (const std::string& text : document.texts()) {
-    rewritten.push_back(fanyi::fuzzing::Rewrite(text));
-  }
-  const std::string rendered = document.Render(rewritten);
+  const std::string rendered = fanyi::testing_util::RenderRewritten(
+      document, fanyi::testing_util::UpperCaseWithMarkersReversed);
   if (format == 's' || format == 'm') {
     // The readers hand on a noncharacter of the source that would read as a
     // marker as U+FFFD.

@@ -16,34 +16,10 @@
 #include <vector>
 
 #include "common/formats/html_reader.h"
-#include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/html_structure.h"
-
-namespace fanyi::fuzzing {
-namespace {
-
-// `text` upper-cased (ASCII) with its markers in reverse order.
-std::string Rewrite(const std::string& text) {
-  std::u32string code_points = DecodeUtf8(text);
-  std::vector<char32_t> markers;
-  for (char32_t c : code_points) {
-    if (InlineMarkerIndex(c) >= 0) markers.push_back(c);
-  }
-  for (char32_t& c : code_points) {
-    if (InlineMarkerIndex(c) >= 0) {
-      c = markers.back();
-      markers.pop_back();
-    } else if (c >= 'a' && c <= 'z') {
-      c -= 'a' - 'A';
-    }
-  }
-  return EncodeUtf8(code_points);
-}
-
-}  // namespace
-}  // namespace fanyi::fuzzing
+#include "tests/marked_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using fanyi::fuzzing::FuzzCheck;
@@ -59,12 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzCheck(fanyi::testing_util::HtmlStructure(
                 document.Render(document.texts())) == structure,
             "rendered with its own texts, the document parses differently");
-  std::vector<std::string> rewritten;
-  for (const std::string& text : document.texts()) {
-    rewritten.push_back(fanyi::fuzzing::Rewrite(text));
-  }
   std::vector<std::string> moved =
-      fanyi::testing_util::HtmlStructure(document.Render(rewritten));
+      fanyi::testing_util::HtmlStructure(fanyi::testing_util::RenderRewritten(
+          document, fanyi::testing_util::UpperCaseWithMarkersReversed));
   std::vector<std::string> sorted = structure;
   std::sort(moved.begin(), moved.end());
   std::sort(sorted.begin(), sorted.end());
