@@ -100,8 +100,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const std::string& text : texts) {
-    if (from_stdin &&
-        text.find_first_not_of(" \t\r") == std::string::npos) {
+    if (from_stdin && text.find_first_not_of(" \t\r") == std::string::npos) {
       std::cout << text << std::endl;
       continue;
     }

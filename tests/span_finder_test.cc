@@ -19,8 +19,8 @@ std::vector<std::string> Shown(const SpanFinder& finder,
   const std::u32string decoded = DecodeUtf8(text);
   std::vector<std::string> shown;
   for (const Span& span : finder.Find(decoded)) {
-    static const char* const kKinds[] = {"markup", "glossary", "url", "email",
-                                         "number", "word",     "literal"};
+    static const char* const kKinds[] = {
+        "markup", "glossary", "url", "email", "number", "word", "literal"};
     shown.push_back(std::string(kKinds[static_cast<int>(span.kind)]) + ":" +
                     SpanText(decoded, span));
   }
@@ -49,9 +49,9 @@ TEST(SpanFinderTest, FindsAddressesInsideLongRunsOfAddressCharacters) {
 }
 
 TEST(SpanFinderTest, APlaceholdersFormInTheTextIsALiteral) {
-  EXPECT_EQ(Shown(SpanFinder(), "I paid ｟1｠ and ｟ x ｠."),
-            (Strings{"word:I", "word:paid", "literal:｟1｠", "word:and",
-                     "word:x"}));
+  EXPECT_EQ(
+      Shown(SpanFinder(), "I paid ｟1｠ and ｟ x ｠."),
+      (Strings{"word:I", "word:paid", "literal:｟1｠", "word:and", "word:x"}));
 }
 
 TEST(SpanFinderTest, TheLongestGlossaryTermWinsAndEqualTermsTakeTheFirst) {
@@ -60,7 +60,8 @@ TEST(SpanFinderTest, TheLongestGlossaryTermWinsAndEqualTermsTakeTheFirst) {
   const std::vector<Span> spans = finder.Find(text);
   std::vector<int> entries;
   for (const Span& span : spans) {
-    if (span.kind == SpanKind::kGlossary) entries.push_back(span.glossary_entry);
+    if (span.kind == SpanKind::kGlossary)
+      entries.push_back(span.glossary_entry);
   }
   EXPECT_EQ(entries, (std::vector<int>{1, 2}));
   // A term must end on a word boundary.
