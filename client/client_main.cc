@@ -32,6 +32,10 @@ ABSL_FLAG(bool, list_models, false,
 ABSL_FLAG(bool, health, false,
           "Instead of translating, ask the server's health service "
           "(grpc.health.v1) and print its status; exit 0 only when SERVING.");
+ABSL_FLAG(std::string, health_service, "",
+          "With --health: the service asked about; empty for the whole "
+          "server (serving while one model does), a model's name (en-zh) "
+          "for that model.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -42,7 +46,8 @@ int main(int argc, char** argv) {
       "Without texts, translates each line of stdin (blank lines come back "
       "blank).\n"
       "       fanyi-client --list_models [--server HOST:PORT]\n"
-      "       fanyi-client --health [--server HOST:PORT] [--timeout_ms N]");
+      "       fanyi-client --health [--health_service MODEL] "
+      "[--server HOST:PORT] [--timeout_ms N]");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   const bool health = absl::GetFlag(FLAGS_health);
 
@@ -73,7 +78,8 @@ int main(int argc, char** argv) {
   auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials);
   if (health) {
     const std::string status = fanyi::HealthStatus(
-        channel, std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+        channel, std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)),
+        absl::GetFlag(FLAGS_health_service));
     std::cout << status << std::endl;
     return status == "SERVING" ? 0 : 1;
   }

@@ -8,14 +8,26 @@
 namespace fanyi {
 
 std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
-                         std::chrono::milliseconds timeout) {
-  // By hand: Debian ships no generated health stubs. An empty
-  // HealthCheckRequest is zero bytes; the response's field 1 is the status.
+                         std::chrono::milliseconds timeout,
+                         const std::string& service) {
+  // By hand: Debian ships no generated health stubs. HealthCheckRequest's
+  // field 1 is the service (tag 0x0a, a varint length, the bytes; nothing
+  // for ""); the response's field 1 is the status.
+  std::string encoded;
+  if (!service.empty()) {
+    encoded += '\x0a';
+    for (std::size_t length = service.size();; length >>= 7) {
+      const bool more = length >= 0x80;
+      encoded += static_cast<char>((length & 0x7f) | (more ? 0x80 : 0));
+      if (!more) break;
+    }
+    encoded += service;
+  }
   grpc::GenericStub stub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout);
-  grpc::Slice empty;
-  grpc::ByteBuffer request(&empty, 1);
+  grpc::Slice slice(encoded);
+  grpc::ByteBuffer request(&slice, 1);
   grpc::ByteBuffer response;
   grpc::CompletionQueue queue;
   std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =

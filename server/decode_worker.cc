@@ -116,13 +116,15 @@ void DecodeWorker::Run() {
   }
   std::cerr << "fanyi: decode worker " << index_ << " stopped after "
             << kMaxFailedSteps << " failures in a row\n";
-  if (on_broken_) on_broken_();
-  const grpc::Status unavailable(grpc::StatusCode::UNAVAILABLE,
-                                 "no decode engine is working; the server is "
-                                 "unhealthy and should be restarted");
+  const grpc::Status unavailable(
+      grpc::StatusCode::UNAVAILABLE,
+      "no decode engine of this model is working; it serves again once a new "
+      "version is loaded or the server is restarted");
   for (PendingRequest& request : queue_.RemoveWorker(index_)) {
     CompleteRequest(request, unavailable);
   }
+  // Once removed, so that whoever listens sees the queue as it is now.
+  if (on_broken_) on_broken_();
 }
 
 void DecodeWorker::Admit(std::vector<PendingRequest> requests) {

@@ -22,7 +22,7 @@ class ModelMetrics;
 // rows and answers each text as soon as its sentence ends. Greedy and beam
 // search texts share every step, so a short text never waits for a long
 // one. After kMaxFailedSteps failures in a row it stops for good and calls
-// `on_broken`, so that health checks can have the process restarted.
+// `on_broken`, so that health checks report the model not serving.
 class DecodeWorker {
  public:
   // Failures in a row (steps, additions or removals) after which an engine

@@ -35,12 +35,25 @@ std::string FolderState(const std::string& folder) {
   return std::to_string(newest.time_since_epoch().count());
 }
 
+// `versions` (a scan) cut into one list per model, each highest first.
+std::vector<std::vector<RepositoryVersion>> ByModel(
+    const std::vector<RepositoryVersion>& versions) {
+  std::vector<std::vector<RepositoryVersion>> models;
+  for (const RepositoryVersion& version : versions) {
+    if (models.empty() || models.back().front().name != version.name) {
+      models.emplace_back();
+    }
+    models.back().push_back(version);
+  }
+  return models;
+}
+
 }  // namespace
 
 std::vector<RepositoryVersion> ModelRepository::Scan(
     const std::string& directory) {
   std::error_code error;
-  std::vector<RepositoryVersion> latest;
+  std::vector<RepositoryVersion> found;
   fs::directory_iterator models(directory, error);
   if (error) {
     throw std::runtime_error("cannot read model repository " + directory +
@@ -48,54 +61,57 @@ std::vector<RepositoryVersion> ModelRepository::Scan(
   }
   for (const fs::directory_entry& model : models) {
     if (!model.is_directory(error)) continue;
-    RepositoryVersion best;
     for (const fs::directory_entry& version :
          fs::directory_iterator(model.path(), error)) {
       const std::string number = version.path().filename().string();
       if (!IsVersion(number) || !version.is_directory(error)) continue;
-      const int64_t value = std::stoll(number);
-      if (best.path.empty() || value > best.version) {
-        best = {model.path().filename().string(), value,
-                version.path().string()};
-      }
+      found.push_back({model.path().filename().string(), std::stoll(number),
+                       version.path().string()});
     }
-    if (!best.path.empty()) latest.push_back(std::move(best));
   }
-  std::sort(latest.begin(), latest.end(),
+  std::sort(found.begin(), found.end(),
             [](const RepositoryVersion& a, const RepositoryVersion& b) {
-              return a.name < b.name;
+              return a.name != b.name ? a.name < b.name : a.version > b.version;
             });
-  return latest;
+  return found;
 }
 
 ModelRepository::ModelRepository(std::string directory, ModelSettings settings,
                                  std::chrono::milliseconds poll_interval,
                                  ModelRegistry& registry,
                                  ServerMetrics& metrics,
-                                 std::function<void()> on_engine_broken,
-                                 Log log)
+                                 std::function<void()> on_change, Log log)
     : directory_(std::move(directory)),
       settings_(std::move(settings)),
       poll_interval_(poll_interval),
       registry_(registry),
       metrics_(metrics),
-      on_engine_broken_(std::move(on_engine_broken)),
+      on_change_(std::move(on_change)),
       log_(std::move(log)) {
-  const std::vector<RepositoryVersion> versions = Scan(directory_);
-  if (versions.empty()) {
-    throw std::runtime_error("model repository " + directory_ +
-                             " holds no model (expected " + directory_ +
-                             "/NAME/VERSION/, such as en-zh/1/)");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::vector<RepositoryVersion> versions = Scan(directory_);
+    if (versions.empty()) {
+      throw std::runtime_error("model repository " + directory_ +
+                               " holds no model (expected " + directory_ +
+                               "/NAME/VERSION/, such as en-zh/1/)");
+    }
+    std::string refusals;
+    for (const std::vector<RepositoryVersion>& model : ByModel(versions)) {
+      for (const RepositoryVersion& entry : model) {
+        const std::string refusal = LoadLocked(entry);
+        if (refusal.empty()) break;
+        refusals += (refusals.empty() ? "" : "; ") + refusal;
+      }
+    }
+    // Some model serves: the ones refused are logged, and tried again when
+    // their folders change. With none, there is nothing to serve.
+    if (registry_.Models().empty()) {
+      throw std::runtime_error("no model in repository " + directory_ +
+                               " could be loaded: " + refusals);
+    }
   }
-  // At start there is no older version to fall back on: a model that
-  // cannot be loaded is an error.
-  for (const RepositoryVersion& entry : versions) {
-    registry_.Replace(ServedModel::Load(entry.name, entry.version, entry.path,
-                                        settings_, metrics_,
-                                        on_engine_broken_));
-    log_("model " + entry.name + " version " + std::to_string(entry.version) +
-         " serving (" + entry.path + ")");
-  }
+  if (on_change_) on_change_();
   if (poll_interval_.count() > 0) thread_ = std::thread([this] { Run(); });
 }
 
@@ -113,7 +129,17 @@ ModelRepository::~ModelRepository() {
 }
 
 void ModelRepository::Poll() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    changed = PollLocked();
+    UnloadIdleLocked();
+  }
+  // Outside the lock: whoever listens may look at the registry.
+  if (changed && on_change_) on_change_();
+}
+
+bool ModelRepository::PollLocked() {
   std::vector<RepositoryVersion> versions;
   try {
     versions = Scan(directory_);
@@ -121,43 +147,53 @@ void ModelRepository::Poll() {
     // Nothing to compare with: the models keep serving, and the next poll
     // tries again.
     log_(e.what());
-    UnloadIdleLocked();
-    return;
+    return false;
   }
   for (auto it = refused_.begin(); it != refused_.end();) {
     std::error_code error;
     it = fs::exists(it->first, error) ? std::next(it) : refused_.erase(it);
   }
+  bool changed = false;
+  for (const std::vector<RepositoryVersion>& model : ByModel(versions)) {
+    changed |= ServeHighestLoadableLocked(model);
+  }
+  changed |= RemoveMissingLocked(versions);
+  return changed;
+}
+
+bool ModelRepository::ServeHighestLoadableLocked(
+    const std::vector<RepositoryVersion>& versions) {
+  const std::shared_ptr<ServedModel> served =
+      registry_.Find(versions.front().name);
   for (const RepositoryVersion& entry : versions) {
-    const std::shared_ptr<ServedModel> served = registry_.Find(entry.name);
-    if (served != nullptr && served->version() == entry.version) continue;
+    if (served != nullptr && served->version() == entry.version) return false;
     const auto refused = refused_.find(entry.path);
     if (refused != refused_.end() &&
         refused->second == FolderState(entry.path)) {
       continue;
     }
-    Load(entry);
+    if (LoadLocked(entry).empty()) return true;
   }
-  RemoveMissingLocked(versions);
-  UnloadIdleLocked();
+  return false;
 }
 
-void ModelRepository::Load(const RepositoryVersion& entry) {
+std::string ModelRepository::LoadLocked(const RepositoryVersion& entry) {
   const std::string label =
       "model " + entry.name + " version " + std::to_string(entry.version);
   const auto started = std::chrono::steady_clock::now();
   std::shared_ptr<ServedModel> loaded;
   try {
     loaded = ServedModel::Load(entry.name, entry.version, entry.path, settings_,
-                               metrics_, on_engine_broken_);
+                               metrics_, on_change_);
   } catch (const std::exception& e) {
     refused_[entry.path] = FolderState(entry.path);
     const std::shared_ptr<ServedModel> served = registry_.Find(entry.name);
-    log_(label + " refused: " + e.what() +
-         (served == nullptr ? std::string()
-                            : "; version " + std::to_string(served->version()) +
-                                  " keeps serving"));
-    return;
+    const std::string refusal = label + " refused: " + e.what();
+    log_(refusal + (served == nullptr
+                        ? std::string()
+                        : "; version " + std::to_string(served->version()) +
+                              " keeps serving"));
+    return refusal;
   }
   refused_.erase(entry.path);
   const double seconds =
@@ -172,10 +208,12 @@ void ModelRepository::Load(const RepositoryVersion& entry) {
     retired_.push_back(std::move(old));
   }
   log_(line);
+  return "";
 }
 
-void ModelRepository::RemoveMissingLocked(
+bool ModelRepository::RemoveMissingLocked(
     const std::vector<RepositoryVersion>& versions) {
+  bool changed = false;
   std::set<std::string> present;
   for (const RepositoryVersion& entry : versions) present.insert(entry.name);
   for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
@@ -192,10 +230,12 @@ void ModelRepository::RemoveMissingLocked(
     } else {
       registry_.Remove(name);
       retired_.push_back(model);
+      changed = true;
       log_(label + " is no longer in " + directory_ +
            "; it finishes what it holds");
     }
   }
+  return changed;
 }
 
 void ModelRepository::UnloadIdleLocked() {

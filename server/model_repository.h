@@ -30,33 +30,38 @@ struct RepositoryVersion {
 // per model (named for its pair by convention: en-zh, zh-en), holding
 // numbered version folders, each a checkpoint directory (or a training
 // output directory whose best/ is served). The highest version of each model
-// is served. The repository is polled: a model's new highest version is
+// that loads is served: a version that fails to load is logged, naming the
+// file, and left alone until its folder changes, and the one below it is
+// tried (at start-up too, so a broken new version never keeps a restarted
+// server down). The repository is polled: a model's new highest version is
 // loaded beside the one serving, takes new requests once it has loaded, and
 // the old one is unloaded when the requests it holds are answered. A version
-// that fails to load is logged, naming the file, and left alone until its
-// folder changes; the old one keeps serving. A version folder removed brings
-// back the highest one left; a model folder removed (or left with no
-// version) is unloaded the same way, except that the last model served is
-// kept: a server never stops serving because of its repository. Thread-safe.
+// folder removed brings back the highest one left that loads; a model folder
+// removed (or left with no version) is unloaded the same way, except that
+// the last model served is kept: a server never stops serving because of its
+// repository. Thread-safe.
 class ModelRepository {
  public:
   using Log = std::function<void(const std::string& line)>;
 
-  // The highest version of each model in `directory`, by name. Folders whose
-  // names are not numbers are ignored (copy a version in under another name
-  // and rename it, as the trainer writes checkpoints). Throws
-  // std::runtime_error naming the directory when it cannot be read.
+  // Every version of every model in `directory`: by name, the highest
+  // version first. Folders whose names are not numbers are ignored (copy a
+  // version in under another name and rename it, as the trainer writes
+  // checkpoints). Throws std::runtime_error naming the directory when it
+  // cannot be read.
   static std::vector<RepositoryVersion> Scan(const std::string& directory);
 
-  // Loads every model's highest version into `registry` and polls every
-  // `poll_interval` (0: never; Poll() by hand). `registry`, `metrics` and
-  // `log` must outlive this. Throws std::runtime_error, naming the
-  // directory or the file, when the repository holds no model or a model
-  // cannot be loaded.
+  // Loads every model's highest loadable version into `registry` and polls
+  // every `poll_interval` (0: never; Poll() by hand). `on_change` (may be
+  // empty) is called after the registry changed, and is passed on to the
+  // models' workers (ServedModel::Load's `on_change`). `registry`,
+  // `metrics` and `log` must outlive this. Throws std::runtime_error,
+  // naming the directory or the files, when the repository holds no model
+  // or no version of any model loads.
   ModelRepository(std::string directory, ModelSettings settings,
                   std::chrono::milliseconds poll_interval,
                   ModelRegistry& registry, ServerMetrics& metrics,
-                  std::function<void()> on_engine_broken, Log log);
+                  std::function<void()> on_change, Log log);
   // Stops polling and unloads the retired versions, waiting for the
   // requests they hold.
   ~ModelRepository();
@@ -69,12 +74,21 @@ class ModelRepository {
   void Poll();
 
  private:
+  // Serves the highest version among `versions` (one model's, highest
+  // first) that loads, unless the one served comes first; says whether the
+  // registry changed. Needs mutex_ held.
+  bool ServeHighestLoadableLocked(
+      const std::vector<RepositoryVersion>& versions);
   // Loads `entry` and serves it in place of its model's current version;
-  // logs and remembers a failure.
-  void Load(const RepositoryVersion& entry);
+  // logs and remembers a failure, and returns its message (empty when
+  // loaded). Needs mutex_ held.
+  std::string LoadLocked(const RepositoryVersion& entry);
+  // Loads what changed since the last poll; says whether the registry
+  // changed. Needs mutex_ held.
+  bool PollLocked();
   // Retires the models `versions` (a scan) no longer holds, but the last
-  // one served; needs mutex_ held.
-  void RemoveMissingLocked(const std::vector<RepositoryVersion>& versions);
+  // one served; says whether the registry changed. Needs mutex_ held.
+  bool RemoveMissingLocked(const std::vector<RepositoryVersion>& versions);
   // Unloads the retired versions no request holds; needs mutex_ held.
   void UnloadIdleLocked();
   // Thread body: Poll() every poll_interval_ until stopping_.
@@ -85,7 +99,7 @@ class ModelRepository {
   const std::chrono::milliseconds poll_interval_;
   ModelRegistry& registry_;
   ServerMetrics& metrics_;
-  const std::function<void()> on_engine_broken_;
+  const std::function<void()> on_change_;
   const Log log_;
 
   std::mutex mutex_;  // Serializes Poll(); guards the members below.

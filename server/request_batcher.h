@@ -61,6 +61,9 @@ class RequestBatcher {
   // left in `requests` and no callback run.
   grpc::Status SubmitAll(std::vector<PendingRequest>& requests);
 
+  // Whether new texts are taken: not stopped, and a worker is left.
+  bool Serving() { return queue_.Serving(); }
+
   // Rejects new requests with UNAVAILABLE, finishes every queued and
   // in-flight request, and joins the workers. Idempotent and thread-safe.
   void Stop();

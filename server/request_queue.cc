@@ -22,8 +22,9 @@ grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
     }
     if (WorkersLeftLocked() == 0) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "no decode engine is working; the server is "
-                          "unhealthy and should be restarted");
+                          "no decode engine of this model is working; it "
+                          "serves again once a new version is loaded or the "
+                          "server is restarted");
     }
     if (queue_.size() + requests.size() >
         static_cast<size_t>(options_.max_queue)) {
@@ -128,6 +129,11 @@ std::vector<PendingRequest> RequestQueue::TakeLocked(int worker, int rows) {
   // Requests left beyond this worker's share go to an idle one, if any.
   if (!queue_.empty()) changed_.notify_one();
   return taken;
+}
+
+bool RequestQueue::Serving() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !stopping_ && WorkersLeftLocked() > 0;
 }
 
 int RequestQueue::WorkersLeftLocked() const {

@@ -93,6 +93,9 @@ class RequestQueue {
   // refused with UNAVAILABLE.
   std::vector<PendingRequest> RemoveWorker(int worker);
 
+  // Whether new requests are taken: not stopping, and a worker is left.
+  bool Serving();
+
  private:
   // Moves out what `worker` may take with `rows` rows decoding; needs
   // mutex_ held.

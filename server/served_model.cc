@@ -12,7 +12,7 @@ namespace fanyi {
 std::shared_ptr<ServedModel> ServedModel::Load(
     const std::string& name, int64_t version, const std::string& directory,
     const ModelSettings& settings, ServerMetrics& metrics,
-    std::function<void()> on_engine_broken) {
+    std::function<void()> on_worker_stopped) {
   std::shared_ptr<ServedModel> model(new ServedModel());
   model->version_ = version;
   try {
@@ -32,12 +32,14 @@ std::shared_ptr<ServedModel> ServedModel::Load(
   std::vector<DecodeEngine*> engines;
   for (int i = 0; i < settings.workers; ++i) {
     model->engines_.push_back(
-        std::make_unique<TranslatorDecodeEngine>(*model->translator_));
+        settings.engine_factory
+            ? settings.engine_factory(*model->translator_)
+            : std::make_unique<TranslatorDecodeEngine>(*model->translator_));
     engines.push_back(model->engines_.back().get());
   }
   model->batcher_ = std::make_unique<RequestBatcher>(
       settings.batcher, engines, model->metrics_.get(),
-      std::move(on_engine_broken));
+      std::move(on_worker_stopped));
   return model;
 }
 

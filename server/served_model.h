@@ -16,12 +16,18 @@ namespace fanyi {
 
 class DecodeEngine;
 
+// Builds a decode worker's engine on a loaded model.
+using EngineFactory =
+    std::function<std::unique_ptr<DecodeEngine>(const Translator& translator)>;
+
 // How every served model is loaded and decoded (from ServerOptions).
 struct ModelSettings {
   // Device, threads per worker, decoder, request limits and beam sizes.
   TranslatorOptions translator;
   int workers = 1;         // Decode workers, each with its own engine.
   BatcherOptions batcher;  // Rows per step, batch delay, queue size.
+  // Each worker's engine; empty: a TranslatorDecodeEngine (ServerOptions).
+  EngineFactory engine_factory;
 };
 
 // One version of one served model: its translator (with its text
@@ -33,13 +39,13 @@ class ServedModel {
  public:
   // Loads checkpoint directory `directory` as version `version` of model
   // `name` (empty: named for its pair, "en-zh") and starts its workers;
-  // `on_engine_broken` (may be empty) is called on a worker's thread when an
-  // engine keeps failing. Throws std::runtime_error naming the file when the
-  // checkpoint cannot be loaded.
+  // `on_worker_stopped` (may be empty) is called on a worker's thread when
+  // its engine kept failing and it stopped for good. Throws
+  // std::runtime_error naming the file when the checkpoint cannot be loaded.
   static std::shared_ptr<ServedModel> Load(
       const std::string& name, int64_t version, const std::string& directory,
       const ModelSettings& settings, ServerMetrics& metrics,
-      std::function<void()> on_engine_broken);
+      std::function<void()> on_worker_stopped);
   // Stops (draining what it holds) and joins the workers.
   ~ServedModel();
 
@@ -53,6 +59,9 @@ class ServedModel {
   const Translator& translator() const { return *translator_; }
   RequestBatcher& batcher() { return *batcher_; }
   ModelMetrics& metrics() { return *metrics_; }
+
+  // Whether it takes new texts: not stopped, and a worker still decodes.
+  bool Serving() { return batcher_->Serving(); }
 
   // Refuses new texts with UNAVAILABLE and decodes the queued and running
   // ones to the end; returns when they are answered. Idempotent.

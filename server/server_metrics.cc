@@ -117,6 +117,20 @@ void ServerMetrics::RequestStarted() { requests_in_flight_.Increment(); }
 
 void ServerMetrics::RequestFinished() { requests_in_flight_.Decrement(); }
 
+void ServerMetrics::AcquireModelInfo(const prometheus::Labels& labels) {
+  std::lock_guard<std::mutex> lock(model_info_mutex_);
+  ++model_info_holders_[labels];
+  model_info_.Add(labels).Set(1);
+}
+
+void ServerMetrics::ReleaseModelInfo(const prometheus::Labels& labels) {
+  std::lock_guard<std::mutex> lock(model_info_mutex_);
+  const auto holders = model_info_holders_.find(labels);
+  if (holders == model_info_holders_.end() || --holders->second > 0) return;
+  model_info_holders_.erase(holders);
+  model_info_.Remove(&model_info_.Add(labels));
+}
+
 std::unique_ptr<ModelMetrics> ServerMetrics::ForModel(
     const std::string& name, int64_t version, const std::string& checkpoint,
     const std::string& device) {
@@ -127,7 +141,11 @@ std::unique_ptr<ModelMetrics> ServerMetrics::ForModel(
 ModelMetrics::ModelMetrics(ServerMetrics& families, const std::string& name,
                            int64_t version, const std::string& checkpoint,
                            const std::string& device)
-    : model_info_family_(families.model_info_),
+    : families_(families),
+      model_info_labels_({{"model", name},
+                          {"version", checkpoint},
+                          {"repository_version", std::to_string(version)},
+                          {"device", device}}),
       queue_wait_(
           families.queue_wait_.Add({{"model", name}}, LatencyBuckets())),
       decode_duration_(
@@ -140,16 +158,14 @@ ModelMetrics::ModelMetrics(ServerMetrics& families, const std::string& name,
       unplaced_spans_(families.unplaced_spans_.Add({{"model", name}})),
       capped_(families.capped_.Add({{"model", name}})),
       dropped_unknown_(families.dropped_unknown_.Add({{"model", name}})),
-      queue_depth_(families.queue_depth_.Add({{"model", name}})),
-      model_info_(families.model_info_.Add(
-          {{"model", name},
-           {"version", checkpoint},
-           {"repository_version", std::to_string(version)},
-           {"device", device}})) {
-  model_info_.Set(1);
+      queue_depth_(families.queue_depth_.Add({{"model", name}})) {
+  families_.AcquireModelInfo(model_info_labels_);
 }
 
-ModelMetrics::~ModelMetrics() { model_info_family_.Remove(&model_info_); }
+ModelMetrics::~ModelMetrics() {
+  queue_depth_.Decrement(queue_depth_part_);
+  families_.ReleaseModelInfo(model_info_labels_);
+}
 
 void ModelMetrics::ObserveQueueWait(double seconds) {
   queue_wait_.Observe(seconds);
@@ -172,6 +188,9 @@ void ModelMetrics::ObserveText(int sentences, int unknown_words,
   dropped_unknown_.Increment(dropped_unknown);
 }
 
-void ModelMetrics::SetQueueDepth(int depth) { queue_depth_.Set(depth); }
+void ModelMetrics::SetQueueDepth(int depth) {
+  queue_depth_.Increment(depth - queue_depth_part_);
+  queue_depth_part_ = depth;
+}
 
 }  // namespace fanyi

@@ -8,7 +8,9 @@
 #include <prometheus/registry.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "grpcpp/support/status.h"
@@ -41,9 +43,10 @@ class ServerMetrics {
 
   // The decoding metrics of version `version` of model `name` (checkpoint
   // `checkpoint`, decoding on `device`): its samples are labelled
-  // model=`name`, shared by the model's versions, and
-  // fanyi_model_info{model,version,repository_version,device} is 1 while
-  // the returned object lives. Must not outlive this.
+  // model=`name`, shared by the model's versions (fanyi_queue_depth is
+  // their sum), and fanyi_model_info{model,version,repository_version,
+  // device} is 1 while an object returned for those labels lives. Must not
+  // outlive this.
   std::unique_ptr<ModelMetrics> ForModel(const std::string& name,
                                          int64_t version,
                                          const std::string& checkpoint,
@@ -51,6 +54,12 @@ class ServerMetrics {
 
  private:
   friend class ModelMetrics;
+
+  // fanyi_model_info's sample for `labels`, counted: two versions loaded
+  // from the same folder (a rollback while the first drains) share one,
+  // which stays until both are gone.
+  void AcquireModelInfo(const prometheus::Labels& labels);
+  void ReleaseModelInfo(const prometheus::Labels& labels);
 
   prometheus::Family<prometheus::Counter>& requests_total_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
@@ -66,13 +75,17 @@ class ServerMetrics {
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Gauge& requests_in_flight_;
   prometheus::Family<prometheus::Gauge>& model_info_;
+  std::mutex model_info_mutex_;
+  // Holders of each fanyi_model_info sample; guarded by model_info_mutex_.
+  std::map<prometheus::Labels, int> model_info_holders_;
 };
 
 // The decoding metrics of one served model version (ServerMetrics::ForModel).
 // Thread-safe.
 class ModelMetrics {
  public:
-  // Removes this version's fanyi_model_info sample.
+  // Takes this version's part out of fanyi_queue_depth, and its
+  // fanyi_model_info sample unless another version holds it too.
   ~ModelMetrics();
 
   ModelMetrics(const ModelMetrics&) = delete;
@@ -98,8 +111,9 @@ class ModelMetrics {
   // (fanyi_dropped_unknown_tokens_total).
   void ObserveText(int sentences, int unknown_words, int unplaced_spans,
                    int capped, int dropped_unknown);
-  // fanyi_queue_depth: sentences and clauses waiting in the model's queue
-  // right now.
+  // This version's sentences and clauses waiting in its queue right now;
+  // fanyi_queue_depth adds up the model's versions (a draining one and the
+  // new one, during a reload). Calls for one version must not overlap.
   void SetQueueDepth(int depth);
 
  private:
@@ -108,7 +122,8 @@ class ModelMetrics {
                int64_t version, const std::string& checkpoint,
                const std::string& device);
 
-  prometheus::Family<prometheus::Gauge>& model_info_family_;
+  ServerMetrics& families_;
+  const prometheus::Labels model_info_labels_;
   prometheus::Histogram& queue_wait_;
   prometheus::Histogram& decode_duration_;
   prometheus::Histogram& batch_size_;
@@ -119,7 +134,7 @@ class ModelMetrics {
   prometheus::Counter& capped_;
   prometheus::Counter& dropped_unknown_;
   prometheus::Gauge& queue_depth_;
-  prometheus::Gauge& model_info_;
+  int queue_depth_part_ = 0;  // This version's part of queue_depth_.
 };
 
 }  // namespace fanyi

@@ -193,8 +193,9 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   limits.max_beam_size = options.max_beam_size;
 
   models_ = std::make_unique<ModelRegistry>();
+  settings.engine_factory = options.engine_factory;
   TranslationServer* const self = this;
-  auto on_engine_broken = [self] { self->MarkEngineBroken(); };
+  auto update_health = [self] { self->UpdateHealth(); };
   if (!options.model_repository.empty()) {
     ModelRepository::Log log = options.log;
     if (!log) {
@@ -205,13 +206,14 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
     repository_ = std::make_unique<ModelRepository>(
         options.model_repository, settings,
         std::chrono::milliseconds(options.repository_poll_ms), *models_,
-        *metrics_, on_engine_broken, std::move(log));
+        *metrics_, update_health, std::move(log));
     return;
   }
   // One checkpoint: named for its pair, version 0.
   std::shared_ptr<ServedModel> model = ServedModel::Load(
-      "", 0, options.model_dir, settings, *metrics_, on_engine_broken);
+      "", 0, options.model_dir, settings, *metrics_, update_health);
   models_->Replace(std::move(model));
+  UpdateHealth();
 }
 
 void TranslationServer::StartMetrics(const ServerOptions& options) {
@@ -254,9 +256,11 @@ void TranslationServer::StartGrpc(
     throw std::runtime_error("cannot listen for gRPC on " + options.listen +
                              " (address invalid or already in use)");
   }
-  std::lock_guard<std::mutex> lock(health_mutex_);
-  grpc_server_ = std::move(grpc_server);
-  grpc_server_->GetHealthCheckService()->SetServingStatus(!engine_broken_);
+  {
+    std::lock_guard<std::mutex> lock(health_mutex_);
+    grpc_server_ = std::move(grpc_server);
+  }
+  UpdateHealth();
 }
 
 void TranslationServer::StartHttp(const ServerOptions& options) {
@@ -290,14 +294,32 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
 
 bool TranslationServer::Serving() {
   std::lock_guard<std::mutex> lock(health_mutex_);
-  return !engine_broken_ && !shutting_down_;
+  return serving_;
 }
 
-void TranslationServer::MarkEngineBroken() {
+void TranslationServer::UpdateHealth() {
   std::lock_guard<std::mutex> lock(health_mutex_);
-  engine_broken_ = true;
-  if (grpc_server_ != nullptr) {
-    grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+  // models_ is null when Start failed before loading the models.
+  const std::vector<std::shared_ptr<ServedModel>> models =
+      models_ != nullptr ? models_->Models()
+                         : std::vector<std::shared_ptr<ServedModel>>();
+  grpc::HealthCheckServiceInterface* const health =
+      grpc_server_ != nullptr ? grpc_server_->GetHealthCheckService() : nullptr;
+  std::set<std::string> gone = health_services_;
+  serving_ = false;
+  for (const std::shared_ptr<ServedModel>& model : models) {
+    const bool serving = !shutting_down_ && model->Serving();
+    serving_ = serving_ || serving;
+    gone.erase(model->name());
+    health_services_.insert(model->name());
+    if (health != nullptr) health->SetServingStatus(model->name(), serving);
+  }
+  // gRPC's health service cannot forget a service: a model no longer
+  // served stays NOT_SERVING. (SetServingStatus(bool) would set every
+  // service, the models' too.)
+  if (health != nullptr) {
+    for (const std::string& name : gone) health->SetServingStatus(name, false);
+    health->SetServingStatus("", serving_);
   }
 }
 
@@ -322,10 +344,8 @@ void TranslationServer::Shutdown() {
     {
       std::lock_guard<std::mutex> lock(health_mutex_);
       shutting_down_ = true;
-      if (grpc_server_ != nullptr) {
-        grpc_server_->GetHealthCheckService()->SetServingStatus(false);
-      }
     }
+    UpdateHealth();
     // Drain first: from here on new translation RPCs get UNAVAILABLE from
     // the models' batchers, while everything already queued is decoded and
     // answered. The repository stops loading versions, and drains the

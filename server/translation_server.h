@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ class Registry;
 namespace fanyi {
 
 class AssemblyPool;
+class DecodeEngine;
 class HttpMetrics;
 class HttpServer;
 class LibreTranslateApi;
@@ -26,6 +28,7 @@ class ModelRegistry;
 class ModelRepository;
 class ServerMetrics;
 class TranslationService;
+class Translator;
 
 // Settings for a TranslationServer, validated by TranslationServer::Start.
 struct ServerOptions {
@@ -100,12 +103,20 @@ struct ServerOptions {
   std::string tls_key;        // Its private key.
   std::string tls_client_ca;  // When set, clients must present a
                               // certificate signed by this CA.
+  // Builds each decode worker's engine on its loaded model; empty: the
+  // TranslatorDecodeEngine. A seam for other engines, and for tests that
+  // make one fail.
+  std::function<std::unique_ptr<DecodeEngine>(const Translator& translator)>
+      engine_factory;
 };
 
 // The translation server: the served models (each with its request queue
 // and decode workers), the gRPC server (fanyi.v1.Translator, grpc.health.v1
 // and reflection), LibreTranslate's HTTP API on the same models, and the
-// Prometheus endpoint, started together and shut down in order.
+// Prometheus endpoint, started together and shut down in order. Health
+// (grpc.health.v1, HTTP /health) is per model, with the model's name as the
+// service: a model serves while one of its decode workers does. The server
+// as a whole (service "") serves while one model does.
 class TranslationServer {
  public:
   // Loads the models and starts serving. Throws std::invalid_argument for
@@ -149,10 +160,10 @@ class TranslationServer {
   void StartHttp(const ServerOptions& options);
   // Whether the server serves: for HTTP's /health.
   bool Serving();
-  // Health turns NOT_SERVING for good: a decode engine keeps failing, and
-  // only a restart (the orchestrator's, on the failing health check) helps.
-  // Called on a worker thread.
-  void MarkEngineBroken();
+  // Sets each model's health and the server's from the models served now:
+  // after a model version came or went, a decode worker stopped for good
+  // (on its thread), or shutdown began.
+  void UpdateHealth();
 
   // Declared in dependency order: each member is destroyed before the ones
   // it uses.
@@ -173,10 +184,11 @@ class TranslationServer {
   int workers_ = 1;
   int threads_per_worker_ = 1;
 
-  // Guards engine_broken_, shutting_down_ and health updates.
+  // Guards the members below and health updates.
   std::mutex health_mutex_;
-  bool engine_broken_ = false;
+  bool serving_ = false;  // Some model serves (service "").
   bool shutting_down_ = false;
+  std::set<std::string> health_services_;  // Every model name reported.
 
   std::once_flag shutdown_once_;  // Makes Shutdown's work happen once.
 };

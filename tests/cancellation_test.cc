@@ -153,19 +153,23 @@ class CancellationTest : public ::testing::TestWithParam<int> {
                                 "fanyi_batch_size_sum{model=\"en-zh\"}"));
   }
 
-  // Row-steps once they have stopped growing (checked over `quiet`); fails
-  // the test if they keep growing for 30 s.
-  static double SettledRowSteps(std::chrono::milliseconds quiet) {
-    double steps = RowSteps();
+  // Row-steps once the server has answered every RPC it received. A
+  // cancelled or expired call is answered when its rows leave the decoder,
+  // after their last step was counted, so nothing adds to these any more.
+  // Fails the test if calls are still open after 30 s.
+  static double RowStepsOnceIdle() {
     const Clock::time_point give_up = Clock::now() + std::chrono::seconds(30);
-    while (Clock::now() < give_up) {
-      std::this_thread::sleep_for(quiet);
-      const double now = RowSteps();
-      if (now == steps) return steps;
-      steps = now;
+    while (true) {
+      const std::string metrics = HttpGet(server_->metrics_port(), "/metrics");
+      if (MetricValue(metrics, "fanyi_requests_in_flight") == 0 ||
+          Clock::now() >= give_up) {
+        EXPECT_EQ(MetricValue(metrics, "fanyi_requests_in_flight"), 0)
+            << "calls still open after 30 s";
+        return std::max(
+            0.0, MetricValue(metrics, "fanyi_batch_size_sum{model=\"en-zh\"}"));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    ADD_FAILURE() << "decoding steps still growing after 30 s";
-    return steps;
   }
 
   // A whole translation of the tested kind.
@@ -178,9 +182,6 @@ class CancellationTest : public ::testing::TestWithParam<int> {
   static int64_t WholeTimeMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(whole().time)
         .count();
-  }
-  static std::chrono::milliseconds Quiet() {
-    return std::chrono::milliseconds(std::max<int64_t>(50, WholeTimeMs() / 10));
   }
 
   static TranslationServer* server_;
@@ -200,36 +201,29 @@ TEST_P(CancellationTest, SlowModelDecodesToTheLengthLimit) {
 }
 
 TEST_P(CancellationTest, DeadlinePassingDuringDecodingStopsTheRows) {
-  const double before = SettledRowSteps(Quiet());
+  const double before = RowStepsOnceIdle();
   v1::TranslateResponse response;
   const grpc::Status status =
       Translate(LongText(), Beam(GetParam()),
                 std::max<int64_t>(1, WholeTimeMs() / 4), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
       << status.error_message();
-  const double used = SettledRowSteps(Quiet()) - before;
+  const double used = RowStepsOnceIdle() - before;
   std::cout << "deadline at a quarter of a translation: " << used << " of "
             << whole().row_steps << " row-steps decoded" << std::endl;
   EXPECT_LE(used, kMaxShareUsed * whole().row_steps);
 
-  // The server counted it, and the next request decodes in full. It counts
-  // the call when the rows leave the decoder, which a busy machine can hold
-  // up past the quiet period above: wait for the count, within a bound.
-  double counted = -1;
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(30);
-  while (true) {
-    counted = MetricValue(HttpGet(server_->metrics_port(), "/metrics"),
-                          "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\","
-                          "method=\"Translate\",model=\"en-zh\"}");
-    if (counted >= 1 || Clock::now() >= give_up) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_GE(counted, 1);
+  // The server counted it (when its rows left, so by now), and the next
+  // request decodes in full.
+  EXPECT_GE(MetricValue(HttpGet(server_->metrics_port(), "/metrics"),
+                        "fanyi_requests_total{code=\"DEADLINE_EXCEEDED\","
+                        "method=\"Translate\",model=\"en-zh\"}"),
+            1);
   EXPECT_TRUE(Translate("hello", Beam(GetParam()), 60000, &response).ok());
 }
 
 TEST_P(CancellationTest, CancelledCallFreesItsRowsForTheNextRequest) {
-  const double before = SettledRowSteps(Quiet());
+  const double before = RowStepsOnceIdle();
 
   // Started asynchronously so that this thread can cancel it.
   grpc::ClientContext context;
@@ -259,7 +253,7 @@ TEST_P(CancellationTest, CancelledCallFreesItsRowsForTheNextRequest) {
   }
   EXPECT_EQ(status.get().error_code(), grpc::StatusCode::CANCELLED);
 
-  const double used = SettledRowSteps(Quiet()) - before;
+  const double used = RowStepsOnceIdle() - before;
   std::cout << "cancelled while decoding: " << used << " of "
             << whole().row_steps << " row-steps decoded" << std::endl;
   EXPECT_LE(used, kMaxShareUsed * whole().row_steps);
@@ -267,7 +261,7 @@ TEST_P(CancellationTest, CancelledCallFreesItsRowsForTheNextRequest) {
   // run.
   v1::TranslateResponse next;
   ASSERT_TRUE(Translate("hello", Beam(GetParam()), 60000, &next).ok());
-  const double next_row_steps = SettledRowSteps(Quiet()) - before - used;
+  const double next_row_steps = RowStepsOnceIdle() - before - used;
   EXPECT_GE(next_row_steps, next.translation().generated_token_count());
   EXPECT_LE(next_row_steps,
             GetParam() * (next.translation().generated_token_count() + 1));

@@ -3,7 +3,9 @@
 // its own direction; an unknown pair refused with the list; ListModels; a
 // new version swapped in under load without a request lost, each answer
 // naming its version; a corrupt version refused while the old one keeps
-// answering, health SERVING throughout; removed folders unloaded.
+// answering, health SERVING throughout, and skipped at start-up for the one
+// below it; removed folders unloaded; health per model, a broken model
+// serving again once replaced; metrics through a reload and a rollback.
 #include "server/model_repository.h"
 
 #include <gtest/gtest.h>
@@ -13,8 +15,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +31,8 @@
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
+#include "tests/controlled_engine.h"
+#include "tests/server_test_util.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -57,6 +64,26 @@ const Models& TrainedModels() {
 
 using testing_util::AddModelVersion;
 
+// Engines of models from `language` refuse every sentence.
+testing_util::EngineControl::Refusal RefuseFrom(const std::string& language) {
+  return [language](const Translator& translator, const EncodedSource&) {
+    return translator.source_language() == language;
+  };
+}
+
+// Copies checkpoint `from` into `repository`/`name`/`version` with its
+// weights cut in half, as a copy interrupted midway would leave them.
+void AddCorruptVersion(const std::string& repository, const std::string& name,
+                       int version, const std::string& from) {
+  const fs::path staging =
+      fs::path(repository) / name / (std::to_string(version) + ".tmp");
+  fs::create_directories(staging.parent_path());
+  fs::copy(from, staging, fs::copy_options::recursive);
+  const fs::path weights = staging / "model.pt";
+  fs::resize_file(weights, fs::file_size(weights) / 2);
+  fs::rename(staging, fs::path(repository) / name / std::to_string(version));
+}
+
 class ModelRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -65,10 +92,17 @@ class ModelRepositoryTest : public ::testing::Test {
     AddModelVersion(repository_, "zh-en", 1, TrainedModels().zh_en);
   }
 
+  // A test that stopped half-way may have left steps held: the server
+  // drains them on shutdown.
+  void TearDown() override { engines_.SetGateOpen(true); }
+
   void StartServer() {
     ServerOptions options;
     options.model_repository = repository_;
     options.repository_poll_ms = 20;
+    options.engine_factory = [this](const Translator& translator) {
+      return engines_.NewEngine(translator);
+    };
     options.log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(log_mutex_);
       log_.push_back(line);
@@ -98,6 +132,32 @@ class ModelRepositoryTest : public ::testing::Test {
     request.mutable_model()->set_source_language(source);
     request.mutable_model()->set_target_language(target);
     return stub_->Translate(&context, request, response);
+  }
+
+  // Sends `text` to model source->target `count` times, one after the other;
+  // how many answers had `code`.
+  int TranslateTimes(int count, const std::string& text,
+                     const std::string& source, const std::string& target,
+                     grpc::StatusCode code) {
+    int matching = 0;
+    for (int i = 0; i < count; ++i) {
+      v1::TranslateResponse response;
+      matching +=
+          Translate(text, source, target, &response).error_code() == code;
+    }
+    return matching;
+  }
+
+  // Polls the health of `service` until it reads `status`; false after 60 s.
+  bool WaitForHealth(const std::string& service, const std::string& status) {
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (HealthStatus(channel_, std::chrono::seconds(10), service) !=
+           status) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
   }
 
   // Whether a log line so far contains every one of `parts`.
@@ -132,6 +192,7 @@ class ModelRepositoryTest : public ::testing::Test {
   }
 
   std::string repository_;
+  testing_util::EngineControl engines_;  // Outlives the server's engines.
   // The log outlives the server, whose repository thread writes to it
   // until the server is destroyed.
   std::mutex log_mutex_;
@@ -297,11 +358,7 @@ TEST_F(ModelRepositoryTest, ANewVersionSwapsInUnderLoadLosingNothing) {
 // same folder is loaded at the next poll.
 TEST_F(ModelRepositoryTest, ACorruptVersionIsRefusedAndTheOldOneKeepsServing) {
   StartServer();
-  const fs::path staging = fs::path(repository_) / "zh-en" / "2.tmp";
-  fs::copy(TrainedModels().zh_en, staging, fs::copy_options::recursive);
-  const fs::path weights = staging / "model.pt";
-  fs::resize_file(weights, fs::file_size(weights) / 2);
-  fs::rename(staging, fs::path(repository_) / "zh-en" / "2");
+  AddCorruptVersion(repository_, "zh-en", 2, TrainedModels().zh_en);
   ASSERT_TRUE(WaitForLog(
       {"model zh-en version 2 refused", "model.pt", "version 1 keeps serving"}))
       << LogText();
@@ -358,7 +415,10 @@ TEST_F(ModelRepositoryTest, RemovedFoldersAreUnloadedButTheLastModelStays) {
   ASSERT_TRUE(WaitForLog({"model en-zh version 1 is no longer in",
                           "it keeps serving, as the only model"}))
       << LogText();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // 10 polls.
+  // A poll after that one has passed once a broken model is refused.
+  AddCorruptVersion(repository_, "de-en", 1, TrainedModels().zh_en);
+  ASSERT_TRUE(WaitForLog({"model de-en version 1 refused"})) << LogText();
+  fs::remove_all(repository / "de-en");
   status = Translate(pair.source, "", "", &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.translation().text(), pair.target);
@@ -375,7 +435,171 @@ TEST_F(ModelRepositoryTest, RemovedFoldersAreUnloadedButTheLastModelStays) {
   EXPECT_EQ(response.translation().text(), pair.source);
 }
 
-TEST(ModelRepositoryScanTest, FindsTheHighestNumberedVersionOfEachModel) {
+// A broken highest version does not keep a (re)starting server down: the
+// version below it serves, the refusal is logged naming the file, and the
+// broken one is loaded once it is mended.
+TEST_F(ModelRepositoryTest, StartUpServesTheHighestVersionThatLoads) {
+  AddCorruptVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  StartServer();
+  EXPECT_TRUE(Logged({"model en-zh version 2 refused", "model.pt"}))
+      << LogText();
+  const SentencePair& pair = TrainedModels().pairs[4];
+  v1::TranslateResponse response;
+  ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+  EXPECT_EQ(response.model().version(), 1);
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "en-zh"),
+            "SERVING");
+
+  fs::copy_file(fs::path(TrainedModels().en_zh) / "model.pt",
+                fs::path(repository_) / "en-zh" / "2" / "model.pt",
+                fs::copy_options::overwrite_existing);
+  ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
+  ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+  EXPECT_EQ(response.model().version(), 2);
+}
+
+// With no version of any model loadable there is nothing to serve: the
+// server does not start, and says which files it could not load.
+TEST_F(ModelRepositoryTest, NoLoadableModelIsAStartUpErrorNamingTheFiles) {
+  repository_ = testing_util::MakeTempDir("repository_broken") + "/models";
+  AddCorruptVersion(repository_, "en-zh", 1, TrainedModels().en_zh);
+  AddCorruptVersion(repository_, "zh-en", 3, TrainedModels().zh_en);
+  try {
+    StartServer();
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("could be loaded"), std::string::npos) << message;
+    EXPECT_NE(message.find("en-zh/1/model.pt"), std::string::npos) << message;
+    EXPECT_NE(message.find("zh-en/3/model.pt"), std::string::npos) << message;
+  }
+}
+
+// Health is per model: one whose engine keeps failing turns NOT_SERVING
+// while the other and the server go on serving; the server turns
+// NOT_SERVING only when no model serves; a new version of the broken model
+// serves again, and so does the server.
+TEST_F(ModelRepositoryTest, HealthIsPerModelAndANewVersionServesAgain) {
+  StartServer();
+  const SentencePair& pair = TrainedModels().pairs[6];
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "zh-en"),
+            "SERVING");
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "fr-en")
+                .rfind("RPC failed: NOT_FOUND", 0),
+            0u);
+
+  engines_.SetRefusal(RefuseFrom("zh"));
+  EXPECT_EQ(
+      TranslateTimes(3, pair.target, "zh", "en", grpc::StatusCode::INTERNAL),
+      3);
+  ASSERT_TRUE(WaitForHealth("zh-en", "NOT_SERVING"));
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "en-zh"),
+            "SERVING");
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10)), "SERVING");
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(pair.target, "zh", "en", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("new version"), std::string::npos)
+      << status.error_message();
+  ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+  EXPECT_EQ(response.translation().text(), pair.target);
+
+  engines_.SetRefusal(RefuseFrom("en"));
+  EXPECT_EQ(
+      TranslateTimes(3, pair.source, "en", "zh", grpc::StatusCode::INTERNAL),
+      3);
+  ASSERT_TRUE(WaitForHealth("", "NOT_SERVING"));
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "en-zh"),
+            "NOT_SERVING");
+
+  engines_.SetRefusal(nullptr);
+  AddModelVersion(repository_, "zh-en", 2, TrainedModels().zh_en);
+  ASSERT_TRUE(WaitForLog({"model zh-en version 2 serving"})) << LogText();
+  ASSERT_TRUE(WaitForHealth("zh-en", "SERVING"));
+  ASSERT_TRUE(WaitForHealth("", "SERVING"));
+  EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "en-zh"),
+            "NOT_SERVING");
+  status = Translate(pair.target, "zh", "en", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.model().version(), 2);
+  EXPECT_EQ(response.translation().text(), pair.source);
+}
+
+// The fanyi_model_info samples of `model` in a scrape whose
+// repository_version label is `version`.
+int ModelInfoSamples(const std::string& metrics, const std::string& model,
+                     int version) {
+  int samples = 0;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    samples += line.rfind("fanyi_model_info{", 0) == 0 &&
+               line.find("model=\"" + model + "\"") != std::string::npos &&
+               line.find("repository_version=\"" + std::to_string(version) +
+                         "\"") != std::string::npos &&
+               line.size() > 2 && line.substr(line.size() - 2) == " 1";
+  }
+  return samples;
+}
+
+// Through a reload and a rollback, while version 1 drains texts it holds:
+// fanyi_queue_depth adds up the versions' queues, and fanyi_model_info shows
+// each version loaded, the rolled-back one staying when its draining twin
+// is unloaded.
+TEST_F(ModelRepositoryTest, MetricsFollowAReloadAndARollback) {
+  engines_.GateNewEngines(true);  // Version 1's.
+  StartServer();
+  engines_.GateNewEngines(false);
+  const int port = server_->metrics_port();
+  const std::string depth = "fanyi_queue_depth{model=\"en-zh\"}";
+  const SentencePair& pair = TrainedModels().pairs[7];
+
+  // Version 1 holds three texts: one decoding, its step held, two queued.
+  engines_.SetGateOpen(false);
+  std::vector<std::future<v1::TranslateResponse>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::async(std::launch::async, [&] {
+      v1::TranslateResponse response;
+      EXPECT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+      return response;
+    }));
+    if (i == 0) ASSERT_TRUE(engines_.WaitForHeldSteps(1));
+  }
+  std::string metrics =
+      testing_util::WaitForMetric(port, depth, 2, std::chrono::seconds(60));
+  ASSERT_EQ(testing_util::MetricValue(metrics, depth), 2) << metrics;
+
+  // Version 2 serves a text beside them: the depth is still theirs.
+  AddModelVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
+  v1::TranslateResponse response;
+  ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+  EXPECT_EQ(response.model().version(), 2);
+  metrics = testing_util::HttpGet(port, "/metrics");
+  EXPECT_EQ(testing_util::MetricValue(metrics, depth), 2) << metrics;
+  EXPECT_EQ(ModelInfoSamples(metrics, "en-zh", 1), 1) << metrics;
+  EXPECT_EQ(ModelInfoSamples(metrics, "en-zh", 2), 1) << metrics;
+
+  // Rolled back while version 1 still drains: version 1 loaded again.
+  fs::remove_all(fs::path(repository_) / "en-zh" / "2");
+  ASSERT_TRUE(WaitForLog({"model en-zh version 2 unloaded"})) << LogText();
+  metrics = testing_util::HttpGet(port, "/metrics");
+  EXPECT_EQ(ModelInfoSamples(metrics, "en-zh", 1), 1) << metrics;
+  EXPECT_EQ(ModelInfoSamples(metrics, "en-zh", 2), 0) << metrics;
+
+  // The draining version 1 answers and goes; the one loaded again stays.
+  engines_.SetGateOpen(true);
+  for (auto& answer : held) EXPECT_EQ(answer.get().model().version(), 1);
+  ASSERT_TRUE(WaitForLog({"model en-zh version 1 unloaded"})) << LogText();
+  metrics = testing_util::HttpGet(port, "/metrics");
+  EXPECT_EQ(ModelInfoSamples(metrics, "en-zh", 1), 1) << metrics;
+  EXPECT_EQ(testing_util::MetricValue(metrics, depth), 0) << metrics;
+  ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
+  EXPECT_EQ(response.model().version(), 1);
+  EXPECT_EQ(response.translation().text(),
+            ScriptConverter(ChineseScript::kSimplified).Convert(pair.target));
+}
+
+TEST(ModelRepositoryScanTest, ListsEachModelsVersionsHighestFirst) {
   const std::string repository =
       testing_util::MakeTempDir("repository_scan") + "/models";
   for (const char* folder : {"en-zh/1", "en-zh/10", "en-zh/9", "en-zh/11.tmp",
@@ -385,12 +609,14 @@ TEST(ModelRepositoryScanTest, FindsTheHighestNumberedVersionOfEachModel) {
   std::ofstream(fs::path(repository) / "README");
   const std::vector<RepositoryVersion> versions =
       ModelRepository::Scan(repository);
-  ASSERT_EQ(versions.size(), 2u);
-  EXPECT_EQ(versions[0].name, "en-zh");
-  EXPECT_EQ(versions[0].version, 10);
+  ASSERT_EQ(versions.size(), 4u);
+  const std::vector<std::pair<std::string, int64_t>> expected = {
+      {"en-zh", 10}, {"en-zh", 9}, {"en-zh", 1}, {"zh-en", 3}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(versions[i].name, expected[i].first) << i;
+    EXPECT_EQ(versions[i].version, expected[i].second) << i;
+  }
   EXPECT_EQ(versions[0].path, repository + "/en-zh/10");
-  EXPECT_EQ(versions[1].name, "zh-en");
-  EXPECT_EQ(versions[1].version, 3);
   EXPECT_THROW(ModelRepository::Scan(repository + "/absent"),
                std::runtime_error);
 }

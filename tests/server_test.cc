@@ -670,6 +670,18 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
                    " --health 2>&1");
     EXPECT_EQ(health.exit_code, 0) << health.output;
     EXPECT_EQ(health.output, "SERVING\n");
+    // And about one model, by its name; a name never served is not found.
+    const CommandResult model_health =
+        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
+                   " --health --health_service en-zh 2>&1");
+    EXPECT_EQ(model_health.exit_code, 0) << model_health.output;
+    EXPECT_EQ(model_health.output, "SERVING\n");
+    const CommandResult unknown_health =
+        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
+                   " --health --health_service fr-en 2>&1");
+    EXPECT_NE(unknown_health.exit_code, 0);
+    EXPECT_NE(unknown_health.output.find("NOT_FOUND"), std::string::npos)
+        << unknown_health.output;
   }
   kill(pid, SIGTERM);
   int status = 0;
