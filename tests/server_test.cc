@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
+#include "tests/controlled_engine.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
 
@@ -41,23 +43,6 @@ using testing_util::HttpGet;
 using testing_util::MetricValue;
 using testing_util::RunCommand;
 using testing_util::WaitForMetric;
-
-// Blocks callers of Wait() until `count` of them have arrived, so threads
-// start their work together (std::latch is C++20).
-class StartLine {
- public:
-  explicit StartLine(int count) : waiting_for_(count) {}
-  void ArriveAndWait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (--waiting_for_ == 0) all_arrived_.notify_all();
-    all_arrived_.wait(lock, [this] { return waiting_for_ == 0; });
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable all_arrived_;
-  int waiting_for_;  // Guarded by mutex_.
-};
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -80,14 +65,25 @@ class ServerTest : public ::testing::Test {
     options.model_dir = *model_dir_;
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
-    // Long enough that concurrent callers reliably share a batch.
-    options.max_batch_delay_ms = 50;
     options.max_input_chars = kMaxInputChars;
     options.max_batch_texts = 8;
     options.max_beam_size = 4;
     options.threads = 1;
     options.device = "cpu";
     return options;
+  }
+
+  // A server of its own on the same model, with the options `adjust`
+  // makes, and engines that `control` holds or fails.
+  static std::unique_ptr<TranslationServer> StartControlled(
+      testing_util::EngineControl& control,
+      const std::function<void(ServerOptions&)>& adjust) {
+    ServerOptions options = Options();
+    options.engine_factory = [&control](const Translator& translator) {
+      return control.NewEngine(translator);
+    };
+    adjust(options);
+    return TranslationServer::Start(options);
   }
 
   static std::unique_ptr<v1::Translator::Stub> NewStub(int port) {
@@ -161,59 +157,148 @@ TEST_F(ServerTest, TranslatesOneText) {
   EXPECT_EQ(response.model_version(), server_->model_version());
 }
 
-TEST_F(ServerTest, ConcurrentCallsSucceedAndShareBatches) {
+// Concurrent calls share decoding steps (continuous batching): the first
+// call's step is held until the other 31 are queued, so the next step must
+// take them in, as many as a batch has rows. Each answer is the one the
+// text gets alone. Greedy requests and requests for the server's default
+// beam (4 rows each) alike.
+TEST_F(ServerTest, ConcurrentCallsShareStepsAndGetTheirOwnAnswers) {
   constexpr int kCalls = 32;
-  // Batches of one fall into the le="1" bucket; any other batch had more.
-  auto batches = [](const std::string& metrics) {
-    return std::max(
-        0.0, MetricValue(metrics, "fanyi_batch_size_count{model=\"en-zh\"}"));
+  testing_util::EngineControl control;
+  control.GateNewEngines(true);
+  const std::unique_ptr<TranslationServer> server =
+      StartControlled(control, [](ServerOptions&) {});
+  const int port = server->metrics_port();
+  // Steps of more than 16 rows: all of them but the le="16" bucket.
+  auto wide_steps = [](const std::string& metrics) {
+    return std::max(0.0,
+                    MetricValue(metrics,
+                                "fanyi_batch_size_count{model=\"en-zh\"}")) -
+           std::max(0.0, MetricValue(metrics,
+                                     "fanyi_batch_size_bucket{le=\"16\","
+                                     "model=\"en-zh\"}"));
   };
-  auto single_batches = [](const std::string& metrics) {
-    return std::max(
-        0.0, MetricValue(metrics,
-                         "fanyi_batch_size_bucket{le=\"1\",model=\"en-zh\"}"));
-  };
-  // Greedy requests and requests for the server's default beam (4 rows
-  // each) alike share decoding steps (continuous batching).
   for (const int beam_size : {1, 0}) {
     SCOPED_TRACE("beam_size " + std::to_string(beam_size));
-    const double rows_per_text = beam_size == 1 ? 1 : 4;
-    const std::string before = HttpGet(server_->metrics_port(), "/metrics");
+    std::vector<std::string> alone;
+    for (const std::string& text : SampleTexts()) {
+      v1::TranslateResponse response;
+      ASSERT_TRUE(
+          Translate(*NewStub(server_->grpc_port()), text, &response, beam_size)
+              .ok());
+      alone.push_back(response.translation().text());
+    }
+    const double wide_before = wide_steps(HttpGet(port, "/metrics"));
+    control.SetGateOpen(false);
     std::vector<grpc::Status> statuses(kCalls);
     std::vector<v1::TranslateResponse> responses(kCalls);
-    StartLine start_line(kCalls);
     std::vector<std::thread> callers;
     for (int i = 0; i < kCalls; ++i) {
       callers.emplace_back([&, i] {
-        auto stub = NewStub(server_->grpc_port());
-        start_line.ArriveAndWait();
-        statuses[i] = Translate(*stub, SampleTexts()[i % SampleTexts().size()],
+        statuses[i] = Translate(*NewStub(server->grpc_port()),
+                                SampleTexts()[i % SampleTexts().size()],
                                 &responses[i], beam_size);
       });
+      if (i == 0) ASSERT_TRUE(control.WaitForHeldSteps(1));
     }
+    const std::string queued =
+        WaitForMetric(port, "fanyi_queue_depth{model=\"en-zh\"}", kCalls - 1,
+                      std::chrono::seconds(60));
+    control.SetGateOpen(true);
     for (std::thread& caller : callers) caller.join();
+    ASSERT_EQ(MetricValue(queued, "fanyi_queue_depth{model=\"en-zh\"}"),
+              kCalls - 1);
     for (int i = 0; i < kCalls; ++i) {
       ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
-      EXPECT_FALSE(responses[i].translation().text().empty()) << i;
+      EXPECT_EQ(responses[i].translation().text(),
+                alone[i % SampleTexts().size()])
+          << i;
     }
-
-    const std::string after = HttpGet(server_->metrics_port(), "/metrics");
-    const double new_batches = batches(after) - batches(before);
-    const double new_single_batches =
-        single_batches(after) - single_batches(before);
-    EXPECT_GT(new_batches, 0);
-    EXPECT_LT(new_single_batches, new_batches)
-        << "no batch held more than one request";
-    // Each observation is one decoding step; more rows per step on average
-    // than one text has means texts shared the steps rather than running
-    // one by one.
-    const double new_rows =
-        MetricValue(after, "fanyi_batch_size_sum{model=\"en-zh\"}") -
-        std::max(0.0,
-                 MetricValue(before, "fanyi_batch_size_sum{model=\"en-zh\"}"));
-    EXPECT_GT(new_rows / new_batches, 1.5 * rows_per_text)
-        << "requests were decoded alone";
+    EXPECT_GE(wide_steps(HttpGet(port, "/metrics")) - wide_before, 1)
+        << "the queued calls did not share a step";
   }
+}
+
+// A TranslateBatch whose second text the engine refuses fails as a whole,
+// naming that text; the text queued behind it is cancelled, never decoded.
+// One row a batch, so the texts go one at a time, in order.
+TEST_F(ServerTest, ATranslateBatchFailsNamingTheTextAndCancelsTheRest) {
+  const std::vector<std::string> texts = {
+      "I like tea.", "Where is the station?", "Thank you very much."};
+  TranslatorOptions translator_options;
+  translator_options.device = "cpu";
+  const std::unique_ptr<Translator> translator =
+      Translator::Load(*model_dir_, translator_options);
+  std::vector<std::vector<int64_t>> ids;
+  for (const std::string& text : texts) {
+    ids.push_back(translator->pipeline().EncodeSentence(text).ids);
+  }
+  testing_util::EngineControl control;
+  control.SetRefusal(
+      [refused = ids[1]](const Translator&, const EncodedSource& source) {
+        return source.ids == refused;
+      });
+  const std::unique_ptr<TranslationServer> server =
+      StartControlled(control, [](ServerOptions& options) {
+        options.max_batch_size = 1;
+        options.beam_size = 1;
+        options.max_beam_size = 1;
+      });
+  v1::TranslateBatchResponse response;
+  const grpc::Status status =
+      TranslateBatch(*NewStub(server->grpc_port()), texts, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(status.error_message(),
+            "texts[1]: translation failed: engine failure injected by the "
+            "test");
+  EXPECT_EQ(response.translations_size(), 0);
+  const std::vector<std::vector<EncodedSource>> added = control.AddedByEngine();
+  ASSERT_EQ(added.size(), 1u);
+  ASSERT_EQ(added[0].size(), 1u) << "only the first text was decoded";
+  EXPECT_EQ(added[0][0].ids, ids[0]);
+  // Counted once, as the failure it was.
+  EXPECT_EQ(MetricValue(HttpGet(server->metrics_port(), "/metrics"),
+                        "fanyi_requests_total{code=\"INTERNAL\","
+                        "method=\"TranslateBatch\",model=\"en-zh\"}"),
+            1);
+}
+
+// One document's sentences spread over two workers, each holding its share
+// at a step at the same time; the answer is the one a single worker gives.
+TEST_F(ServerTest, ADocumentSpreadOverTwoWorkersIsTranslatedWhole) {
+  std::string document;
+  for (int i = 0; i < 12; ++i) {
+    document += (i > 0 ? " " : "") + SampleTexts()[1 + i % 4];
+  }
+  v1::TranslateResponse alone;
+  ASSERT_TRUE(Translate(*NewStub(server_->grpc_port()), document, &alone).ok());
+
+  testing_util::EngineControl control;
+  control.GateNewEngines(true);
+  control.SetGateOpen(false);
+  const std::unique_ptr<TranslationServer> server =
+      StartControlled(control, [](ServerOptions& options) {
+        options.threads = 2;
+        options.workers = 2;
+      });
+  v1::TranslateResponse spread;
+  grpc::Status status;
+  std::thread caller([&] {
+    status = Translate(*NewStub(server->grpc_port()), document, &spread);
+  });
+  const bool both_held = control.WaitForHeldSteps(2);
+  control.SetGateOpen(true);
+  caller.join();
+  ASSERT_TRUE(both_held) << "the two workers never decoded at once";
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::vector<std::vector<EncodedSource>> added = control.AddedByEngine();
+  ASSERT_EQ(added.size(), 2u);
+  EXPECT_EQ(added[0].size() + added[1].size(), 12u);
+  EXPECT_GT(added[0].size(), 0u);
+  EXPECT_GT(added[1].size(), 0u);
+  EXPECT_EQ(spread.translation().text(), alone.translation().text());
+  EXPECT_EQ(spread.translation().generated_token_count(),
+            alone.translation().generated_token_count());
 }
 
 TEST_F(ServerTest, TranslateBatchKeepsOrderAndMatchesTranslate) {
