@@ -212,7 +212,45 @@ TEST(DecoderStateTest, ReorderRowsMakesEachRowItsListedRow) {
     }
   }
   DecoderState state = FiveRows();
-  EXPECT_THROW(state.ReorderRows({0, 1, 2, 3, 0, 1}), std::invalid_argument);
+  EXPECT_THROW(state.ReorderRows({0, 5}), std::invalid_argument);
+  EXPECT_THROW(state.ReorderRows({-1}), std::invalid_argument);
+}
+
+// A beam search's first row fans out into its beams: more rows than the
+// caches hold. The caches grow (each row's columns moved into its own cache
+// row), every row reads what the row it copies read, and each then writes
+// its next column into its own cache row.
+TEST(DecoderStateTest, RowsFanningOutBeyondTheCacheRowsGrowTheCaches) {
+  DecoderState state = FiveRows();
+  const Seen before = SeenBy(state);
+  const std::vector<int64_t> order = {0, 1, 1, 1, 1, 2, 3, 4};
+  state.ReorderRows(order);
+  ASSERT_EQ(state.batch_size(), 8);
+  EXPECT_EQ(state.cache_rows(), 16);
+  const Seen after = SeenBy(state);
+  for (int64_t r = 0; r < 8; ++r) {
+    EXPECT_TRUE(at::equal(after.positions[r], before.positions[order[r]])) << r;
+    EXPECT_TRUE(at::equal(after.self_bias[r], before.self_bias[order[r]])) << r;
+    for (size_t t = 0; t < 4; ++t) {
+      EXPECT_TRUE(
+          at::equal(after.layers[0][t][r], before.layers[0][t][order[r]]))
+          << r << " tensor " << t;
+    }
+  }
+  const int64_t column = state.AddColumn();
+  for (int64_t r = 0; r < 8; ++r) {
+    state.layers[0].key_storage[r].narrow(1, column, 1).fill_(100.0f + r);
+  }
+  const Seen next = SeenBy(state);
+  for (int64_t r = 0; r < 8; ++r) {
+    const torch::Tensor keys = next.layers[0][0][r];  // [heads, columns, d_k]
+    EXPECT_TRUE(at::equal(keys.narrow(1, keys.size(1) - 1, 1),
+                          at::full({2, 1, 3}, 100.0f + r)))
+        << r;
+    EXPECT_TRUE(at::equal(keys.narrow(1, 0, keys.size(1) - 1),
+                          before.layers[0][0][order[r]]))
+        << r;
+  }
 }
 
 // Two beams that extend one parent read its columns from where the parent

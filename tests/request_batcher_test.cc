@@ -668,9 +668,11 @@ TEST(RequestBatcherTest, EngineFailingStepsInARowIsReportedBroken) {
   ScriptedEngine engine;
   for (int step : {1, 2, 4, 5, 6}) engine.FailStep(step);
   std::atomic<int> broken_reports{0};
+  std::promise<void> reported;
   RequestBatcher batcher(Options(1, 16, std::chrono::milliseconds(0)),
-                         {&engine}, nullptr,
-                         [&broken_reports] { ++broken_reports; });
+                         {&engine}, nullptr, [&broken_reports, &reported] {
+                           if (++broken_reports == 1) reported.set_value();
+                         });
   std::vector<std::promise<Outcome>> outcomes(8);
   std::vector<std::future<Outcome>> futures;
   for (auto& outcome : outcomes) futures.push_back(outcome.get_future());
@@ -692,7 +694,12 @@ TEST(RequestBatcherTest, EngineFailingStepsInARowIsReportedBroken) {
   batcher.Submit(Source({1, 7}), kNoDeadline, nullptr, Fulfil(outcomes[7]));
   const Outcome refused = Get(std::move(futures[7]));
   EXPECT_EQ(refused.code, grpc::StatusCode::UNAVAILABLE);
-  EXPECT_NE(refused.message.find("restarted"), std::string::npos);
+  EXPECT_NE(refused.message.find("new version"), std::string::npos);
+  // Reported once the worker has left the queue (after it answered what
+  // waited), so that health sees the queue as it is.
+  std::future<void> report = reported.get_future();
+  Await(report);
+  EXPECT_FALSE(batcher.Serving());
   EXPECT_EQ(broken_reports.load(), 1);
   EXPECT_EQ(engine.steps(), 6);
 }

@@ -16,12 +16,13 @@ struct BeamCandidates {
   std::vector<int64_t> indices;  // [sentences, count]: beam · vocab + token.
 };
 
-// For each of the sentences whose `beam` rows are `rows` of `logits`
+// For each of the sentences whose `beam_rows` rows are `rows` of `logits`
 // [batch, vocab] (consecutive per sentence; empty: every row, in order),
-// the best min(2·beam, beam·vocab) totals of the beam's score in
+// the best min(2·beam, beam_rows·vocab) totals of the row's score in
 // `beam_scores` (one per row, -inf for a dead beam) plus the token's
 // log-probability (log-softmax of the row's logits). Equal totals keep the
-// lower index first.
+// lower index first. `beam_rows` is the beam (0 means so), or 1 for a
+// search's first step, whose beams would all be the same row.
 //
 // On the CPU with float logits this is one log-sum-exp per row and then
 // plain loops: one pass over each row keeping the best few, in double
@@ -34,7 +35,7 @@ struct BeamCandidates {
 BeamCandidates TopBeamCandidates(const torch::Tensor& logits,
                                  const std::vector<int64_t>& rows,
                                  const std::vector<double>& beam_scores,
-                                 int64_t beam);
+                                 int64_t beam, int64_t beam_rows = 0);
 
 }  // namespace fanyi
 

@@ -30,8 +30,12 @@ struct Sentence {
   int64_t limit = 0;                     // Most tokens it may generate.
   std::vector<int64_t> target;           // Greedy: the tokens so far.
   std::optional<SentenceSearch> search;  // Beam search only.
-  int alternatives = 0;       // Next-best hypotheses to return (beam only).
-  std::vector<int64_t> rows;  // Batch row of each beam (one if greedy).
+  int beam = 1;                          // Beam size.
+  int alternatives = 0;  // Next-best hypotheses to return (beam only).
+  // Batch row of each beam. One until a beam search's first step: its beams
+  // would all be the same row, so it decodes once and fans out after (as
+  // CTranslate2 does).
+  std::vector<int64_t> rows;
 };
 
 // One batch row of the state.
@@ -41,9 +45,18 @@ struct Row {
   int64_t last_token;  // Fed at the next step.
 };
 
+// A row that a beam search's first step adds: beam `beam` of `sentence`,
+// continuing batch row `parent` with `token`.
+struct AddedRow {
+  Sentence* sentence;
+  int64_t beam;
+  int64_t parent;
+  int64_t token;
+};
+
 // What one step decided for the batch rows: the row each row continues
-// (`order`, as DecoderState::ReorderRows takes it), its next token, and the
-// rows that leave.
+// (`order`, as DecoderState::ReorderRows takes it), its next token, the
+// rows that leave, and the rows that join after them.
 struct StepPlan {
   explicit StepPlan(size_t rows)
       : order(rows), next_token(rows), leaving(rows) {
@@ -52,6 +65,7 @@ struct StepPlan {
   std::vector<int64_t> order;
   std::vector<int64_t> next_token;
   std::vector<char> leaving;
+  std::vector<AddedRow> added;
 };
 
 }  // namespace
@@ -72,10 +86,12 @@ struct ContinuousDecoder::Impl {
   void PlanGreedy(const torch::Tensor& logits,
                   const std::vector<int64_t>& greedy_rows, StepPlan& plan,
                   std::vector<Finished>& finished);
-  // Beam groups of one beam size: the best continuations of their rows.
+  // Beam groups of one beam size, each sentence with `beam_rows` rows (the
+  // beam, or 1 at its first step): the best continuations of their rows.
   void PlanBeams(const torch::Tensor& logits,
                  const std::vector<Sentence*>& group, int64_t beam,
-                 StepPlan& plan, std::vector<Finished>& finished);
+                 int64_t beam_rows, StepPlan& plan,
+                 std::vector<Finished>& finished);
   // Moves the kept rows into place (rows and state) and points each
   // sentence at its rows again.
   void Apply(StepPlan& plan);
@@ -151,15 +167,17 @@ void ContinuousDecoder::Impl::PlanGreedy(
 
 void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
                                         const std::vector<Sentence*>& group,
-                                        int64_t beam, StepPlan& plan,
+                                        int64_t beam, int64_t beam_rows,
+                                        StepPlan& plan,
                                         std::vector<Finished>& finished) {
   std::vector<int64_t> group_rows;
   std::vector<double> scores;
   for (const Sentence* sentence : group) {
     group_rows.insert(group_rows.end(), sentence->rows.begin(),
                       sentence->rows.end());
-    scores.insert(scores.end(), sentence->search->beam_scores().begin(),
-                  sentence->search->beam_scores().end());
+    const std::vector<double>& beam_scores = sentence->search->beam_scores();
+    scores.insert(scores.end(), beam_scores.begin(),
+                  beam_scores.begin() + beam_rows);
   }
   // The group's rows of `logits`; none picked out when the group holds
   // every row in order (a batch of beam searches only, as offline).
@@ -169,7 +187,7 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
   }
   if (every_row) group_rows.clear();
   const BeamCandidates top =
-      TopBeamCandidates(logits, group_rows, scores, beam);
+      TopBeamCandidates(logits, group_rows, scores, beam, beam_rows);
   const int64_t vocab = logits.size(-1);
   const auto sentences_in_group = static_cast<int64_t>(group.size());
   for (int64_t s = 0; s < sentences_in_group; ++s) {
@@ -189,8 +207,13 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
       continue;
     }
     for (int64_t b = 0; b < beam; ++b) {
-      plan.order[sentence.rows[b]] = sentence.rows[extensions[b].parent];
-      plan.next_token[sentence.rows[b]] = extensions[b].token;
+      const int64_t parent = sentence.rows[extensions[b].parent];
+      if (b < beam_rows) {
+        plan.order[sentence.rows[b]] = parent;
+        plan.next_token[sentence.rows[b]] = extensions[b].token;
+      } else {
+        plan.added.push_back({&sentence, b, parent, extensions[b].token});
+      }
     }
   }
 }
@@ -198,6 +221,16 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
 void ContinuousDecoder::Impl::Apply(StepPlan& plan) {
   const size_t before = rows.size();
   for (size_t i = 0; i < before; ++i) rows[i].last_token = plan.next_token[i];
+  // Beams fanning out join at the end; they never leave.
+  for (const AddedRow& added : plan.added) {
+    plan.order.push_back(added.parent);
+    plan.leaving.push_back(0);
+    rows.push_back({added.sentence, added.beam, added.token});
+    std::vector<int64_t>& beam_rows = added.sentence->rows;
+    if (static_cast<int64_t>(beam_rows.size()) <= added.beam) {
+      beam_rows.resize(added.beam + 1);
+    }
+  }
   // Leaving rows are filled by the last rows, from the highest down, so the
   // last row is never one still to leave.
   for (size_t r = before; r-- > 0;) {
@@ -246,27 +279,24 @@ std::vector<int64_t> ContinuousDecoder::Add(
   std::vector<int64_t> handles;
   if (sources.empty()) return handles;
   std::vector<std::vector<int64_t>> source_ids;
-  std::vector<int64_t> expand;  // Source of each new row.
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (sources[i].beam_size < 1) {
+  for (const EncodedSource& source : sources) {
+    if (source.beam_size < 1) {
       throw std::invalid_argument("beam_size must be at least 1, got " +
-                                  std::to_string(sources[i].beam_size));
+                                  std::to_string(source.beam_size));
     }
-    source_ids.push_back(sources[i].ids);
-    expand.insert(expand.end(), sources[i].beam_size, static_cast<int64_t>(i));
+    source_ids.push_back(source.ids);
   }
   c10::InferenceMode inference;
   // [new, src_len] and [new, 1, 1, src_len]
   torch::Tensor source_tensor = MakeSourceTensor(source_ids, impl_->device);
   torch::Tensor source_mask = PaddingMask(source_tensor);
   torch::Tensor memory = impl_->model.Encode(source_tensor, source_mask);
-  // A beam group's rows share their source.
-  DecoderState added = impl_->model.StartDecoding(
-      memory, source_mask, at::tensor(expand, at::kLong).to(impl_->device));
+  // One row per sentence: a beam search's first step decodes once.
+  DecoderState added = impl_->model.StartDecoding(memory, source_mask);
 
   // Everything that can fail happens before the batch changes, or is undone.
   const int64_t first_row = static_cast<int64_t>(impl_->rows.size());
-  impl_->rows.reserve(first_row + expand.size());
+  impl_->rows.reserve(first_row + sources.size());
   std::vector<Sentence*> added_sentences;
   try {
     int64_t row = first_row;
@@ -277,6 +307,7 @@ std::vector<int64_t> ContinuousDecoder::Add(
       handles.push_back(handle);
       sentence.handle = handle;
       sentence.limit = MaxTargetLength(impl_->options, source.ids.size());
+      sentence.beam = source.beam_size;
       if (source.beam_size > 1) {
         sentence.search.emplace(source.beam_size, sentence.limit,
                                 impl_->length_penalty,
@@ -284,7 +315,7 @@ std::vector<int64_t> ContinuousDecoder::Add(
         sentence.alternatives =
             std::clamp(source.alternatives, 0, source.beam_size - 1);
       }
-      for (int b = 0; b < source.beam_size; ++b) sentence.rows.push_back(row++);
+      sentence.rows.push_back(row++);
       added_sentences.push_back(&sentence);
     }
     impl_->state.Append(added);
@@ -296,10 +327,7 @@ std::vector<int64_t> ContinuousDecoder::Add(
   impl_->next_handle += static_cast<int64_t>(handles.size());
   for (Sentence* sentence : added_sentences) {
     if (sentence->search.has_value()) ++impl_->beam_sentences;
-    for (size_t b = 0; b < sentence->rows.size(); ++b) {
-      impl_->rows.push_back(
-          {sentence, static_cast<int64_t>(b), Vocabulary::kBosId});
-    }
+    impl_->rows.push_back({sentence, 0, Vocabulary::kBosId});
   }
   return handles;
 }
@@ -318,8 +346,9 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
 
   StepPlan plan(rows.size());
   std::vector<int64_t> greedy_rows;
-  // Beam groups by beam size, each size searched in one pass.
-  std::map<int64_t, std::vector<Sentence*>> groups;
+  // Beam groups by beam size and rows per sentence (the beam, or 1 at a
+  // first step), each searched in one pass.
+  std::map<std::pair<int64_t, int64_t>, std::vector<Sentence*>> groups;
   if (impl_->beam_sentences == 0) {
     greedy_rows = plan.order;  // Every row.
   } else {
@@ -328,13 +357,14 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
       if (!sentence->search.has_value()) {
         greedy_rows.push_back(static_cast<int64_t>(i));
       } else if (rows[i].beam == 0) {
-        groups[sentence->rows.size()].push_back(sentence);
+        groups[{sentence->beam, static_cast<int64_t>(sentence->rows.size())}]
+            .push_back(sentence);
       }
     }
   }
   impl_->PlanGreedy(logits, greedy_rows, plan, finished);
-  for (const auto& [beam, group] : groups) {
-    impl_->PlanBeams(logits, group, beam, plan, finished);
+  for (const auto& [shape, group] : groups) {
+    impl_->PlanBeams(logits, group, shape.first, shape.second, plan, finished);
   }
   impl_->Apply(plan);
   std::vector<int64_t> ended;

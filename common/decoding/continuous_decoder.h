@@ -73,7 +73,8 @@ class ContinuousDecoder {
 
   // Sentences in the batch.
   int64_t active() const;
-  // Rows in the batch: one per greedy sentence, beam_size per beam search.
+  // Rows in the batch: one per greedy sentence, and per beam search one
+  // until its first step, then beam_size.
   int64_t rows() const;
 
  private:

@@ -166,23 +166,26 @@ torch::Tensor DecoderState::self_rows_in_use() const {
   return self_rows.narrow(1, first_column, columns());
 }
 
+void DecoderState::MoveToOwnRows(int64_t rows, int64_t capacity) {
+  const int64_t used = columns();
+  for (DecoderLayerCache& layer : layers) {
+    for (torch::Tensor* storage : {&layer.key_storage, &layer.value_storage}) {
+      // Spare columns are written by the steps before any step reads them.
+      *storage = ColumnsInOwnRows(*this, *storage, rows, capacity);
+    }
+  }
+  self_rows = OwnRows(batch_size(), capacity, self_rows.options());
+  self_bias_storage =
+      MovedBias(self_bias_storage, first_column, used, capacity);
+  first_column = 0;
+  end_column = used;
+}
+
 int64_t DecoderState::AddColumn() {
   const int64_t capacity = self_bias_storage.size(3);
   const int64_t batch = batch_size();
   if (end_column == capacity) {
-    const int64_t used = columns();
-    const int64_t grown = std::max(2 * used, kInitialColumns);
-    for (DecoderLayerCache& layer : layers) {
-      for (torch::Tensor* storage :
-           {&layer.key_storage, &layer.value_storage}) {
-        // Spare columns are written by the steps before any step reads them.
-        *storage = ColumnsInOwnRows(*this, *storage, storage->size(0), grown);
-      }
-    }
-    self_rows = OwnRows(batch, grown, self_rows.options());
-    self_bias_storage = MovedBias(self_bias_storage, first_column, used, grown);
-    first_column = 0;
-    end_column = used;
+    MoveToOwnRows(cache_rows(), std::max(2 * columns(), kInitialColumns));
   }
   // Row r writes the new column into cache row r.
   if (self_rows.device().is_cpu()) {
@@ -198,10 +201,18 @@ int64_t DecoderState::AddColumn() {
 
 void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
   const auto rows = static_cast<int64_t>(order.size());
-  if (rows > batch_size()) {
-    throw std::invalid_argument("ReorderRows: " + std::to_string(rows) +
-                                " rows asked of a batch of " +
-                                std::to_string(batch_size()));
+  for (int64_t row : order) {
+    if (row < 0 || row >= batch_size()) {
+      throw std::invalid_argument("ReorderRows: row " + std::to_string(row) +
+                                  " asked of a batch of " +
+                                  std::to_string(batch_size()));
+    }
+  }
+  // More rows than the caches hold (beams fanning out from one row): each
+  // row writes its next column into its own cache row, so they grow first,
+  // with room for as many rows again.
+  if (rows > cache_rows()) {
+    MoveToOwnRows(2 * rows, self_bias_storage.size(3));
   }
   const torch::Tensor index =
       at::tensor(order, at::kLong).to(positions.device());

@@ -74,12 +74,14 @@ struct DecoderState {
   // wide first.
   int64_t AddColumn();
 
-  // Makes row i the former row order[i], for every i < order.size() (at
-  // most batch_size(); a row may be listed twice, as beams that share a
-  // parent are), then drops cache columns and source positions that no
-  // remaining row uses. Only the tables and the per-row biases move: the
-  // caches stay as they are, so a step's reordering costs a few small
-  // copies, whatever the cache holds.
+  // Makes row i the former row order[i], for every i < order.size(), then
+  // drops cache columns and source positions that no remaining row uses. A
+  // row may be listed more than once (beams that share a parent), so the
+  // batch may shrink or grow. Only the tables and the per-row biases move:
+  // the caches stay as they are, so a step's reordering costs a few small
+  // copies, whatever the cache holds; unless the batch outgrows the cache
+  // rows, which are then copied into caches with room for twice the rows.
+  // Throws std::invalid_argument for a row outside the batch.
   void ReorderRows(const std::vector<int64_t>& order);
 
   // Removes the batch rows listed in `removed` (ascending, no repeats) by
@@ -100,6 +102,11 @@ struct DecoderState {
   // std::invalid_argument when `other` has cache columns or another number
   // of layers.
   void Append(const DecoderState& other);
+
+ private:
+  // Copies each row's columns in use to the front of its own cache row, in
+  // caches of `rows` cache rows and `capacity` columns.
+  void MoveToOwnRows(int64_t rows, int64_t capacity);
 };
 
 }  // namespace fanyi
