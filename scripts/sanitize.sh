@@ -3,7 +3,8 @@
 #   scripts/sanitize.sh address   AddressSanitizer + UBSan into build-asan/,
 #                                 CTest label "asan" (unit and server tests)
 #   scripts/sanitize.sh thread    ThreadSanitizer into build-tsan/,
-#                                 CTest label "tsan" (the request batcher)
+#                                 CTest label "tsan" (the batcher, the
+#                                 assembly pool, the model registry)
 # JOBS may be set in the environment; BUILD_DIR overrides the build folder.
 # Any sanitizer report fails the test that produced it.
 set -euo pipefail
