@@ -116,10 +116,7 @@ void DecodeWorker::Run() {
   }
   std::cerr << "fanyi: decode worker " << index_ << " stopped after "
             << kMaxFailedSteps << " failures in a row\n";
-  const grpc::Status unavailable(
-      grpc::StatusCode::UNAVAILABLE,
-      "no decode engine of this model is working; it serves again once a new "
-      "version is loaded or the server is restarted");
+  const grpc::Status unavailable = NoWorkerLeft();
   for (PendingRequest& request : queue_.RemoveWorker(index_)) {
     CompleteRequest(request, unavailable);
   }

@@ -98,11 +98,7 @@ ModelRepository::ModelRepository(std::string directory, ModelSettings settings,
     }
     std::string refusals;
     for (const std::vector<RepositoryVersion>& model : ByModel(versions)) {
-      for (const RepositoryVersion& entry : model) {
-        const std::string refusal = LoadLocked(entry);
-        if (refusal.empty()) break;
-        refusals += (refusals.empty() ? "" : "; ") + refusal;
-      }
+      ServeHighestLoadableLocked(model, &refusals);
     }
     // Some model serves: the ones refused are logged, and tried again when
     // their folders change. With none, there is nothing to serve.
@@ -162,7 +158,7 @@ bool ModelRepository::PollLocked() {
 }
 
 bool ModelRepository::ServeHighestLoadableLocked(
-    const std::vector<RepositoryVersion>& versions) {
+    const std::vector<RepositoryVersion>& versions, std::string* refusals) {
   const std::shared_ptr<ServedModel> served =
       registry_.Find(versions.front().name);
   for (const RepositoryVersion& entry : versions) {
@@ -172,7 +168,11 @@ bool ModelRepository::ServeHighestLoadableLocked(
         refused->second == FolderState(entry.path)) {
       continue;
     }
-    if (LoadLocked(entry).empty()) return true;
+    const std::string refusal = LoadLocked(entry);
+    if (refusal.empty()) return true;
+    if (refusals != nullptr) {
+      *refusals += (refusals->empty() ? "" : "; ") + refusal;
+    }
   }
   return false;
 }

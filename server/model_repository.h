@@ -76,9 +76,11 @@ class ModelRepository {
  private:
   // Serves the highest version among `versions` (one model's, highest
   // first) that loads, unless the one served comes first; says whether the
-  // registry changed. Needs mutex_ held.
+  // registry changed. Adds each refusal to `refusals` (may be null), "; "
+  // between them. Needs mutex_ held.
   bool ServeHighestLoadableLocked(
-      const std::vector<RepositoryVersion>& versions);
+      const std::vector<RepositoryVersion>& versions,
+      std::string* refusals = nullptr);
   // Loads `entry` and serves it in place of its model's current version;
   // logs and remembers a failure, and returns its message (empty when
   // loaded). Needs mutex_ held.

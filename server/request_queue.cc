@@ -8,6 +8,13 @@
 
 namespace fanyi {
 
+grpc::Status NoWorkerLeft() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      "no decode engine of this model is working; it serves "
+                      "again once a new version is loaded or the server is "
+                      "restarted");
+}
+
 RequestQueue::RequestQueue(const BatcherOptions& options, int workers,
                            ModelMetrics* metrics)
     : options_(options), metrics_(metrics), rows_seen_(workers, 0) {}
@@ -20,12 +27,7 @@ grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "server is shutting down");
     }
-    if (WorkersLeftLocked() == 0) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "no decode engine of this model is working; it "
-                          "serves again once a new version is loaded or the "
-                          "server is restarted");
-    }
+    if (WorkersLeftLocked() == 0) return NoWorkerLeft();
     if (queue_.size() + requests.size() >
         static_cast<size_t>(options_.max_queue)) {
       return grpc::Status(

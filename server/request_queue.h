@@ -60,6 +60,9 @@ struct PendingRequest {
   int rows() const { return source.beam_size; }
 };
 
+// The answer to a model's texts once none of its decode workers is left.
+grpc::Status NoWorkerLeft();
+
 // The queue in front of the decode workers and its admission policy (after
 // Triton's dynamic batch scheduler): bounded in texts, admitted in rows. An
 // idle worker waits for a batch (full, or the oldest text's max delay

@@ -488,10 +488,15 @@ TEST_F(ModelRepositoryTest, HealthIsPerModelAndANewVersionServesAgain) {
                 .rfind("RPC failed: NOT_FOUND", 0),
             0u);
 
-  engines_.SetRefusal(RefuseFrom("zh"));
-  EXPECT_EQ(
-      TranslateTimes(3, pair.target, "zh", "en", grpc::StatusCode::INTERNAL),
-      3);
+  // Makes the engines of model `source`->`target` refuse `text` three
+  // times in a row, which stops its worker for good.
+  auto break_model = [this](const std::string& text, const std::string& source,
+                            const std::string& target) {
+    engines_.SetRefusal(RefuseFrom(source));
+    EXPECT_EQ(
+        TranslateTimes(3, text, source, target, grpc::StatusCode::INTERNAL), 3);
+  };
+  break_model(pair.target, "zh", "en");
   ASSERT_TRUE(WaitForHealth("zh-en", "NOT_SERVING"));
   EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "en-zh"),
             "SERVING");
@@ -504,10 +509,7 @@ TEST_F(ModelRepositoryTest, HealthIsPerModelAndANewVersionServesAgain) {
   ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
   EXPECT_EQ(response.translation().text(), pair.target);
 
-  engines_.SetRefusal(RefuseFrom("en"));
-  EXPECT_EQ(
-      TranslateTimes(3, pair.source, "en", "zh", grpc::StatusCode::INTERNAL),
-      3);
+  break_model(pair.source, "en", "zh");
   ASSERT_TRUE(WaitForHealth("", "NOT_SERVING"));
   EXPECT_EQ(HealthStatus(channel_, std::chrono::seconds(10), "en-zh"),
             "NOT_SERVING");

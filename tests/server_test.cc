@@ -721,11 +721,15 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
   const bool ready = std::regex_search(
       first_line, match, std::regex(R"(listening on 127\.0\.0\.1:(\d+))"));
   std::string port;
+  // fanyi-client against this server with `arguments`; its output and
+  // errors together.
+  auto client_with = [&port](const std::string& arguments) {
+    return RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" +
+                      port + " " + arguments + " 2>&1");
+  };
   if (ready) {
     port = match[1];
-    const CommandResult client =
-        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
-                   " 'I like tea.' hello 2>&1");
+    const CommandResult client = client_with("'I like tea.' hello");
     EXPECT_EQ(client.exit_code, 0) << client.output;
     EXPECT_EQ(std::count(client.output.begin(), client.output.end(), '\n'), 2)
         << client.output;
@@ -742,28 +746,22 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
     EXPECT_EQ(std::count(lines.output.begin(), lines.output.end(), '\n'), 3)
         << lines.output;
 
-    const CommandResult bad_client =
-        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
-                   " '' 2>&1");
+    const CommandResult bad_client = client_with("''");
     EXPECT_NE(bad_client.exit_code, 0);
     EXPECT_NE(bad_client.output.find("INVALID_ARGUMENT"), std::string::npos)
         << bad_client.output;
 
     // --health asks the health service, as the images' HEALTHCHECK does.
-    const CommandResult health =
-        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
-                   " --health 2>&1");
+    const CommandResult health = client_with("--health");
     EXPECT_EQ(health.exit_code, 0) << health.output;
     EXPECT_EQ(health.output, "SERVING\n");
     // And about one model, by its name; a name never served is not found.
     const CommandResult model_health =
-        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
-                   " --health --health_service en-zh 2>&1");
+        client_with("--health --health_service en-zh");
     EXPECT_EQ(model_health.exit_code, 0) << model_health.output;
     EXPECT_EQ(model_health.output, "SERVING\n");
     const CommandResult unknown_health =
-        RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
-                   " --health --health_service fr-en 2>&1");
+        client_with("--health --health_service fr-en");
     EXPECT_NE(unknown_health.exit_code, 0);
     EXPECT_NE(unknown_health.output.find("NOT_FOUND"), std::string::npos)
         << unknown_health.output;
@@ -776,9 +774,7 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
   ASSERT_TRUE(WIFEXITED(status)) << "fanyi-server died abnormally";
   EXPECT_EQ(WEXITSTATUS(status), 0);
 
-  const CommandResult gone =
-      RunCommand(BinaryPath("fanyi-client") + " --server=127.0.0.1:" + port +
-                 " --health --timeout_ms=2000 2>&1");
+  const CommandResult gone = client_with("--health --timeout_ms=2000");
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_NE(gone.output.find("UNAVAILABLE"), std::string::npos) << gone.output;
 }

@@ -134,10 +134,6 @@ bool HoldsTag(const GumboStringPiece& text) {
   return false;
 }
 
-bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
 // Worth translating: a letter outside the markers, and not one word that
 // is a mention, a hashtag or a URL.
 bool Translatable(std::u32string_view text) {

@@ -42,10 +42,6 @@ struct ScanMemo {
   std::size_t angle_from = kNone;          // ...this position.
 };
 
-bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
 // Walks a Markdown document line by line, adding its texts.
 class MarkdownReader {
  public:

@@ -177,6 +177,10 @@ bool IsLetterOrDigit(char32_t c) { return InRanges(c, kLetterOrDigitRanges); }
 
 bool IsSpace(char32_t c) { return InRanges(c, kSpaceRanges); }
 
+bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
 bool IsControl(char32_t c) {
   return (c < 0x20 || (c >= 0x7F && c <= 0x9F)) && !IsSpace(c);
 }

@@ -36,6 +36,10 @@ bool IsLetterOrDigit(char32_t c);
 // U+2000-U+200B, U+2028, U+2029, U+202F, U+205F, U+3000 and U+FEFF.
 bool IsSpace(char32_t c);
 
+// True for the ASCII whitespace of HTML and Markdown: space, tab, line
+// feed, carriage return and form feed. A byte test, for scanning markup.
+bool IsAsciiSpace(char c);
+
 // True for control characters (C0, DEL, C1) that are not whitespace.
 bool IsControl(char32_t c);
 
