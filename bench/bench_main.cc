@@ -44,6 +44,9 @@ ABSL_FLAG(std::string, compute_type, "int8",
           "The packed CPU step's arithmetic: int8 (weights per output "
           "feature, inputs per row; as good on dev, docs/quality.md) or "
           "float32 (needed by --cpu_decoder libtorch).");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu, cuda or auto; on a GPU the model's own LibTorch step decodes "
+          "(--cpu_decoder and --compute_type are the CPU's).");
 ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
 ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
 ABSL_FLAG(std::string, dump_dir, "",
@@ -61,6 +64,7 @@ int Run() {
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
+  options.device = absl::GetFlag(FLAGS_device);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),
       absl::GetFlag(FLAGS_beam_size), absl::GetFlag(FLAGS_reference_sentences));
@@ -75,9 +79,9 @@ int Run() {
   }
   benchmark->SetSources(texts);
   std::cout << "model " << benchmark->model_version() << ", LibTorch "
-            << fanyi::LibTorchVersion() << ", " << options.threads
-            << " threads, " << options.workers << " worker(s), "
-            << benchmark->sources().size() << " sources ("
+            << fanyi::LibTorchVersion() << ", " << benchmark->device_name()
+            << ", " << options.threads << " threads, " << options.workers
+            << " worker(s), " << benchmark->sources().size() << " sources ("
             << benchmark->skipped() << " skipped), median of "
             << options.repeats << " runs\n";
 

@@ -16,6 +16,7 @@
 #include "common/decoding/greedy_decoder.h"
 #include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
+#include "common/model/device.h"
 #include "common/pipeline/translator.h"
 
 namespace fanyi {
@@ -89,11 +90,14 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   torch::set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->checkpoint = LoadCheckpoint(model_dir, torch::Device(torch::kCPU));
-  SelectCpuDecoder(*impl->checkpoint.model, options.cpu_decoder,
-                   options.compute_type);
+  const torch::Device device = ResolveDevice(options.device);
+  impl->checkpoint = LoadCheckpoint(model_dir, device);
+  if (device.is_cpu()) {
+    SelectCpuDecoder(*impl->checkpoint.model, options.cpu_decoder,
+                     options.compute_type);
+  }
   TranslatorOptions translator_options;
-  translator_options.device = "cpu";
+  translator_options.device = options.device;
   translator_options.length_penalty = options.length_penalty;
   translator_options.beam_stops_early = options.beam_stops_early;
   impl->translator =
@@ -232,6 +236,10 @@ int64_t DecodingBenchmark::skipped() const { return impl_->skipped; }
 
 const std::string& DecodingBenchmark::model_version() const {
   return impl_->checkpoint.model_version;
+}
+
+std::string DecodingBenchmark::device_name() const {
+  return impl_->translator->device_name();
 }
 
 const BenchmarkOptions& DecodingBenchmark::options() const {

@@ -38,6 +38,8 @@ struct BenchmarkOptions {
   std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
                                        // (SelectCpuDecoder).
   std::string compute_type = "int8";   // Of the packed step, or "float32".
+  std::string device = "cpu";  // "cpu", "cuda" or "auto" (ResolveDevice); on
+                               // a GPU the model's own LibTorch step decodes.
 };
 
 // A source sentence that the translator's tokenizer accepted.
@@ -65,8 +67,9 @@ struct ModeTiming {
 // header so that a main with absl flags can include it.
 class DecodingBenchmark {
  public:
-  // Loads the checkpoint in `model_dir` onto the CPU and sets the thread
-  // count; throws std::runtime_error / std::invalid_argument on bad input.
+  // Loads the checkpoint in `model_dir` onto `options.device` and sets the
+  // thread count; throws std::runtime_error / std::invalid_argument on bad
+  // input.
   static std::unique_ptr<DecodingBenchmark> Load(
       const std::string& model_dir, const BenchmarkOptions& options);
   ~DecodingBenchmark();
@@ -83,6 +86,7 @@ class DecodingBenchmark {
   const std::vector<BenchmarkSource>& sources() const;
   int64_t skipped() const;
   const std::string& model_version() const;
+  std::string device_name() const;  // "cpu" or "cuda:N".
   const BenchmarkOptions& options() const;
 
  private:

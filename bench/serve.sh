@@ -9,15 +9,16 @@
 # table (bench/serve_report.py). Requests ask for the server's default beam
 # (4 unless SERVER_FLAGS sets --beam_size). SOURCES defaults to the dev set
 # (a TSV; its first column is used).
-# Environment: THREADS (server --threads, 2), CONCURRENCIES ("1 8 64"),
-# DURATION (15), REPEATS (3), OPEN_FRACTION (0.5), MIXED (64; 0 skips it),
-# SERVER_FLAGS (more fanyi-server flags), BUILD_DIR (build-bench), JOBS
-# (nproc), WORK_DIR (/tmp/fanyi-serve-bench).
+# Environment: THREADS (server --threads, 2), DEVICE (server --device, cpu),
+# CONCURRENCIES ("1 8 64"), DURATION (15), REPEATS (3), OPEN_FRACTION (0.5),
+# MIXED (64; 0 skips it), SERVER_FLAGS (more fanyi-server flags), BUILD_DIR
+# (build-bench), JOBS (nproc), BIN_DIR (prebuilt programs: build nothing),
+# WORK_DIR (/tmp/fanyi-serve-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 1 ]]; then
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -41,9 +42,9 @@ trap stop_fanyi_server EXIT
 # shellcheck disable=SC2086  # SERVER_FLAGS is a list of flags.
 start_fanyi_server "$work_dir/server.log" "$bin/fanyi-server" \
   --model_dir "$model_dir" --listen 127.0.0.1:0 \
-  --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 --threads "$threads" --device cpu \
-  ${SERVER_FLAGS:-}
-echo "== fanyi-server on 127.0.0.1:$port ($threads threads)" \
+  --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 --threads "$threads" \
+  --device "${DEVICE:-cpu}" ${SERVER_FLAGS:-}
+echo "== fanyi-server on 127.0.0.1:$port ($threads threads, ${DEVICE:-cpu})" \
   "${SERVER_FLAGS:-}"
 
 loadgen() {  # NAME FLAGS...

@@ -72,7 +72,8 @@ def main():
         run = open_runs[name][0]
         print(row(f"open, {run['offered_rate']:.0f} requests/s (run {name})",
                   run))
-        ratios.append(run["latency_ms"]["p99"] / run["latency_ms"]["p50"])
+        if run["latency_ms"]["p50"] > 0:  # 0 when every request failed.
+            ratios.append(run["latency_ms"]["p99"] / run["latency_ms"]["p50"])
     mixed = load(args.dir, r"mixed-(greedy|beam)-\d+\.json")
     for kind in ("greedy", "beam"):
         if kind in mixed:
@@ -80,9 +81,11 @@ def main():
             print(row(f"mixed, {run['concurrency']} {kind} clients", run))
     print()
     low, high = concurrencies[0], concurrencies[-1]
-    ratio = (median_run(closed[high])["sentences_per_second"] /
-             median_run(closed[low])["sentences_per_second"])
-    print(f"throughput, concurrency {high} / concurrency {low}: {ratio:.1f}x")
+    low_throughput = median_run(closed[low])["sentences_per_second"]
+    if low_throughput > 0:
+        ratio = median_run(closed[high])["sentences_per_second"] / low_throughput
+        print(f"throughput, concurrency {high} / concurrency {low}: "
+              f"{ratio:.1f}x")
     if ratios:
         print(f"open loop p99 / p50: median {statistics.median(ratios):.2f} "
               f"(runs: {', '.join(f'{r:.2f}' for r in ratios)})")

@@ -5,10 +5,17 @@
 #
 # build_fanyi_targets BUILD_DIR TARGET...: configures a Release build in
 # BUILD_DIR (ccache keys relative to the checkout, JOBS parallel jobs, all
-# cores by default) and builds TARGETs; sets bin to BUILD_DIR/bin.
+# cores by default) and builds TARGETs; sets bin to BUILD_DIR/bin. With
+# BIN_DIR set, builds nothing and uses the programs there (a CUDA build of
+# scripts/build-gpu.sh, say, on a host that cannot build).
 build_fanyi_targets() {
   local build_dir="$1"
   shift
+  if [[ -n "${BIN_DIR:-}" ]]; then
+    # shellcheck disable=SC2034  # For the script that sources this.
+    bin="$BIN_DIR"
+    return
+  fi
   CCACHE_BASEDIR="$PWD" cmake -S . -B "$build_dir" \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
   CCACHE_BASEDIR="$PWD" cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" \

@@ -16,7 +16,8 @@
 # Binaries land in BUILD_DIR/bin with an RPATH (not RUNPATH) naming the prefix
 # and the wheel's lib/, so they run without LD_LIBRARY_PATH; the wheel's CUDA
 # libraries (nvidia-* wheels) are found through libtorch_cuda's own RPATH.
-# Needs, besides a C++20 compiler (LibTorch 2.15 asks for C++20), a CUDA
+# Built this way against torch 2.11.0+cu130 with GCC 12 (C++17) and nvcc
+# 13.0 (docs/benchmarks.md, "GPU"). Needs, besides the compiler, a CUDA
 # toolkit (nvcc, headers) of the wheel's CUDA major version, which the CUDA
 # wheels' TorchConfig.cmake looks up, and the nvidia-* wheels torch depends on
 # (the linker checks libtorch_cuda's NCCL and cuDNN symbols against them:
@@ -93,6 +94,9 @@ unpack_debs() {
 }
 
 cmake_prefix_path="$torch_root;$torch_prefix"
+# FindProtobuf would take the protobuf 3.13 headers and protoc inside the
+# wheel (the torch folder leads the prefix path): name the real ones.
+protobuf_root=/usr
 if [ -n "$debs_dir" ]; then
   compgen -G "$debs_dir/*.deb" >/dev/null ||
     fail "no .deb files in $debs_dir: run scripts/fetch-gpu-debs.sh where apt works (or DEBS_DIR= for system packages)"
@@ -100,6 +104,11 @@ if [ -n "$debs_dir" ]; then
   prefix="$(cd "$build_dir" && pwd)/deps"
   unpack_debs "$prefix"
   cmake_prefix_path="$prefix/usr;$torch_root;$torch_prefix"
+  protobuf_root="$prefix/usr"
+  # The .pc files say prefix=/usr: pkg-config reads only the unpacked ones
+  # and puts the prefix before the paths they give.
+  export PKG_CONFIG_LIBDIR="$prefix/usr/lib/$multiarch/pkgconfig:$prefix/usr/share/pkgconfig"
+  export PKG_CONFIG_SYSROOT_DIR="$prefix"
   # protoc and grpc_cpp_plugin run during the build and load libprotoc etc.
   export LD_LIBRARY_PATH="$prefix/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PATH="$prefix/usr/bin:$PATH"
@@ -127,6 +136,8 @@ fi
 export CCACHE_BASEDIR="$PWD"
 cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$cmake_prefix_path" \
+  -DProtobuf_INCLUDE_DIR="$protobuf_root/include" \
+  -DProtobuf_PROTOC_EXECUTABLE="$protobuf_root/bin/protoc" \
   -DCMAKE_LIBRARY_ARCHITECTURE="$multiarch" \
   -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" \
   -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags" \

@@ -32,6 +32,15 @@ packages=(
   # Gumbo, the HTML5 parser; libzip and Expat, .docx files.
   libboost1.74-dev libcld2-dev libcld2-0 libgumbo-dev libgumbo1
   libzip-dev libzip4 libexpat1-dev libexpat1
+  # ICU (sentence breaks) and OpenCC (Chinese scripts, with its data and
+  # its trie library); pkg-config, which finds them and the three above.
+  libicu-dev libicu72 libopencc-dev libopencc1.1 libopencc-data libmarisa0
+  pkgconf pkgconf-bin libpkgconf3
+  # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (the wheels
+  # do not ship them).
+  libgloo-dev
+  # spm_train and spm_encode (subword vocabularies).
+  sentencepiece libsentencepiece0
   # prometheus-cpp's CMake config looks for CURL (its push library, which
   # fanyi does not link): only CMake's FindCURL sees these.
   libcurl4-openssl-dev libcurl4

@@ -33,14 +33,16 @@ std::string ReadFile(const fs::path& path) {
 }
 
 // fanyi-train on the mini corpus with a tiny model and no dropout (so that
-// every rank's arithmetic is the same whatever its random state), plus
-// `flags`, as a shell command line.
+// every rank's arithmetic is the same whatever its random state), on the CPU
+// (where the ranks' Gloo group trains, and so the one process compared with
+// them), plus `flags`, as a shell command line.
 std::string TrainCommand(const std::string& out, const std::string& flags) {
   return testing_util::BinaryPath("fanyi-train") + " --train " +
          testing_util::SharedDataPath("en-zh/train_mini.tsv") + " --dev " +
          testing_util::SharedDataPath("en-zh/dev_mini.tsv") +
          " --layers 1 --d_model 32 --d_ff 64 --heads 2 --dropout 0"
-         " --threads 1 --average_last 0 --batch_tokens 512 --out " +
+         " --threads 1 --device cpu --average_last 0 --batch_tokens 512"
+         " --out " +
          out + " " + flags;
 }
 
@@ -145,7 +147,8 @@ TEST(DataParallelTrainingTest, RanksReadOnePreparedCorpus) {
         Rank(rank, port) + testing_util::BinaryPath("fanyi-train") +
         " --data " + data +
         " --layers 1 --d_model 32 --d_ff 64 --heads 2 --threads 1"
-        " --average_last 0 --epochs 1 --collective_timeout_minutes 0.5"
+        " --device cpu --average_last 0 --epochs 1"
+        " --collective_timeout_minutes 0.5"
         " --out " +
         out + " 2>&1");
   };

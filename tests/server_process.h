@@ -15,9 +15,9 @@ namespace fanyi::testing_util {
 class ServerProcess {
  public:
   // Starts fanyi-server with `flags` added to --listen/--metrics_listen on
-  // 127.0.0.1:0, one thread and the CPU, and waits for the line that names
-  // its ports. Throws std::runtime_error with that line when the server
-  // exits or prints something else instead.
+  // 127.0.0.1:0, one thread and the CPU (a --device in `flags` wins), and waits
+  // for the line that names its ports. Throws std::runtime_error with that line
+  // when the server exits or prints something else instead.
   explicit ServerProcess(const std::vector<std::string>& flags);
   ~ServerProcess();
 

@@ -173,8 +173,10 @@ void Trainer::State::Resume() {
       target[source.key()].copy_(source.value());
     }
   }
+  // Onto the model's device: the moments of a CPU save resume on a GPU too.
   torch::load(*optimizer,
-              (fs::path(run_directory.last()) / "optimizer.pt").string());
+              (fs::path(run_directory.last()) / "optimizer.pt").string(),
+              device);
   const nlohmann::json& training = saved.training;
   step = training.at("step").get<int64_t>();
   epoch = training.at("epoch").get<int64_t>();
@@ -390,8 +392,12 @@ TrainingResult Trainer::Run(std::ostream& log) {
           : static_cast<int>(std::thread::hardware_concurrency());
   torch::set_num_threads(std::max(threads, 1));
   torch::manual_seed(options_.seed);
-  state.device = ResolveDevice(options_.device);
-  if (options_.rendezvous.world_size > 1) {
+  // Data-parallel training runs on the CPU (Gloo) for now: "auto" means the
+  // CPU there, also on a host with a GPU.
+  const bool data_parallel = options_.rendezvous.world_size > 1;
+  state.device = ResolveDevice(
+      data_parallel && options_.device == "auto" ? "cpu" : options_.device);
+  if (data_parallel) {
     state.group = std::make_unique<DataParallel>(
         options_.rendezvous, std::chrono::milliseconds(static_cast<int64_t>(
                                  options_.collective_timeout_minutes * 60000)));

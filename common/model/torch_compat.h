@@ -8,6 +8,8 @@
 #include <ATen/core/Tensor.h>
 #include <torch/version.h>
 
+#include <cstdint>
+
 #if TORCH_VERSION_MAJOR >= 2
 #include <ATen/ops/scaled_dot_product_attention.h>
 #else
@@ -27,10 +29,20 @@ inline at::Tensor Attention(const at::Tensor& query, const at::Tensor& key,
                             const at::Tensor& value, const at::Tensor& bias,
                             double dropout_p) {
 #if TORCH_VERSION_MAJOR >= 2
+  // The GPU's fused kernels read 16 bytes at a time and fault ("misaligned
+  // address") on a view that starts mid-vector, such as the decoder's
+  // self-attention bias over the columns in use: such views go as copies.
+  auto aligned = [](const at::Tensor& tensor) {
+    const bool misaligned =
+        tensor.is_cuda() &&
+        reinterpret_cast<uintptr_t>(tensor.data_ptr()) % 16 != 0;
+    return misaligned ? tensor.clone() : tensor;
+  };
   // One fused kernel (flash attention on CPU and GPU where it applies); the
   // scale is 1 because the caller has scaled the query.
-  return at::scaled_dot_product_attention(query, key, value, bias, dropout_p,
-                                          /*is_causal=*/false, /*scale=*/1.0);
+  return at::scaled_dot_product_attention(
+      aligned(query), aligned(key), aligned(value), aligned(bias), dropout_p,
+      /*is_causal=*/false, /*scale=*/1.0);
 #else
   // Batched matrix products over batch × heads, spelled out: at::matmul's
   // general broadcasting costs more than the products at decoding sizes.

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The GPU checks of a CUDA build (scripts/build-gpu.sh) on a host with an
+# NVIDIA GPU, with every log and JSON file in OUT_DIR and a summary on stdout:
+#   bench/gpu.sh MODEL_DIR OUT_DIR [STEP...]
+# Steps, all by default, in this order:
+#   versions  the GPU, its driver and CUDA (decode prints LibTorch's)
+#   tests     the test suite with CUDA visible (device_test runs each case on
+#             the CPU and on CUDA), less the tests of images and linters
+#   decode    fanyi-bench --device cuda: greedy at batch 1 (the first
+#             DECODE1 sentences), 32 and 128, and beam 4 at batch 32
+#   serve     bench/serve.sh on CUDA at concurrency 1, 8, 64 and 256, greedy
+#             and the default beam, with the GPU memory in use
+#   train     fanyi-train --device cuda for TRAIN_MINUTES each: the default
+#             recipe at its batch and at BIG_BATCH tokens (dev BLEU, tokens/s)
+# MODEL_DIR is a checkpoint (scripts/demo.sh trains models/demo/best).
+# Environment: BUILD_DIR (build-gpu), DATA_DIR (../shared/data/en-zh),
+# DECODE1 (300), DURATION (serve: seconds per run, 8), TRAIN_MINUTES (1.5),
+# BIG_BATCH (16384).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $# -lt 2 ]]; then
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+model_dir="$1"
+out_dir="$2"
+shift 2
+steps=("$@")
+[[ ${#steps[@]} -gt 0 ]] || steps=(versions tests decode serve train)
+build_dir="${BUILD_DIR:-build-gpu}"
+data_dir="${DATA_DIR:-../shared/data/en-zh}"
+bin="$build_dir/bin"
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+summary="$out_dir/summary.txt"
+: >"$summary"
+
+say() { echo "$*" | tee -a "$summary"; }
+
+versions() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
+    sed 's/^/GPU: /' | tee -a "$summary"
+  nvidia-smi | sed -n 's/.*CUDA Version: \([0-9.]*\).*/driver CUDA: \1/p' |
+    tee -a "$summary"
+  say "nproc: $(nproc), $(uname -m)"
+}
+
+tests() {
+  # Images and linters are checked on the CPU machines (CI); a GPU host has
+  # neither their tools nor a browser. device_test runs on its own, for its
+  # output (the attention errors).
+  local status=0
+  ctest --test-dir "$build_dir" -j "$(nproc)" --output-on-failure --timeout 600 \
+    -E '^(deploy_lint|runtime_libraries_test|prometheus_integration|web_page_test|device_test)$' \
+    >"$out_dir/ctest.log" 2>&1 || status=$?
+  grep -E "tests passed|tests failed|Total Test time" "$out_dir/ctest.log" | tee -a "$summary"
+  grep -E "^\s+[0-9]+ - " "$out_dir/ctest.log" | tee -a "$summary" || true
+  "$build_dir/tests/device_test" >"$out_dir/device_test.log" 2>&1 || status=$?
+  grep -E "^\[ +(OK|FAILED) +\]|relative error" "$out_dir/device_test.log" |
+    tee -a "$summary"
+  return "$status"
+}
+
+decode() {
+  local sources="$data_dir/dev.tsv"
+  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
+    --modes greedy1 --max_sentences "${DECODE1:-300}" --repeats 3 \
+    --json "$out_dir/decode_b1.json" 2>&1 | tee -a "$summary"
+  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
+    --modes greedy,beam --batch_size 32 --beam_size 4 --repeats 3 \
+    --json "$out_dir/decode_b32.json" 2>&1 | tee -a "$summary"
+  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
+    --modes greedy,beam --batch_size 128 --beam_size 4 --repeats 3 \
+    --json "$out_dir/decode_b128.json" 2>&1 | tee -a "$summary"
+}
+
+serve() {
+  local beam memory_log
+  for beam in 1 4; do
+    memory_log="$out_dir/serve_beam$beam.memory"
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 \
+      >"$memory_log" &
+    local sampler=$!
+    BIN_DIR="$bin" DEVICE=cuda CONCURRENCIES="1 8 64 256" \
+      DURATION="${DURATION:-8}" REPEATS=1 MIXED=0 \
+      SERVER_FLAGS="--beam_size $beam --max_batch_size 256" \
+      WORK_DIR="$out_dir/serve_beam$beam" \
+      bash bench/serve.sh "$model_dir" "$data_dir/dev.tsv" 2>&1 |
+      tee "$out_dir/serve_beam$beam.log" | sed -n '/== summary/,$p' | tee -a "$summary"
+    kill "$sampler" 2>/dev/null || true
+    say "beam $beam: server log: $(grep -c 'decoding failed' \
+      "$out_dir/serve_beam$beam/server.log") decoding failures"
+    say "beam $beam: GPU memory used, MiB: $(sort -n "$memory_log" | head -1) idle," \
+      "$(sort -n "$memory_log" | tail -1) at most"
+  done
+}
+
+train() {
+  local name batch
+  for name in default big; do
+    batch=2048
+    [[ $name == big ]] && batch="${BIG_BATCH:-16384}"
+    "$bin/fanyi-train" --device cuda --train "$data_dir/train.tsv" \
+      --dev "$data_dir/dev.tsv" --out "$out_dir/train_$name" \
+      --batch_tokens "$batch" --max_minutes "${TRAIN_MINUTES:-1.5}" \
+      >"$out_dir/train_$name.log" 2>&1
+    cp "$out_dir/train_$name/train_log.jsonl" "$out_dir/train_$name.jsonl"
+    say "train $name (batch_tokens $batch): $(grep '"event":"epoch"' \
+      "$out_dir/train_$name.jsonl" | tail -1)"
+  done
+}
+
+failed=()
+for step in "${steps[@]}"; do
+  say "== $step ($(date -u +%H:%M:%S))"
+  "$step" || failed+=("$step")
+done
+say "== done ($(date -u +%H:%M:%S)); failed steps: ${failed[*]:-none}"
+[[ ${#failed[@]} -eq 0 ]]

@@ -1,0 +1,210 @@
+// What takes a device, on each device this machine has: the CPU always, and
+// CUDA when LibTorch sees a GPU. CI has no GPU, so there only the CPU cases
+// run; docs/benchmarks.md's GPU section records a run on one.
+
+#include "common/model/device.h"
+
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/softmax.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/decoding/beam_search.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/model/checkpoint.h"
+#include "common/model/multi_head_attention.h"
+#include "common/model/torch_compat.h"
+#include "common/pipeline/translator.h"
+#include "tests/random_model.h"
+#include "tests/server_process.h"
+#include "tests/server_test_util.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+std::vector<std::string> TestDevices() {
+  std::vector<std::string> devices = {"cpu"};
+  if (torch::cuda::is_available()) devices.push_back("cuda");
+  return devices;
+}
+
+// ‖actual − expected‖ / ‖expected‖, in float64 on the CPU.
+double RelativeError(const torch::Tensor& actual,
+                     const torch::Tensor& expected) {
+  const torch::Tensor reference = expected.to(torch::kCPU, torch::kDouble);
+  return (actual.to(torch::kCPU, torch::kDouble) - reference)
+             .norm()
+             .item<double>() /
+         reference.norm().item<double>();
+}
+
+class DeviceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  torch::Device device() const { return ResolveDevice(GetParam()); }
+};
+
+// compat::Attention is scaled_dot_product_attention on LibTorch 2.x (a fused
+// kernel on a GPU) and batched products on 1.13: against softmax(q·kᵀ +
+// bias)·v in float64, with a padding bias and a causal one.
+TEST_P(DeviceTest, AttentionMatchesAFloat64Reference) {
+  torch::manual_seed(21);
+  // [batch, heads, length, d_k]; the query comes scaled, as the model's does.
+  const torch::Tensor query = at::randn({2, 4, 6, 16}) / 4;
+  const torch::Tensor key = at::randn({2, 4, 6, 16});
+  const torch::Tensor value = at::randn({2, 4, 6, 16});
+  // Row 1 has four real keys; causally each query sees the keys up to it.
+  const torch::Tensor padding =
+      PaddingMask(PadRows({{4, 4, 4, 4, 4, 4}, {4, 4, 4, 4}}, torch::kCPU));
+  const torch::Tensor causal = padding.logical_and(CausalMask(6, torch::kCPU));
+  for (const auto& [name, mask] :
+       {std::pair{"padding", padding}, std::pair{"causal", causal}}) {
+    const torch::Tensor bias = AttentionBias(mask, at::kFloat);
+    const torch::Tensor expected = at::matmul(
+        at::softmax(at::matmul(query.to(torch::kDouble),
+                               key.to(torch::kDouble).transpose(-2, -1)) +
+                        bias.to(torch::kDouble),
+                    -1),
+        value.to(torch::kDouble));
+    const torch::Tensor actual =
+        compat::Attention(query.to(device()), key.to(device()),
+                          value.to(device()), bias.to(device()), 0.0);
+    ASSERT_EQ(actual.device(), device());
+    const double error = RelativeError(actual, expected);
+    std::cout << GetParam() << " attention, " << name
+              << " mask: relative error " << error << "\n";
+    EXPECT_LT(error, 1e-5);
+  }
+}
+
+// The model's float32 forward pass on the device against the CPU's.
+TEST_P(DeviceTest, ForwardPassMatchesTheCpu) {
+  torch::manual_seed(22);
+  Transformer on_cpu = testing_util::RandomTinyModel(22);
+  on_cpu->to(torch::kFloat);
+  Transformer on_device = testing_util::RandomTinyModel(22);
+  on_device->to(device(), torch::kFloat);
+  const torch::Tensor source = MakeSourceTensor(
+      {{5, 6, 7, 8, 9, 10}, {11, 12}, {13, 14, 15}}, torch::kCPU);
+  const torch::Tensor target = at::randint(4, 19, {3, 5});
+  const torch::Tensor expected = on_cpu->forward(source, target);
+  const torch::Tensor actual =
+      on_device->forward(source.to(device()), target.to(device()));
+  ASSERT_EQ(actual.device(), device());
+  EXPECT_LT(RelativeError(actual, expected), 1e-5);
+}
+
+// Greedy and beam decoding with the key/value cache on the device give the
+// CPU's tokens (a float64 model: no near-ties within rounding).
+TEST_P(DeviceTest, DecodersGiveTheCpusTokens) {
+  const std::vector<std::vector<int64_t>> sources = {
+      {5, 6, 7, 8, 9, 10, 11}, {12}, {13, 14, 15}, {16, 17, 18, 19, 20, 21}};
+  BeamSearchOptions beam;
+  beam.beam_size = 4;
+  beam.limits.max_length = 20;
+  for (uint64_t seed : {31, 32}) {
+    Transformer on_cpu = testing_util::RandomTinyModel(seed);
+    Transformer on_device = testing_util::RandomTinyModel(seed);
+    on_device->to(device());
+    c10::InferenceMode inference;
+    EXPECT_EQ(GreedyDecode(*on_device, sources, beam.limits),
+              GreedyDecode(*on_cpu, sources, beam.limits))
+        << "seed " << seed;
+    const auto expected = BeamSearch(*on_cpu, sources, beam);
+    const auto actual = BeamSearch(*on_device, sources, beam);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+      EXPECT_EQ(actual[i].front().ids, expected[i].front().ids)
+          << "seed " << seed << " sentence " << i;
+      EXPECT_NEAR(actual[i].front().score, expected[i].front().score, 1e-9);
+    }
+  }
+}
+
+// A tiny model trained on the device: its checkpoint loads on the CPU, and
+// the device translates as the CPU's reference step does, greedy and beam.
+TEST_P(DeviceTest, TrainsAModelThatTranslatesAsOnTheCpu) {
+  const std::string work = testing_util::MakeTempDir("device_" + GetParam());
+  const std::string pairs = work + "/pairs.tsv";
+  {
+    std::ifstream in(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
+    std::ofstream out(pairs);
+    std::string line;
+    for (int i = 0; i < 30 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  const std::string checkpoint = testing_util::TrainTinyModelOn(
+      pairs, work + "/run",
+      [&](TrainingOptions& options) { options.device = GetParam(); });
+  EXPECT_NO_THROW(LoadCheckpoint(checkpoint, torch::kCPU));
+
+  TranslatorOptions options;
+  options.cpu_decoder = "libtorch";
+  options.compute_type = "float32";
+  options.device = "cpu";
+  const auto cpu = Translator::Load(checkpoint, options);
+  options.device = GetParam();
+  const auto here = Translator::Load(checkpoint, options);
+  EXPECT_EQ(here->device_name(), device().str());
+  const std::vector<std::string> texts = {
+      "Tom is happy.", "I like to read books.", "Where is the station?"};
+  for (int beam_size : {1, 4}) {
+    EXPECT_EQ(here->Translate(texts, beam_size),
+              cpu->Translate(texts, beam_size))
+        << "beam " << beam_size;
+  }
+}
+
+// A run saved on the CPU resumes on the device: its weights and the
+// optimizer's moments move there.
+TEST_P(DeviceTest, ResumesARunSavedOnTheCpu) {
+  const std::string work = testing_util::MakeTempDir("resume_" + GetParam());
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      testing_util::SharedDataPath("en-zh/train_mini.tsv"), work);
+  options.epochs = 1;
+  std::ostringstream log;
+  Trainer(options).Run(log);
+  options.device = GetParam();
+  options.epochs = 2;
+  options.resume = true;
+  const TrainingResult resumed = Trainer(options).Run(log);
+  EXPECT_NE(log.str().find("resumed from"), std::string::npos) << log.str();
+  EXPECT_EQ(
+      LoadCheckpoint(resumed.last_checkpoint, torch::kCPU).training.at("epoch"),
+      2);
+}
+
+// fanyi-server --device on a real gRPC channel: the model is where it was
+// asked to be, and answers.
+TEST_P(DeviceTest, ServerTranslatesOnTheDevice) {
+  const std::string model = testing_util::TrainTinyModel(
+      testing_util::MakeTempDir("device_server_" + GetParam()));
+  testing_util::ServerProcess server(
+      {"--model_dir=" + model, "--device=" + GetParam()});
+  v1::TranslateResponse response;
+  const grpc::Status status =
+      testing_util::TranslateAt(server.address(), "Tom is happy.", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(response.translation().text().empty());
+  const std::string metrics =
+      testing_util::HttpGet(server.metrics_port(), "/metrics");
+  EXPECT_NE(metrics.find("device=\"" + device().str() + "\""),
+            std::string::npos)
+      << metrics;
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DeviceTest,
+                         ::testing::ValuesIn(TestDevices()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace fanyi
