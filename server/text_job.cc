@@ -52,10 +52,11 @@ void FinishJob(JobState& state) {
     try {
       const TextPipeline& pipeline = model.translator().pipeline();
       translations.push_back(
-          pipeline.Assemble(state.job.texts[t], state.targets[t]));
-      translations.back().alternatives = pipeline.AssembleAlternatives(
-          state.job.texts[t], state.targets[t], state.alternatives[t],
-          translations.back().text);
+          pipeline.assembler().Assemble(state.job.texts[t], state.targets[t]));
+      translations.back().alternatives =
+          pipeline.assembler().AssembleAlternatives(
+              state.job.texts[t], state.targets[t], state.alternatives[t],
+              translations.back().text);
     } catch (const std::exception& e) {
       status = state.Named(
           grpc::Status(

@@ -68,9 +68,9 @@ TEST(TextPipelineTest, AGeneratedUnkIsDroppedAndCounted) {
   // The source's own ids stand in for a translation (a Chinese target's
   // vocabulary has other tokens, but any known ids do), with <unk> among
   // them.
-  const TextTranslation clean =
-      pipeline.Assemble(prepared[0], {std::vector<int64_t>{5, 6, 7}});
-  const TextTranslation with_unknown = pipeline.Assemble(
+  const TextTranslation clean = pipeline.assembler().Assemble(
+      prepared[0], {std::vector<int64_t>{5, 6, 7}});
+  const TextTranslation with_unknown = pipeline.assembler().Assemble(
       prepared[0],
       {std::vector<int64_t>{5, Vocabulary::kUnkId, 6, Vocabulary::kUnkId, 7}});
   EXPECT_EQ(with_unknown.text, clean.text);

@@ -59,7 +59,7 @@ CorpusTranslation TranslateCorpus(const Translator& translator,
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!result.errors[i].empty()) continue;
     const TextTranslation translation =
-        translator.pipeline().Assemble(prepared[i], targets[i]);
+        translator.pipeline().assembler().Assemble(prepared[i], targets[i]);
     result.generated_tokens += translation.generated_token_count;
     result.spans += translation.span_count;
     result.unplaced_spans += translation.unplaced_span_count;

@@ -4,10 +4,10 @@
 #include <cctype>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/formats/markdown_inline.h"
 #include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 
@@ -16,37 +16,17 @@ namespace {
 
 constexpr std::size_t kNone = std::string_view::npos;
 
-// An inline construct a text crosses as one marker: [begin, end) of the
-// source, and for a link, an image or emphasis the words it wraps,
-// [words_begin, words_end) (empty for code, autolinks and HTML).
-struct Inline {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  std::size_t words_begin = 0;
-  std::size_t words_end = 0;
-  // False for characters that are words after all (unmatched backticks),
-  // skipped together.
-  bool marker = true;
-};
-
 // Inline constructs nest at most this deep (a link in emphasis in a
 // link...); deeper words are plain text. Bounds the reader's work.
 constexpr int kMaxInlineDepth = 8;
-
-// What one scan of a text has learnt: delimiters with no closing after
-// some point, so that a later opener of the same kind looks no further
-// (which keeps the scan linear in the text's length).
-struct ScanMemo {
-  std::vector<std::string_view> unclosed;  // Delimiters never closed again.
-  std::size_t next_angle = 0;              // The next '>' at or after...
-  std::size_t angle_from = kNone;          // ...this position.
-};
 
 // Walks a Markdown document line by line, adding its texts.
 class MarkdownReader {
  public:
   explicit MarkdownReader(MarkedDocument* document)
-      : document_(*document), source_(document->source()) {}
+      : document_(*document),
+        source_(document->source()),
+        inline_scanner_(source_) {}
 
   void Read();
 
@@ -80,20 +60,6 @@ class MarkdownReader {
   // on their own. `depth`: constructs it lies inside.
   void AddInlineText(int region, std::size_t begin, std::size_t end,
                      int depth = 0);
-  // The inline constructs in [begin, end), at most kMaxInlineMarkers.
-  std::vector<Inline> ScanInline(std::size_t begin, std::size_t end) const;
-  // The construct starting at `at`, or one with end == at when none does.
-  Inline InlineAt(std::size_t at, std::size_t end, ScanMemo* memo) const;
-  // The end of a run of `delimiter` after `from` and before `end` that
-  // `accepts`, or kNone; remembers a delimiter never closed.
-  template <typename Accepts>
-  std::size_t FindClosing(std::string_view delimiter, std::size_t from,
-                          std::size_t end, ScanMemo* memo,
-                          Accepts accepts) const;
-  // Where the bracket or parenthesis at `open` closes within `end`, or kNone.
-  std::size_t Matching(std::size_t open, std::size_t end) const;
-  // Pairs each [ and ( with its ] and ), in one pass (escapes skipped).
-  void MatchBrackets();
 
   MarkedDocument& document_;
   const std::string_view source_;
@@ -101,8 +67,7 @@ class MarkdownReader {
   // The paragraph being gathered: its content's start and end, or kNone.
   std::size_t paragraph_begin_ = kNone;
   std::size_t paragraph_end_ = kNone;
-  // Each bracket or parenthesis's closing one, by position.
-  std::unordered_map<std::size_t, std::size_t> matching_;
+  const MarkdownInlineScanner inline_scanner_;
 };
 
 std::size_t MarkdownReader::FenceLength(std::string_view line,
@@ -238,7 +203,6 @@ std::size_t MarkdownReader::ContentStart(std::size_t begin, std::size_t end,
 }
 
 void MarkdownReader::Read() {
-  MatchBrackets();
   for (std::size_t begin = 0; begin <= source_.size();) {
     std::size_t end = source_.find('\n', begin);
     const std::size_t next = end == kNone ? source_.size() + 1 : end + 1;
@@ -371,8 +335,9 @@ void MarkdownReader::AddInlineText(int region, std::size_t begin,
   while (begin < end && IsAsciiSpace(source_[begin])) ++begin;
   while (end > begin && IsAsciiSpace(source_[end - 1])) --end;
   if (begin == end) return;
-  const std::vector<Inline> constructs =
-      depth < kMaxInlineDepth ? ScanInline(begin, end) : std::vector<Inline>{};
+  const std::vector<MarkdownInline> constructs =
+      depth < kMaxInlineDepth ? inline_scanner_.Scan(begin, end)
+                              : std::vector<MarkdownInline>{};
   std::u32string text;
   std::size_t words = begin;
   for (std::size_t k = 0; k < constructs.size(); ++k) {
@@ -383,7 +348,7 @@ void MarkdownReader::AddInlineText(int region, std::size_t begin,
   text += DecodeWords(source_.substr(words, end - words));
   text = CollapseSpaces(text);
   if (!HasLetters(text)) {
-    for (const Inline& construct : constructs) {
+    for (const MarkdownInline& construct : constructs) {
       if (construct.words_end > construct.words_begin) {
         AddInlineText(region, construct.words_begin, construct.words_end,
                       depth + 1);
@@ -392,7 +357,7 @@ void MarkdownReader::AddInlineText(int region, std::size_t begin,
     return;
   }
   std::vector<int> markers;
-  for (const Inline& construct : constructs) {
+  for (const MarkdownInline& construct : constructs) {
     markers.push_back(document_.AddRegion(construct.begin, construct.end));
   }
   document_.AddText(region, begin, end, EncodeUtf8(text), markers,
@@ -403,142 +368,6 @@ void MarkdownReader::AddInlineText(int region, std::size_t begin,
                     constructs[k].words_end, depth + 1);
     }
   }
-}
-
-std::vector<Inline> MarkdownReader::ScanInline(std::size_t begin,
-                                               std::size_t end) const {
-  std::vector<Inline> constructs;
-  ScanMemo memo;
-  for (std::size_t at = begin;
-       at < end && constructs.size() < kMaxInlineMarkers;) {
-    if (source_[at] == '\\') {  // An escaped character is a word's.
-      at += 2;
-      continue;
-    }
-    const Inline found = InlineAt(at, end, &memo);
-    if (found.end == at || !found.marker) {
-      at = std::max(found.end, at + 1);
-      continue;
-    }
-    constructs.push_back(found);
-    at = found.end;
-  }
-  return constructs;
-}
-
-void MarkdownReader::MatchBrackets() {
-  std::vector<std::size_t> squares;
-  std::vector<std::size_t> rounds;
-  for (std::size_t at = 0; at < source_.size(); ++at) {
-    const char c = source_[at];
-    if (c == '\\') {
-      ++at;
-    } else if (c == '[') {
-      squares.push_back(at);
-    } else if (c == '(') {
-      rounds.push_back(at);
-    } else if (c == ']' && !squares.empty()) {
-      matching_[squares.back()] = at;
-      squares.pop_back();
-    } else if (c == ')' && !rounds.empty()) {
-      matching_[rounds.back()] = at;
-      rounds.pop_back();
-    }
-  }
-}
-
-std::size_t MarkdownReader::Matching(std::size_t open, std::size_t end) const {
-  // Pairs nest, so a bracket paired beyond `end` has no closing one within
-  // it, as a scan from `open` counting depth would find.
-  const auto found = matching_.find(open);
-  return found == matching_.end() || found->second >= end ? kNone
-                                                          : found->second;
-}
-
-template <typename Accepts>
-std::size_t MarkdownReader::FindClosing(std::string_view delimiter,
-                                        std::size_t from, std::size_t end,
-                                        ScanMemo* memo, Accepts accepts) const {
-  for (std::string_view unclosed : memo->unclosed) {
-    if (unclosed == delimiter) return kNone;
-  }
-  for (std::size_t close = source_.find(delimiter, from);
-       close != kNone && close + delimiter.size() <= end;
-       close = source_.find(delimiter, close + 1)) {
-    if (accepts(close)) return close + delimiter.size();
-  }
-  // Whether a closing run is accepted depends on it alone, not on its
-  // opener: a later opener of the same delimiter finds none either.
-  memo->unclosed.push_back(delimiter);
-  return kNone;
-}
-
-Inline MarkdownReader::InlineAt(std::size_t at, std::size_t end,
-                                ScanMemo* memo) const {
-  const char c = source_[at];
-  Inline none{at, at, 0, 0};
-  if (c == '`') {  // A code span: a run of backticks to one as long.
-    std::size_t run = at;
-    while (run < end && source_[run] == '`') ++run;
-    const std::string_view ticks = source_.substr(at, run - at);
-    const std::size_t after =
-        FindClosing(ticks, run, end, memo, [&](std::size_t close) {
-          const std::size_t next = close + ticks.size();
-          return source_[close - 1] != '`' &&
-                 (next == end || source_[next] != '`');
-        });
-    // Unmatched backticks are words, all of the run.
-    if (after == kNone) return {at, run, 0, 0, false};
-    return {at, after, 0, 0};
-  }
-  if (c == '<') {  // An autolink or inline HTML.
-    if (memo->angle_from == kNone || memo->next_angle < at) {
-      memo->angle_from = at;
-      memo->next_angle = source_.find('>', at);
-    }
-    const std::size_t close = memo->next_angle;
-    if (close == kNone || close >= end) return none;
-    const char next = at + 1 < end ? source_[at + 1] : ' ';
-    if (std::isalpha(static_cast<unsigned char>(next)) || next == '/' ||
-        next == '!') {
-      return {at, close + 1, 0, 0};
-    }
-    return none;
-  }
-  if (c == '[' || (c == '!' && at + 1 < end && source_[at + 1] == '[')) {
-    const std::size_t open = c == '!' ? at + 1 : at;
-    const std::size_t close = Matching(open, end);
-    if (close == kNone || close + 1 >= end) return none;
-    const char after = source_[close + 1];
-    if (after != '(' && after != '[') return none;
-    const std::size_t target = Matching(close + 1, end);
-    if (target == kNone) return none;
-    return {at, target + 1, open + 1, close};  // The target stays as it is.
-  }
-  if (c != '*' && c != '_' && c != '~') return none;
-  // Emphasis and strikethrough: *, **, ***, _, __, ___ or ~~.
-  std::size_t run = at;
-  while (run < end && source_[run] == c && run - at < 3) ++run;
-  const std::string_view delimiter = source_.substr(at, run - at);
-  if ((c == '~' && delimiter.size() != 2) || run == end ||
-      IsAsciiSpace(source_[run])) {
-    return none;
-  }
-  const auto is_word = [](char x) {
-    return std::isalnum(static_cast<unsigned char>(x)) != 0;
-  };
-  if (c == '_' && at > 0 && is_word(source_[at - 1])) {
-    return none;  // snake_case is a word.
-  }
-  const std::size_t after =
-      FindClosing(delimiter, run + 1, end, memo, [&](std::size_t close) {
-        const std::size_t next = close + delimiter.size();
-        return !IsAsciiSpace(source_[close - 1]) &&
-               (next == end ||
-                (source_[next] != c && (c != '_' || !is_word(source_[next]))));
-      });
-  if (after == kNone) return none;
-  return {at, after, run, after - delimiter.size()};
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "common/decoding/greedy_decoder.h"
 #include "common/pipeline/request_limits.h"
+#include "common/pipeline/text_assembler.h"
 #include "common/pipeline/text_translation.h"
 #include "common/text/placeholder_masker.h"
 #include "common/text/script_converter.h"
@@ -29,8 +30,8 @@ struct Checkpoint;
 // benchmarks): Prepare checks a request against the limits and cuts each
 // text into encoded parts (sentences, clauses of sentences too long for the
 // model, spans masked by placeholders); the decoder decodes the parts; and
-// Assemble puts their translations back together. Knows the model's text
-// side only (vocabularies, tokenizers, scripts, length caps), never its
+// its TextAssembler puts their translations back together. Knows the model's
+// text side only (vocabularies, tokenizers, scripts, length caps), never its
 // weights. Thread-safe: every method is const.
 class TextPipeline {
  public:
@@ -69,30 +70,14 @@ class TextPipeline {
   // invalid UTF-8, text with no tokens or more than the model takes.
   EncodedSource EncodeSentence(std::string_view text) const;
 
-  // Puts the decoded parts of `text` (one target per part, in order, without
-  // </s>) back together: detokenized, in the asked script, spans restored,
-  // sentences joined in the text's layout, an HTML document's runs written
-  // back into it. Throws std::invalid_argument when the counts differ.
-  TextTranslation Assemble(
-      const PreparedText& text,
-      const std::vector<std::vector<int64_t>>& part_targets) const;
-
-  // The other translations of `text` (TextTranslation::alternatives): the
-  // k-th puts together each part's k-th next-best hypothesis
-  // (`part_alternatives[part][k]`, its best where it has none), and is kept
-  // when it differs from `best` and the earlier ones. Empty when the text
-  // asked for none.
-  std::vector<std::string> AssembleAlternatives(
-      const PreparedText& text,
-      const std::vector<std::vector<int64_t>>& part_targets,
-      const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
-      const std::string& best) const;
+  // Puts the decoded parts of a prepared text back together.
+  const TextAssembler& assembler() const { return assembler_; }
 
   // False when the target side was lowercased for training, so that
   // translations come out in lower case.
-  bool keeps_target_case() const { return !target_tokenizer_.lowercases(); }
+  bool keeps_target_case() const { return assembler_.keeps_target_case(); }
   // True for a Chinese target, whose script TextOptions::script picks.
-  bool writes_chinese() const { return !converters_.empty(); }
+  bool writes_chinese() const { return assembler_.writes_chinese(); }
   // True for a Chinese source trained in Simplified: text in any Chinese
   // script is converted to Simplified before it is translated.
   bool normalizes_source_script() const {
@@ -136,20 +121,11 @@ class TextPipeline {
   void PrepareSentence(const std::string& sentence, int sentence_index,
                        const PlaceholderMasker& masker, int beam_size,
                        PreparedText* text) const;
-  // The translation of one part, from its target ids.
-  std::string AssemblePart(const PreparedText& text, std::size_t part,
-                           const std::vector<int64_t>& target_ids,
-                           TextTranslation* translation) const;
-
   const std::string target_language_;
   const Vocabulary source_vocabulary_;
-  const Vocabulary target_vocabulary_;
   const Tokenizer source_tokenizer_;
-  const Tokenizer target_tokenizer_;
   // For a Chinese source trained in Simplified: what brings input to it.
   const std::optional<ScriptConverter> source_to_simplified_;
-  // For a Chinese target, one converter per script; empty otherwise.
-  const std::map<ChineseScript, ScriptConverter> converters_;
   const VocabularyLookup source_lookup_;  // Reads the members above.
   const SentenceSplitter splitter_;
   const DecodingOptions decoding_;  // For the length cap of each part.
@@ -157,6 +133,7 @@ class TextPipeline {
   const int64_t max_source_tokens_;  // What the position table allows.
   const int max_placeholders_;
   const RequestLimits limits_;
+  const TextAssembler assembler_;
 };
 
 }  // namespace fanyi

@@ -73,7 +73,7 @@ std::vector<TextTranslation> Translator::TranslateTexts(
   auto next = targets.begin();
   for (const PreparedText& text : prepared) {
     const auto end = next + static_cast<std::ptrdiff_t>(text.parts.size());
-    translations.push_back(pipeline_->Assemble(text, {next, end}));
+    translations.push_back(pipeline_->assembler().Assemble(text, {next, end}));
     next = end;
   }
   return translations;

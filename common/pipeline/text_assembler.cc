@@ -1,0 +1,167 @@
+#include "common/pipeline/text_assembler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "common/model/checkpoint.h"
+#include "common/text/placeholders.h"
+#include "common/text/sentence_splitter.h"
+#include "common/text/utf8.h"
+
+namespace fanyi {
+namespace {
+
+// For a Chinese target, a converter per script it can be written in.
+std::map<ChineseScript, ScriptConverter> TargetConverters(
+    const Checkpoint& checkpoint) {
+  std::map<ChineseScript, ScriptConverter> converters;
+  if (IsChineseLanguage(checkpoint.target_language)) {
+    for (ChineseScript script :
+         {ChineseScript::kSimplified, ChineseScript::kTraditionalTaiwan,
+          ChineseScript::kTraditionalHongKong}) {
+      converters.emplace(script, ScriptConverter(script));
+    }
+  }
+  return converters;
+}
+
+// Sentence-final punctuation, in either script.
+bool IsFinalPunctuation(char32_t c) {
+  return c == '.' || c == '!' || c == '?' || c == U'。' || c == U'！' ||
+         c == U'？';
+}
+
+// A document's text as its source ends: the model learnt from whole
+// sentences and ends most translations with a full stop, which a fragment
+// without one (a table cell, a bold word, a heading) must not get.
+std::string EndLikeSource(std::string_view source, std::string translation) {
+  const std::u32string ending = DecodeUtf8(source);
+  const auto last = std::find_if(ending.rbegin(), ending.rend(),
+                                 [](char32_t c) { return !IsSpace(c); });
+  if (last == ending.rend() || IsFinalPunctuation(*last) || *last == U'…' ||
+      InlineMarkerIndex(*last) >= 0) {
+    return translation;
+  }
+  std::u32string text = DecodeUtf8(translation);
+  while (!text.empty() && IsFinalPunctuation(text.back())) text.pop_back();
+  return EncodeUtf8(text);
+}
+
+}  // namespace
+
+TextAssembler::TextAssembler(const Checkpoint& checkpoint,
+                             const DecodingOptions& decoding)
+    : target_vocabulary_(checkpoint.target_vocabulary),
+      target_tokenizer_(checkpoint.target_language, checkpoint.target_subwords,
+                        checkpoint.target_case),
+      converters_(TargetConverters(checkpoint)),
+      decoding_(decoding) {}
+
+TextTranslation TextAssembler::Assemble(
+    const PreparedText& text,
+    const std::vector<std::vector<int64_t>>& part_targets) const {
+  if (part_targets.size() != text.parts.size()) {
+    throw std::invalid_argument(
+        "Assemble: " + std::to_string(part_targets.size()) + " targets for " +
+        std::to_string(text.parts.size()) + " parts");
+  }
+  TextTranslation translation;
+  for (const SplitText& run : text.runs) {
+    translation.sentence_count += static_cast<int>(run.sentences.size());
+  }
+  translation.split_sentence_count = text.split_sentence_count;
+  translation.unknown_words = text.unknown_words;
+  translation.source_token_count = text.source_token_count;
+  // Chinese is written without spaces between clauses and sentences.
+  const std::string separator = target_tokenizer_.character_mode() ? "" : " ";
+  std::vector<std::string> sentences(translation.sentence_count);
+  for (std::size_t part = 0; part < text.parts.size(); ++part) {
+    std::string& sentence = sentences[text.sentence_of_part[part]];
+    const std::string clause =
+        AssemblePart(text, part, part_targets[part], &translation);
+    if (!sentence.empty() && !clause.empty()) sentence += separator;
+    sentence += clause;
+  }
+  std::vector<std::string> runs;
+  auto first = sentences.begin();
+  for (const SplitText& run : text.runs) {
+    const auto last = first + static_cast<std::ptrdiff_t>(run.sentences.size());
+    runs.push_back(
+        JoinSentences(run, std::vector<std::string>(first, last), separator));
+    if (text.document != nullptr) {
+      runs.back() = EndLikeSource(text.document->texts().at(runs.size() - 1),
+                                  std::move(runs.back()));
+    }
+    first = last;
+  }
+  translation.text =
+      text.document != nullptr ? text.document->Render(runs) : runs.at(0);
+  return translation;
+}
+
+std::vector<std::string> TextAssembler::AssembleAlternatives(
+    const PreparedText& text,
+    const std::vector<std::vector<int64_t>>& part_targets,
+    const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
+    const std::string& best) const {
+  std::vector<std::string> alternatives;
+  if (text.alternatives == 0 || part_alternatives.size() != text.parts.size()) {
+    return alternatives;
+  }
+  // The k-th alternative of a text takes each part's k-th next-best
+  // hypothesis (its best where it has fewer); one equal to the best or to
+  // an earlier one, as detokenized, is no alternative.
+  for (int k = 0; k < text.alternatives; ++k) {
+    std::vector<std::vector<int64_t>> targets = part_targets;
+    bool changed = false;
+    for (std::size_t part = 0; part < targets.size(); ++part) {
+      if (static_cast<int>(part_alternatives[part].size()) > k) {
+        targets[part] = part_alternatives[part][k];
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    std::string other = Assemble(text, targets).text;
+    if (other != best && std::find(alternatives.begin(), alternatives.end(),
+                                   other) == alternatives.end()) {
+      alternatives.push_back(std::move(other));
+    }
+  }
+  return alternatives;
+}
+
+std::string TextAssembler::AssemblePart(const PreparedText& text,
+                                        std::size_t part,
+                                        const std::vector<int64_t>& target_ids,
+                                        TextTranslation* translation) const {
+  translation->generated_token_count += static_cast<int>(target_ids.size());
+  if (static_cast<int64_t>(target_ids.size()) >=
+      MaxTargetLength(decoding_, text.parts[part].ids.size())) {
+    ++translation->capped_part_count;
+  }
+  // A generated <unk> says only that the model had no word: it is dropped
+  // (and counted) rather than shown.
+  std::vector<int64_t> known;
+  known.reserve(target_ids.size());
+  for (int64_t id : target_ids) {
+    if (id == Vocabulary::kUnkId) {
+      ++translation->dropped_unknown_count;
+    } else {
+      known.push_back(id);
+    }
+  }
+  std::string detokenized =
+      target_tokenizer_.Detokenize(target_vocabulary_.Decode(known));
+  // Converted before the spans return, so that they stay as written.
+  if (text.script)
+    detokenized = converters_.at(*text.script).Convert(detokenized);
+  RestoredText restored =
+      RestorePlaceholders(detokenized, text.restorations[part]);
+  translation->span_count += static_cast<int>(text.restorations[part].size());
+  translation->unplaced_span_count += restored.unplaced;
+  return restored.text;
+}
+
+}  // namespace fanyi

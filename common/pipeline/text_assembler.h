@@ -1,0 +1,68 @@
+#ifndef FANYI_COMMON_PIPELINE_TEXT_ASSEMBLER_H_
+#define FANYI_COMMON_PIPELINE_TEXT_ASSEMBLER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/decoding/greedy_decoder.h"
+#include "common/pipeline/text_translation.h"
+#include "common/text/script_converter.h"
+#include "common/text/tokenizer.h"
+#include "common/text/vocabulary.h"
+
+namespace fanyi {
+
+struct Checkpoint;
+
+// The target side of a TextPipeline: puts the decoded parts of a prepared
+// text back together. Knows the model's target vocabulary, tokenizer and
+// scripts, never its weights. Thread-safe: every method is const.
+class TextAssembler {
+ public:
+  // For `checkpoint`'s target side; a part that reaches the length cap of
+  // `decoding` is counted as capped.
+  TextAssembler(const Checkpoint& checkpoint, const DecodingOptions& decoding);
+
+  // Puts the decoded parts of `text` (one target per part, in order, without
+  // </s>) back together: detokenized, in the asked script, spans restored,
+  // sentences joined in the text's layout, an HTML document's runs written
+  // back into it. Throws std::invalid_argument when the counts differ.
+  TextTranslation Assemble(
+      const PreparedText& text,
+      const std::vector<std::vector<int64_t>>& part_targets) const;
+
+  // The other translations of `text` (TextTranslation::alternatives): the
+  // k-th puts together each part's k-th next-best hypothesis
+  // (`part_alternatives[part][k]`, its best where it has none), and is kept
+  // when it differs from `best` and the earlier ones. Empty when the text
+  // asked for none.
+  std::vector<std::string> AssembleAlternatives(
+      const PreparedText& text,
+      const std::vector<std::vector<int64_t>>& part_targets,
+      const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
+      const std::string& best) const;
+
+  // False when the target side was lowercased for training.
+  bool keeps_target_case() const { return !target_tokenizer_.lowercases(); }
+  // True for a Chinese target, written in the script a text asks for.
+  bool writes_chinese() const { return !converters_.empty(); }
+
+ private:
+  // The translation of one part, from its target ids.
+  std::string AssemblePart(const PreparedText& text, std::size_t part,
+                           const std::vector<int64_t>& target_ids,
+                           TextTranslation* translation) const;
+
+  const Vocabulary target_vocabulary_;
+  const Tokenizer target_tokenizer_;
+  // For a Chinese target, one converter per script; empty otherwise.
+  const std::map<ChineseScript, ScriptConverter> converters_;
+  const DecodingOptions decoding_;  // For the length cap of each part.
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_PIPELINE_TEXT_ASSEMBLER_H_
