@@ -100,6 +100,64 @@ TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
 
 // Subword models: rank 0 trains them and hands them to rank 1, whose
 // tokens must then match (or the gradients would be of other batches).
+// --ranks 2 starts the two ranks itself: the same weights as two ranks
+// started by hand, so as one process summing two batches a step.
+TEST(DataParallelTrainingTest, OneCommandStartsItsRanks) {
+  const std::string dir = testing_util::MakeTempDir("local_ranks");
+  const testing_util::CommandResult ranked = testing_util::RunCommand(
+      TrainCommand(dir + "/ranked", "--epochs 2 --ranks 2") + " 2>&1");
+  ASSERT_EQ(ranked.exit_code, 0) << ranked.output;
+  EXPECT_NE(ranked.output.find("rank 0 of 2"), std::string::npos)
+      << ranked.output;
+  const testing_util::CommandResult one = testing_util::RunCommand(
+      TrainCommand(dir + "/alone", "--epochs 2 --accumulate_batches 2") +
+      " 2>&1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const Checkpoint a = LoadCheckpoint(dir + "/ranked/last", torch::kCPU);
+  const Checkpoint b = LoadCheckpoint(dir + "/alone/last", torch::kCPU);
+  EXPECT_EQ(a.training.at("step"), b.training.at("step"));
+  auto expected = b.model->named_parameters();
+  for (const auto& parameter : a.model->named_parameters()) {
+    EXPECT_LT((parameter.value() - expected[parameter.key()])
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-5)
+        << parameter.key();
+  }
+}
+
+// SIGTERM to the command stops every rank it started, and --resume goes on
+// from the last save.
+TEST(DataParallelTrainingTest, SigtermStopsEveryRankAndTheRunResumes) {
+  const std::string out =
+      testing_util::MakeTempDir("local_ranks_stop") + "/run";
+  const testing_util::CommandResult stopped = testing_util::RunCommand(
+      TrainCommand(out, "--epochs 1000 --ranks 2") + " 2>" + out +
+      ".log & pid=$!; for i in $(seq 600); do [ -d " + out +
+      "/last ] && break; sleep 0.1; done; kill -TERM $pid; wait $pid;"
+      " echo \"exit $?\"; sleep 1; left=none; for r in $(sed -n"
+      " 's/.*process ids//p' " +
+      out +
+      ".log); do"
+      " kill -0 $r 2>/dev/null && left=$r; done; echo \"left: $left\"");
+  EXPECT_NE(stopped.output.find("exit 143"), std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("left: none"), std::string::npos)
+      << stopped.output;
+  const int64_t saved_epoch =
+      LoadCheckpoint(out + "/last", torch::kCPU).training.at("epoch");
+  const testing_util::CommandResult resumed = testing_util::RunCommand(
+      TrainCommand(out, "--ranks 2 --resume --epochs " +
+                            std::to_string(saved_epoch + 1)) +
+      " 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resumed from"), std::string::npos)
+      << resumed.output;
+  EXPECT_EQ(LoadCheckpoint(out + "/last", torch::kCPU).training.at("epoch"),
+            saved_epoch + 1);
+}
+
 TEST(DataParallelTrainingTest, RanksShareRankZerosSubwordModels) {
   const std::string dir = testing_util::MakeTempDir("data_parallel_subwords");
   const int port = testing_util::FreePort();

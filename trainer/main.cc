@@ -1,13 +1,17 @@
 // fanyi-train: trains a Transformer translation model on a parallel TSV (or
 // a corpus fanyi-prepare wrote) and writes checkpoints (best/ and last/) to
 // --out.
+#include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/model/cpu_threading.h"
+#include "trainer/local_ranks.h"
 #include "trainer/preparation_flags.h"
 #include "trainer/trainer.h"
 
@@ -51,6 +55,13 @@ ABSL_FLAG(int64_t, average_last, 5,
           "average to --out/averaged/ (and best/ if it scores higher on dev); "
           "0 = off.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
+ABSL_FLAG(int, ranks, 1,
+          "Data-parallel ranks to start on this machine (the CPU only), as "
+          "torchrun --nproc_per_node does: each a process of one thread that "
+          "trains --batch_tokens a batch, a step being one batch of each. 1: "
+          "this process alone, with --threads threads. Not read by a rank "
+          "that WORLD_SIZE names (started by torchrun, a PyTorchJob or an "
+          "Indexed Job).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
 ABSL_FLAG(bool, resume, false,
@@ -98,6 +109,16 @@ int main(int argc, char** argv) {
   options.resume = absl::GetFlag(FLAGS_resume);
 
   try {
+    const int ranks = absl::GetFlag(FLAGS_ranks);
+    if (ranks > 1 && std::getenv("WORLD_SIZE") == nullptr) {
+      if (options.device == "cuda") {
+        throw std::invalid_argument(
+            "--ranks: data-parallel training runs on the CPU only, for now");
+      }
+      return fanyi::RunLocalRanks(
+          ranks, std::vector<std::string>(argv + 1, argv + argc),
+          {"--threads=1"});
+    }
     options.rendezvous = fanyi::RendezvousEnvironment::FromEnvironment();
     fanyi::Trainer trainer(options);
     const fanyi::TrainingResult result = trainer.Run(std::cerr);
