@@ -1,9 +1,6 @@
 #include "client/load_generator.h"
 
 #include <algorithm>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -14,10 +11,6 @@
 #include "absl/status/status.h"
 
 namespace fanyi {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 
 namespace {
 
@@ -138,109 +131,6 @@ struct LoadGenerator::Call {
   bool measured = false;  // Part of the measured phase, not warmup.
   int64_t sentences = 0;  // Of an OK answer.
   int64_t generated_tokens = 0;
-};
-
-// HTTP's side of the load generator: a thread running asynchronous Beast
-// connections to the server, each kept alive and reused by the next
-// request; a request takes an idle connection or opens one, so there are
-// as many as requests in flight.
-class LoadGenerator::HttpTransport {
- public:
-  HttpTransport(const std::string& server, std::chrono::milliseconds timeout)
-      : timeout_(timeout), work_(io_.get_executor()) {
-    const std::size_t colon = server.rfind(':');
-    if (colon == std::string::npos) {
-      throw std::runtime_error("http server " + server + " is not host:port");
-    }
-    asio::ip::tcp::resolver resolver(io_);
-    endpoints_ =
-        resolver.resolve(server.substr(0, colon), server.substr(colon + 1));
-    host_ = server;
-    // Reachable before anything is measured.
-    beast::tcp_stream probe(io_);
-    probe.expires_after(timeout_);
-    beast::error_code error;
-    probe.socket().connect(*endpoints_.begin(), error);
-    if (error) {
-      throw std::runtime_error("cannot connect to " + server + ": " +
-                               error.message());
-    }
-    thread_ = std::thread([this] { io_.run(); });
-  }
-
-  ~HttpTransport() {
-    asio::post(io_, [this] { idle_.clear(); });
-    work_.reset();
-    thread_.join();
-  }
-
-  // Sends `body` to POST /translate; `done` gets the HTTP status (0 when
-  // the exchange failed) and the answer's body, on the transport's thread.
-  void Send(std::string body,
-            std::function<void(int status, std::string body)> done) {
-    asio::post(
-        io_, [this, body = std::move(body), done = std::move(done)]() mutable {
-          std::shared_ptr<Connection> connection;
-          if (!idle_.empty()) {
-            connection = std::move(idle_.back());
-            idle_.pop_back();
-          } else {
-            connection = std::make_shared<Connection>(io_);
-            connection->stream.expires_after(timeout_);
-            beast::error_code error;
-            connection->stream.socket().connect(*endpoints_.begin(), error);
-            if (error) return done(0, error.message());
-          }
-          Exchange(std::move(connection), std::move(body), std::move(done));
-        });
-  }
-
- private:
-  struct Connection {
-    explicit Connection(asio::io_context& io) : stream(io) {}
-    beast::tcp_stream stream;
-    beast::flat_buffer buffer;
-    http::request<http::string_body> request;
-    http::response<http::string_body> response;
-  };
-
-  void Exchange(std::shared_ptr<Connection> connection, std::string body,
-                std::function<void(int, std::string)> done) {
-    Connection& c = *connection;
-    c.request = {http::verb::post, "/translate", 11};
-    c.request.set(http::field::host, host_);
-    c.request.set(http::field::content_type, "application/json");
-    c.request.body() = std::move(body);
-    c.request.prepare_payload();
-    c.response = {};
-    c.stream.expires_after(timeout_);
-    http::async_write(c.stream, c.request,
-                      [this, connection, done = std::move(done)](
-                          beast::error_code error, std::size_t) mutable {
-                        if (error) return done(0, error.message());
-                        Connection& c = *connection;
-                        http::async_read(
-                            c.stream, c.buffer, c.response,
-                            [this, connection, done = std::move(done)](
-                                beast::error_code error, std::size_t) {
-                              if (error) return done(0, error.message());
-                              const bool keep =
-                                  connection->response.keep_alive();
-                              done(connection->response.result_int(),
-                                   std::move(connection->response.body()));
-                              if (keep) idle_.push_back(connection);
-                            });
-                      });
-  }
-
-  const std::chrono::milliseconds timeout_;
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_;
-  asio::ip::tcp::resolver::results_type endpoints_;
-  std::string host_;
-  // Touched on the transport's thread only.
-  std::vector<std::shared_ptr<Connection>> idle_;
-  std::thread thread_;
 };
 
 std::vector<std::string> ReadSourceTexts(const std::string& path) {

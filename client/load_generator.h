@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "client/http_transport.h"
 #include "client/load_report.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -95,7 +96,6 @@ class LoadGenerator {
 
  private:
   struct Call;
-  class HttpTransport;  // Connections and their thread, for `http`.
   // One phase of the run: what to send and when to stop.
   struct Phase {
     bool measured = false;  // Results go into the report.
