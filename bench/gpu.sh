@@ -7,7 +7,7 @@
 #   tests     the test suite with CUDA visible (device_test runs each case on
 #             the CPU and on CUDA), less the tests of images and linters
 #   decode    fanyi-bench --device cuda: greedy at batch 1 (the first
-#             DECODE1 sentences), 32 and 128, and beam 4 at batch 32
+#             DECODE1 sentences), greedy and beam 4 at batch 32 and 128
 #   serve     bench/serve.sh on CUDA at concurrency 1, 8, 64 and 256, greedy
 #             and the default beam, with the GPU memory in use
 #   train     fanyi-train --device cuda for TRAIN_MINUTES each: the default
@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
