@@ -14,12 +14,14 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/decoding/beam_search.h"
+#include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/checkpoint.h"
 #include "common/model/multi_head_attention.h"
@@ -129,6 +131,39 @@ TEST_P(DeviceTest, DecodersGiveTheCpusTokens) {
       EXPECT_NEAR(actual[i].front().score, expected[i].front().score, 1e-9);
     }
   }
+}
+
+// Sentences joining while others decode and leaving as they end (the
+// server's continuous batching) give the CPU's tokens. Once the rows of the
+// first wave have left, the cache's leading columns are no row's, and the
+// self-attention bias is a view that starts mid-vector, which the GPU's
+// fused attention kernel once faulted on ("misaligned address").
+TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
+  DecodingOptions limits;
+  limits.max_length = 20;
+  auto decode = [&](TransformerImpl& model) {
+    c10::InferenceMode inference;
+    ContinuousDecoder decoder(model, limits);
+    std::map<int64_t, std::vector<int64_t>> translations;
+    auto step = [&] {
+      for (ContinuousDecoder::Finished& finished : decoder.Step()) {
+        translations[finished.handle] = std::move(finished.target_ids);
+      }
+    };
+    for (int64_t wave = 0; wave < 6; ++wave) {
+      decoder.Add(
+          {{{5 + wave, 6, 7}, wave % 2 == 0 ? 1 : 4}, {{8, 9 + wave}, 1}});
+      for (int s = 0; s < 3; ++s) step();
+    }
+    while (decoder.active() > 0) step();
+    return translations;
+  };
+  Transformer on_cpu = testing_util::RandomTinyModel(33);
+  Transformer on_device = testing_util::RandomTinyModel(33);
+  on_device->to(device());
+  const auto expected = decode(*on_cpu);
+  EXPECT_EQ(expected.size(), 12u);
+  EXPECT_EQ(decode(*on_device), expected);
 }
 
 // A tiny model trained on the device: its checkpoint loads on the CPU, and
