@@ -1,9 +1,7 @@
 #ifndef FANYI_COMMON_PIPELINE_TEXT_PIPELINE_H_
 #define FANYI_COMMON_PIPELINE_TEXT_PIPELINE_H_
 
-#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
