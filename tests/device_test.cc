@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -170,15 +169,8 @@ TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
 // the device translates as the CPU's reference step does, greedy and beam.
 TEST_P(DeviceTest, TrainsAModelThatTranslatesAsOnTheCpu) {
   const std::string work = testing_util::MakeTempDir("device_" + GetParam());
-  const std::string pairs = work + "/pairs.tsv";
-  {
-    std::ifstream in(testing_util::SharedDataPath("en-zh/train_mini.tsv"));
-    std::ofstream out(pairs);
-    std::string line;
-    for (int i = 0; i < 30 && std::getline(in, line); ++i) out << line << "\n";
-  }
   const std::string checkpoint = testing_util::TrainTinyModelOn(
-      pairs, work + "/run",
+      testing_util::WriteTinyPairs(work), work + "/run",
       [&](TrainingOptions& options) { options.device = GetParam(); });
   EXPECT_NO_THROW(LoadCheckpoint(checkpoint, torch::kCPU));
 

@@ -83,6 +83,17 @@ std::string TrainTinyModelOn(
   return (fs::path(out_dir) / "best").string();
 }
 
+std::string WriteTinyPairs(const std::string& dir, int pairs) {
+  std::ifstream in(SharedDataPath("en-zh/train_mini.tsv"));
+  if (!in) throw std::runtime_error("cannot read en-zh/train_mini.tsv");
+  fs::create_directories(dir);
+  const std::string path = (fs::path(dir) / "pairs.tsv").string();
+  std::ofstream out(path);
+  std::string line;
+  for (int i = 0; i < pairs && std::getline(in, line); ++i) out << line << "\n";
+  return path;
+}
+
 std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, std::string> trained;
@@ -90,18 +101,9 @@ std::string TrainTinyModel(const std::string& parent_dir, int pairs) {
   auto found = trained.find({parent_dir, pairs});
   if (found != trained.end()) return found->second;
 
-  std::ifstream in(SharedDataPath("en-zh/train_mini.tsv"));
-  if (!in) throw std::runtime_error("cannot read en-zh/train_mini.tsv");
   const fs::path directory = fs::path(parent_dir) / "tiny_model";
-  fs::create_directories(directory);
-  const fs::path data = directory / "pairs.tsv";
-  std::ofstream out(data);
-  std::string line;
-  for (int i = 0; i < pairs && std::getline(in, line); ++i) out << line << "\n";
-  out.close();
-
-  const std::string checkpoint =
-      TrainTinyModelOn(data.string(), (directory / "run").string());
+  const std::string checkpoint = TrainTinyModelOn(
+      WriteTinyPairs(directory.string(), pairs), (directory / "run").string());
   trained[{parent_dir, pairs}] = checkpoint;
   return checkpoint;
 }

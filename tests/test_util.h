@@ -24,6 +24,10 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
 // first call in a process trains, later calls with the same arguments reuse it.
 std::string TrainTinyModel(const std::string& parent_dir, int pairs = 30);
 
+// Writes the first `pairs` lines of en-zh/train_mini.tsv to `dir`/pairs.tsv
+// (creating `dir`) and returns that file's path.
+std::string WriteTinyPairs(const std::string& dir, int pairs = 30);
+
 // Trains the same tiny model on the TSV `pairs_path` into `out_dir` and
 // returns its checkpoint directory; `adjust` may change the options first
 // (another direction, say). Not cached.

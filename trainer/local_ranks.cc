@@ -84,8 +84,8 @@ int RunLocalRanks(int ranks, const std::vector<std::string>& arguments,
   struct sigaction action {};
   action.sa_handler = PassOnSignal;
   sigemptyset(&action.sa_mask);
-  struct sigaction old_term {
-  }, old_int{};
+  struct sigaction old_term {};
+  struct sigaction old_int {};
   sigaction(SIGTERM, &action, &old_term);
   sigaction(SIGINT, &action, &old_int);
   for (int r = 0; r < ranks; ++r) {
@@ -159,14 +159,13 @@ int RunLocalRanks(int ranks, const std::vector<std::string>& arguments,
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGINT, &old_int, nullptr);
 
-  if (failed_rank > 0 && stop_signal == 0) {
-    std::ifstream in(logs[failed_rank]);
+  if (failed_rank >= 0 && stop_signal == 0) {
     std::cerr << "fanyi-train: rank " << failed_rank << " of " << ranks
-              << " failed (" << DescribeStatus(failed_status) << "):\n"
-              << std::string(std::istreambuf_iterator<char>(in), {});
-  } else if (failed_rank == 0 && stop_signal == 0) {
-    std::cerr << "fanyi-train: rank 0 of " << ranks << " failed ("
-              << DescribeStatus(failed_status) << ")\n";
+              << " failed (" << DescribeStatus(failed_status) << ")\n";
+    if (failed_rank > 0) {  // Rank 0's output is already on stderr.
+      std::ifstream in(logs[failed_rank]);
+      std::cerr << std::string(std::istreambuf_iterator<char>(in), {});
+    }
   }
   for (const std::string& log : logs) {
     if (!log.empty()) std::remove(log.c_str());
