@@ -1,31 +1,96 @@
 #include "common/decoding/beam_candidates.h"
 
 #include <ATen/ops/log_softmax.h>
-#include <ATen/ops/logsumexp.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/topk.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "common/decoding/cpu_isa.h"
+#include "common/decoding/vector_math.h"
 
 namespace fanyi {
 namespace {
 
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+constexpr float kFloatInfinity = std::numeric_limits<float>::infinity();
 
-// The plain-loop path: `logits` a float CPU tensor.
+constexpr int kLanes = 16;
+
+// log Σ e^x over a row of `size` floats, in double: the largest value, then
+// the sum of e^(x - largest), each in sixteen lanes the compiler vectorizes.
+// (One call per row of the generator's output: a scalar exp per logit, or
+// ATen's logsumexp with its passes and temporaries, cost more than all the
+// rest of the selection.)
+FANYI_CPU_CLONES double RowLogSumExp(const float* x, int64_t size) {
+  float largest_lane[kLanes];
+  std::fill(largest_lane, largest_lane + kLanes, -kFloatInfinity);
+  int64_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      largest_lane[lane] = std::max(largest_lane[lane], x[i + lane]);
+    }
+  }
+  float largest = *std::max_element(largest_lane, largest_lane + kLanes);
+  for (int64_t j = i; j < size; ++j) largest = std::max(largest, x[j]);
+  if (std::isinf(largest)) return largest;  // Every value -inf (or one +inf).
+  float partial[kLanes] = {};
+  for (i = 0; i + kLanes <= size; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      partial[lane] += ExpOfNonPositive(x[i + lane] - largest);
+    }
+  }
+  double sum = 0;
+  for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
+  for (; i < size; ++i) sum += ExpOfNonPositive(x[i] - largest);
+  return largest + std::log(sum);
+}
+
+// The first index from `from` on whose value is at least `threshold`, or
+// `size`. Blocks of 64 values are skipped by their lane-wise maximum, which
+// takes a few vector instructions where one comparison per value would take
+// one or two each.
+FANYI_CPU_CLONES int64_t FirstAtLeast(const float* x, int64_t from,
+                                      int64_t size, float threshold) {
+  constexpr int64_t kBlock = 64;
+  int64_t i = from;
+  for (; i + kBlock <= size; i += kBlock) {
+    Floats16 part[4];
+    std::memcpy(part, x + i, sizeof part);
+    const Floats16 low = part[0] > part[1] ? part[0] : part[1];
+    const Floats16 high = part[2] > part[3] ? part[2] : part[3];
+    const Floats16 largest = low > high ? low : high;
+    // Each lane -1 where the block reaches the threshold, 0 elsewhere.
+    const auto reached = largest >= threshold;
+    uint64_t words[sizeof reached / sizeof(uint64_t)];
+    std::memcpy(words, &reached, sizeof words);
+    uint64_t any = 0;
+    for (const uint64_t word : words) any |= word;
+    if (any != 0) break;
+  }
+  for (; i < size; ++i) {
+    if (x[i] >= threshold) return i;
+  }
+  return size;
+}
+
+// The plain-loop path: `logits` a float CPU tensor. Once a sentence's list
+// is full, a continuation gets in only if its logit beats the last entry's
+// total less the row's base; FirstAtLeast skips to the next logit that may,
+// using a float threshold a little below that bound, and the comparison in
+// double decides.
 void TopOnCpu(const torch::Tensor& logits, const std::vector<int64_t>& rows,
               const std::vector<double>& beam_scores, int64_t beam_rows,
               BeamCandidates& candidates) {
   const torch::Tensor contiguous = logits.contiguous();
   const float* data = contiguous.data_ptr<float>();
   const int64_t vocab = contiguous.size(1);
-  // [batch]: log Σ exp of each row, in ATen's vectorized loops (a scalar
-  // exp per logit costs more than all the rest).
-  const torch::Tensor log_sums = at::logsumexp(contiguous, {1});
-  const float* log_sum = log_sums.data_ptr<float>();
   const int64_t count = candidates.count;
   const auto sentences = static_cast<int64_t>(beam_scores.size()) / beam_rows;
   for (int64_t s = 0; s < sentences; ++s) {
@@ -40,10 +105,22 @@ void TopOnCpu(const torch::Tensor& logits, const std::vector<int64_t>& rows,
       const float* x = data + logits_row * vocab;
       // A dead beam's continuations are all -inf: taken only to fill the
       // list, and then by index order, as the strict comparison below does.
-      const double base = beam_scores[row] - log_sum[logits_row];
-      for (int64_t v = 0; v < vocab; ++v) {
+      const double base = beam_scores[row] - RowLogSumExp(x, vocab);
+      int64_t v = 0;
+      while (v < vocab) {
+        if (kept == count) {
+          if (base == kMinusInfinity) break;  // A dead beam adds nothing.
+          const double bound = totals[count - 1] - base;
+          const double margin = 1e-6 * (1 + std::abs(totals[count - 1]) +
+                                        std::abs(base));
+          v = FirstAtLeast(x, v, vocab, static_cast<float>(bound - margin));
+          if (v == vocab) break;
+        }
         const double total = base + x[v];
-        if (kept == count && !(total > totals[count - 1])) continue;
+        if (kept == count && !(total > totals[count - 1])) {
+          ++v;
+          continue;
+        }
         // Insert after every entry at least as good (lower indices win
         // ties: they were seen first).
         int64_t at = kept == count ? count - 1 : kept++;
@@ -54,6 +131,7 @@ void TopOnCpu(const torch::Tensor& logits, const std::vector<int64_t>& rows,
         }
         totals[at] = total;
         indices[at] = b * vocab + v;
+        ++v;
       }
     }
   }

@@ -3,6 +3,21 @@
 
 #include <string>
 
+// Marks a function whose loops GCC compiles once per instruction set; the
+// loader picks the variant the CPU runs (an ifunc), so the build stays
+// baseline x86-64 while those loops use AVX2 or AVX-512 where the machine
+// has them. For plain loops the compiler vectorizes; the product kernels
+// pick their hand-written variants with DetectedCpuIsa instead.
+// Not under ThreadSanitizer: the loader runs an ifunc's resolver before the
+// sanitizer's runtime is up, and the process dies at start.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_THREAD__)
+#define FANYI_CPU_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define FANYI_CPU_CLONES
+#endif
+
 namespace fanyi {
 
 // The x86-64 instruction sets the CPU kernels have variants for, from the

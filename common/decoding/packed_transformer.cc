@@ -7,29 +7,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
+#include "common/decoding/cpu_isa.h"
+#include "common/decoding/vector_math.h"
+
 namespace fanyi {
 namespace {
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
-
-// GCC compiles the loops below once per instruction set and the loader
-// picks the variant the CPU runs (an ifunc), so the build stays baseline
-// x86-64 while these loops use AVX2 or AVX-512 where the machine has them.
-// Not under ThreadSanitizer: the loader runs an ifunc's resolver before the
-// sanitizer's runtime is up, and the process dies at start.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    !defined(__SANITIZE_THREAD__)
-#define FANYI_CPU_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define FANYI_CPU_CLONES
-#endif
 
 using Parameters = std::map<std::string, torch::Tensor>;
 
@@ -75,6 +66,30 @@ inline float Dot(const float* a, const float* b, int64_t size) {
   return sum;
 }
 
+// Σ (row[i] - center)² over `size` floats (Σ row[i] when `squared` is
+// false, center 0), in sixteen partial sums: one sum would be a chain of
+// dependent additions, four cycles each, which the compiler may not
+// reorder.
+inline float RowSum(const float* row, int64_t size, float center,
+                    bool squared) {
+  constexpr int kLanes = 16;
+  float partial[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const float x = row[i + lane] - center;
+      partial[lane] += squared ? x * x : x;
+    }
+  }
+  float sum = 0;
+  for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
+  for (; i < size; ++i) {
+    const float x = row[i] - center;
+    sum += squared ? x * x : x;
+  }
+  return sum;
+}
+
 // out[r] = (x[r] - mean) / sqrt(variance + epsilon) * scale + shift, for
 // `rows` rows of `size` floats.
 FANYI_CPU_CLONES void LayerNormRows(const float* x, int64_t rows, int64_t size,
@@ -82,13 +97,8 @@ FANYI_CPU_CLONES void LayerNormRows(const float* x, int64_t rows, int64_t size,
                                     float epsilon, float* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * size;
-    float sum = 0;
-    for (int64_t i = 0; i < size; ++i) sum += row[i];
-    const float mean = sum / size;
-    float squares = 0;
-    for (int64_t i = 0; i < size; ++i) {
-      squares += (row[i] - mean) * (row[i] - mean);
-    }
+    const float mean = RowSum(row, size, 0, false) / size;
+    const float squares = RowSum(row, size, mean, true);
     const float inverse = 1.0f / std::sqrt(squares / size + epsilon);
     float* result = out + r * size;
     for (int64_t i = 0; i < size; ++i) {
@@ -119,15 +129,29 @@ FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
   if (largest == kMinusInfinity) return;
   float total = 0;
   for (int64_t c = 0; c < length; ++c) {
-    scores[c] = std::exp(scores[c] - largest);
-    total += scores[c];
+    scores[c] = ExpOfNonPositive(scores[c] - largest);
   }
+  for (int64_t c = 0; c < length; ++c) total += scores[c];
   const float inverse = 1.0f / total;
-  for (int64_t c = 0; c < length; ++c) {
-    if (scores[c] == 0) continue;  // Masked: adds exactly nothing.
-    const float weight = scores[c] * inverse;
-    const float* value = values + offsets[c];
-    for (int64_t d = 0; d < d_k; ++d) out[d] += weight * value[d];
+  // Sixteen outputs at a time, summed in registers (added into out[], each
+  // column would load and store them again), then the rest one by one.
+  int64_t d = 0;
+  for (; d + 16 <= d_k; d += 16) {
+    Floats16 sum = {};
+    for (int64_t c = 0; c < length; ++c) {
+      if (scores[c] == 0) continue;  // Masked: adds exactly nothing.
+      const float weight = scores[c] * inverse;
+      Floats16 value;
+      std::memcpy(&value, values + offsets[c] + d, sizeof value);
+      sum += weight * value;
+    }
+    std::memcpy(out + d, &sum, sizeof sum);
+  }
+  for (; d < d_k; ++d) {
+    for (int64_t c = 0; c < length; ++c) {
+      if (scores[c] == 0) continue;
+      out[d] += scores[c] * inverse * values[offsets[c] + d];
+    }
   }
 }
 
