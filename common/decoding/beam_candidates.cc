@@ -105,11 +105,13 @@ void TopOnCpu(const torch::Tensor& logits, const std::vector<int64_t>& rows,
       const float* x = data + logits_row * vocab;
       // A dead beam's continuations are all -inf: taken only to fill the
       // list, and then by index order, as the strict comparison below does.
+      const bool dead = beam_scores[row] == kMinusInfinity;
+      if (dead && kept == count) continue;
       const double base = beam_scores[row] - RowLogSumExp(x, vocab);
       int64_t v = 0;
       while (v < vocab) {
         if (kept == count) {
-          if (base == kMinusInfinity) break;  // A dead beam adds nothing.
+          if (dead) break;
           const double bound = totals[count - 1] - base;
           const double margin = 1e-6 * (1 + std::abs(totals[count - 1]) +
                                         std::abs(base));
