@@ -1,30 +1,16 @@
 #include "client/load_generator.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <thread>
 #include <utility>
 
-#include "absl/status/status.h"
-
 namespace fanyi {
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The canonical name of a gRPC status code ("OK", "INVALID_ARGUMENT", ...);
-// gRPC's codes are numbered like absl's.
-std::string StatusCodeName(grpc::StatusCode code) {
-  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
-}
-
-double Seconds(Clock::duration duration) {
-  return std::chrono::duration<double>(duration).count();
-}
 
 Clock::duration FromSeconds(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(
@@ -53,70 +39,6 @@ grpc::Status HttpStatus(int status, const std::string& body) {
   }
 }
 
-void Require(bool condition, const std::string& message) {
-  if (!condition) throw std::invalid_argument("load generator: " + message);
-}
-
-const LoadOptions& Validated(const LoadOptions& options) {
-  Require(!options.server.empty(), "no server address (host:port) given");
-  Require(!options.texts.empty(), "no source texts to send");
-  for (size_t i = 0; i < options.texts.size(); ++i) {
-    Require(!options.texts[i].empty(),
-            "source text " + std::to_string(i) + " is empty");
-  }
-  Require(options.concurrency >= 1 &&
-              options.concurrency <= LoadOptions::kMaxInFlight,
-          "concurrency must be in [1, " +
-              std::to_string(LoadOptions::kMaxInFlight) + "], got " +
-              std::to_string(options.concurrency));
-  Require(options.requests >= 0,
-          "requests must be >= 0, got " + std::to_string(options.requests));
-  Require(options.duration_s >= 0 &&
-              options.duration_s <= LoadOptions::kMaxDurationS,
-          "duration_s must be in [0, 3600], got " +
-              std::to_string(options.duration_s));
-  Require(options.requests > 0 || options.duration_s > 0,
-          "neither a request count nor a duration bounds the run; set "
-          "requests or duration_s");
-  Require(options.rate >= 0 && std::isfinite(options.rate),
-          "rate must be >= 0 requests/s, got " + std::to_string(options.rate));
-  Require(options.max_in_flight >= 1 &&
-              options.max_in_flight <= LoadOptions::kMaxInFlight,
-          "max_in_flight must be in [1, " +
-              std::to_string(LoadOptions::kMaxInFlight) + "], got " +
-              std::to_string(options.max_in_flight));
-  Require(options.beam_size >= 0,
-          "beam_size must be >= 0, got " + std::to_string(options.beam_size));
-  Require(options.timeout_ms >= 1 && options.timeout_ms <= 3600 * 1000,
-          "timeout_ms must be in [1, 3600000], got " +
-              std::to_string(options.timeout_ms));
-  Require(options.warmup_requests >= 0,
-          "warmup_requests must be >= 0, got " +
-              std::to_string(options.warmup_requests));
-  Require(options.format == "text" || options.format == "html",
-          "format must be text or html, got " + options.format);
-  Require(!options.http || (!options.source_language.empty() &&
-                            !options.target_language.empty()),
-          "http needs source_language and target_language");
-  Require(
-      !options.http || (!options.use_tls && options.tls.ca.empty() &&
-                        options.tls.cert.empty() && options.tls.key.empty()),
-      "http is plaintext only");
-  Require(options.sentences_per_request >= 1 &&
-              options.sentences_per_request <= 10000,
-          "sentences_per_request must be in [1, 10000], got " +
-              std::to_string(options.sentences_per_request));
-  if (options.bursts) {
-    Require(options.rate == 0, "bursts are a closed loop; rate must be 0");
-    Require(options.requests % options.concurrency == 0 &&
-                options.warmup_requests % options.concurrency == 0,
-            "with bursts, requests and warmup_requests must be multiples of "
-            "the concurrency (" +
-                std::to_string(options.concurrency) + ")");
-  }
-  return options;
-}
-
 }  // namespace
 
 // One asynchronous Translate call, owned by the completion queue (or the
@@ -133,22 +55,10 @@ struct LoadGenerator::Call {
   int64_t generated_tokens = 0;
 };
 
-std::vector<std::string> ReadSourceTexts(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read source texts from " + path);
-  std::vector<std::string> texts;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string text = line.substr(0, line.find('\t'));
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-    texts.push_back(text);
-  }
-  if (texts.empty()) throw std::runtime_error(path + " has no source text");
-  return texts;
-}
-
 LoadGenerator::LoadGenerator(LoadOptions options)
-    : options_(Validated(options)) {}
+    : options_(std::move(options)) {
+  ValidateLoadOptions(options_);
+}
 
 LoadGenerator::~LoadGenerator() = default;
 
@@ -161,7 +71,8 @@ LoadReport LoadGenerator::Run() {
         options_.server, std::chrono::milliseconds(options_.timeout_ms));
     RunPhases();
     http_.reset();  // Every request has completed.
-    return BuildReport();
+    std::lock_guard<std::mutex> lock(mutex_);
+    return tally_.Report(options_);
   }
   channel_ = grpc::CreateChannel(
       options_.server, MakeChannelCredentials(options_.tls, options_.use_tls));
@@ -180,7 +91,8 @@ LoadReport LoadGenerator::Run() {
   // Every call has completed, so the queue drains at once.
   completion_queue_->Shutdown();
   poller.join();
-  return BuildReport();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return tally_.Report(options_);
 }
 
 void LoadGenerator::RunPhases() {
@@ -224,12 +136,11 @@ void LoadGenerator::RunPhase(const Phase& phase) {
     StartCall(phase.measured);
     ++sent;
   }
-  if (phase.measured) {
-    measure_start_ = start;
-    issue_end_ = Clock::now();
-    requests_sent_ = sent;
-  }
+  const Clock::time_point issue_end = Clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
+  if (phase.measured) {
+    tally_.SetIssued(start, issue_end, sent, max_in_flight_waits_);
+  }
   call_finished_.wait(lock, [this] { return in_flight_ == 0; });
 }
 
@@ -255,8 +166,7 @@ bool LoadGenerator::ReserveBurst(Clock::time_point stop_at) {
     return false;
   }
   in_flight_ = options_.concurrency;
-  burst_start_ = Clock::now();
-  burst_failed_ = false;
+  tally_.StartBurst(Clock::now());
   return true;
 }
 
@@ -327,59 +237,12 @@ void LoadGenerator::RecordCompletion(std::unique_ptr<Call> call) {
     std::lock_guard<std::mutex> lock(mutex_);
     --in_flight_;
     if (call->measured) {
-      ++requests_completed_;
-      const double latency_ms = Seconds(done - call->sent_at) * 1000.0;
-      ++status_counts_[call->status.error_code()];
-      double& max_ms = status_max_latency_ms_[call->status.error_code()];
-      max_ms = std::max(max_ms, latency_ms);
-      if (call->status.ok()) {
-        ok_latencies_ms_.push_back(latency_ms);
-        sentences_ += call->sentences;
-        generated_tokens_ += call->generated_tokens;
-      } else {
-        burst_failed_ = true;
-      }
-      last_completion_ = done;
-      if (options_.bursts && in_flight_ == 0 && !burst_failed_) {
-        ok_burst_latencies_ms_.push_back(Seconds(done - burst_start_) * 1000.0);
-      }
+      tally_.Record(call->status.error_code(), call->sent_at, done,
+                    call->sentences, call->generated_tokens,
+                    options_.bursts && in_flight_ == 0);
     }
   }
   call_finished_.notify_all();
-}
-
-LoadReport LoadGenerator::BuildReport() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  LoadReport report;
-  report.mode = options_.rate > 0 ? "open" : "closed";
-  report.concurrency = options_.concurrency;
-  report.offered_rate = options_.rate;
-  const double issue_seconds = Seconds(issue_end_ - measure_start_);
-  report.send_rate = issue_seconds > 0 ? requests_sent_ / issue_seconds : 0;
-  report.requests_sent = requests_sent_;
-  report.requests_completed = requests_completed_;
-  for (const auto& [code, count] : status_counts_) {
-    report.status_counts[StatusCodeName(code)] = count;
-  }
-  for (const auto& [code, max_ms] : status_max_latency_ms_) {
-    report.status_max_latency_ms[StatusCodeName(code)] = max_ms;
-  }
-  report.ok_requests = static_cast<int64_t>(ok_latencies_ms_.size());
-  report.sentences = sentences_;
-  report.generated_tokens = generated_tokens_;
-  report.max_in_flight_waits = max_in_flight_waits_;
-  report.wall_seconds = requests_completed_ > 0
-                            ? Seconds(last_completion_ - measure_start_)
-                            : issue_seconds;
-  if (report.wall_seconds > 0) {
-    report.requests_per_second = report.ok_requests / report.wall_seconds;
-    report.sentences_per_second = report.sentences / report.wall_seconds;
-    report.generated_tokens_per_second =
-        report.generated_tokens / report.wall_seconds;
-  }
-  report.SummarizeLatencies(ok_latencies_ms_);
-  report.SummarizeBursts(ok_burst_latencies_ms_);
-  return report;
 }
 
 }  // namespace fanyi
