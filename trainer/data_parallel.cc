@@ -59,6 +59,17 @@ void DataParallel::SumInPlace(const std::vector<torch::Tensor>& tensors,
             });
 }
 
+void DataParallel::SumGradients(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> gradients;
+  for (const torch::Tensor& parameter : parameters) {
+    if (!parameter.grad().defined()) {
+      parameter.mutable_grad() = torch::zeros_like(parameter);
+    }
+    gradients.push_back(parameter.grad());
+  }
+  SumInPlace(gradients);
+}
+
 void DataParallel::CopyFromFirstRank(const std::vector<torch::Tensor>& tensors,
                                      int64_t bucket_bytes) {
   InBuckets(tensors, bucket_bytes, "copying rank 0's tensors",

@@ -38,6 +38,11 @@ class DataParallel {
   void SumInPlace(const std::vector<torch::Tensor>& tensors,
                   int64_t bucket_bytes = int64_t{25} << 20);
 
+  // Sums the gradients of `parameters` across the ranks, in place (as
+  // SumInPlace). A parameter without a gradient (a rank with no batch in
+  // the last step of an epoch) adds zeros.
+  void SumGradients(const std::vector<torch::Tensor>& parameters);
+
   // Overwrites `tensors` (as SumInPlace takes them) with rank 0's, in
   // buckets: the same starting weights everywhere.
   void CopyFromFirstRank(const std::vector<torch::Tensor>& tensors,

@@ -7,13 +7,17 @@
 #include <string>
 #include <vector>
 
+#include <torch/optim/adam.h>
+
 #include "common/model/checkpoint.h"
+#include "trainer/prepared_corpus.h"
 
 namespace fanyi {
 
-// The saves of one training run in its output directory: last/ (with the
-// optimizer state, for --resume), best/ (highest dev BLEU), epochs/ (the
-// newest saves, named step-N, kept for averaging) and averaged/.
+// The saves of one training run in its output directory, written and read
+// back: last/ (with the optimizer state, for --resume), best/ (highest dev
+// BLEU), epochs/ (the newest saves, named step-N, kept for averaging) and
+// averaged/.
 class RunDirectory {
  public:
   // `kept_saves`: how many saves epochs/ keeps (TrainingOptions::
@@ -38,13 +42,40 @@ class RunDirectory {
   // which sort first: they are older than any step-N beside them.
   std::vector<std::string> KeptSaves() const;
 
-  // Saves `checkpoint` as epochs/step-`step` and drops all but the newest
-  // kept_saves there.
-  void Keep(const Checkpoint& checkpoint, int64_t step) const;
+  // The version name of a model this run trains: --out's name and the
+  // time now (UTC), as "en-zh-20261126T051500".
+  std::string NewModelVersion() const;
+
+  // The best dev BLEU of the run's saves so far: -1 before the first, and
+  // what last/ recorded once LoadLast has read it.
+  double best_dev_bleu() const { return best_dev_bleu_; }
+
+  // last/ on `device`, to resume from: the model, its vocabularies and its
+  // training record, whose best dev BLEU becomes this run's.
+  Checkpoint LoadLast(torch::Device device);
+  // last/'s optimizer state into `optimizer`, onto `device` (the moments of
+  // a CPU save resume on a GPU too).
+  void LoadOptimizer(torch::optim::Adam& optimizer,
+                     torch::Device device) const;
+
+  // Saves `checkpoint` as last/ with `optimizer`'s state, as best/ when
+  // `dev_bleu` beats every save before it, and as epochs/step-`step` when
+  // saves are kept (dropping all but the newest there); its training
+  // record gets the run's best dev BLEU first. Returns whether it became
+  // best/.
+  bool Save(Checkpoint& checkpoint, torch::optim::Adam& optimizer,
+            double dev_bleu, int64_t step);
+
+  // Averages the saves in epochs/ into averaged/, scores it on `dev` (on
+  // `device`) and makes it best/ when it beats the best single save,
+  // logging what it did. Nothing while fewer than two saves are kept.
+  void AverageKeptSaves(const DevSet& dev, torch::Device device,
+                        std::ostream& log);
 
  private:
   const std::filesystem::path out_;
   const int64_t kept_saves_;
+  double best_dev_bleu_ = -1;
 };
 
 }  // namespace fanyi

@@ -1,21 +1,16 @@
 #include "trainer/trainer.h"
 
 #include <torch/optim/adam.h>
-#include <torch/serialize.h>
 #include <torch/utils.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <filesystem>
-#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include "common/model/checkpoint.h"
-#include "common/model/checkpoint_averaging.h"
+#include "common/model/cpu_threading.h"
 #include "common/model/device.h"
 #include "trainer/data_parallel.h"
 #include "trainer/dev_evaluation.h"
@@ -28,23 +23,11 @@
 
 namespace fanyi {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
-
-std::string Timestamp() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%S", std::gmtime(&now));
-  return text;
-}
-
-}  // namespace
-
-namespace {
 
 // Why training paused.
 enum class Pause {
@@ -60,7 +43,8 @@ enum class Pause {
 struct Trainer::State {
   TrainingOptions options;
   std::ostream& log;
-  // last/, best/, epochs/ and averaged/ in options.out_dir.
+  // last/, best/, epochs/ and averaged/ in options.out_dir, and the best
+  // dev BLEU of their saves.
   RunDirectory run_directory{options.out_dir, options.average_last};
   torch::Device device{torch::kCPU};
   Checkpoint checkpoint;  // Model, vocabularies and provenance.
@@ -75,15 +59,9 @@ struct Trainer::State {
   TrainingLog training_log{options.show_progress, log};
   int64_t step = 0;
   int64_t epoch = 0;
-  double best_dev_bleu = -1;
   Clock::time_point start = Clock::now();
   double resumed_seconds = 0;  // Training time spent before a resume.
-  // Since the last report: this rank's loss and tokens, every rank's
-  // tokens, and when it began.
-  double loss_sum = 0;
-  int64_t token_sum = 0;
-  int64_t trained_tokens = 0;
-  Clock::time_point report_start = Clock::now();
+  ReportWindow window;         // Since the last report.
   bool first_step_logged = false;
   TrainingResult result;
 
@@ -113,23 +91,16 @@ struct Trainer::State {
   // Starts the next epoch's batches, or this one's again after `skip`
   // batches (a resumed run).
   void StartEpochBatches(int64_t skip);
-  // Sums the gradients of `parameters` over the ranks.
-  void SumGradients(const std::vector<torch::Tensor>& parameters);
   // Trains until the epoch ends, a report is due or training must stop.
   Pause TrainUntilPause();
   EpochReport Validate();
-  // Writes last/ (with the optimizer state), best/ when dev BLEU improved,
-  // and the save's copy in epochs/ when keeping saves.
+  // Saves the model with its training record (run_directory.Save).
   void Save(const EpochReport& report);
-  // Averages the saves in epochs/ into averaged/, scores it on dev, and
-  // makes it best/ when it beats the best single save.
-  void AverageKeptSaves(std::ostream& log);
   // Validates, saves and logs the report (rank 0).
   void Report();
   // Updates the progress line; also appends a progress record if
   // `record`.
-  void ShowProgress(double loss, double lr, double tokens_per_second,
-                    bool record);
+  void ShowProgress(double lr, bool record);
 };
 
 void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
@@ -157,7 +128,7 @@ void Trainer::State::BuildModel() {
 }
 
 void Trainer::State::Resume() {
-  Checkpoint saved = LoadCheckpoint(run_directory.last(), device);
+  Checkpoint saved = run_directory.LoadLast(device);
   CorpusVocabularies vocabularies;
   vocabularies.source = saved.source_vocabulary;
   vocabularies.target = saved.target_vocabulary;
@@ -173,14 +144,10 @@ void Trainer::State::Resume() {
       target[source.key()].copy_(source.value());
     }
   }
-  // Onto the model's device: the moments of a CPU save resume on a GPU too.
-  torch::load(*optimizer,
-              (fs::path(run_directory.last()) / "optimizer.pt").string(),
-              device);
+  run_directory.LoadOptimizer(*optimizer, device);
   const nlohmann::json& training = saved.training;
   step = training.at("step").get<int64_t>();
   epoch = training.at("epoch").get<int64_t>();
-  best_dev_bleu = training.value("best_dev_bleu", -1.0);
   resumed_seconds = training.value("training_seconds", 0.0);
   // Saves from before step reports were all at epoch ends.
   epoch_complete = training.value("epoch_complete", true);
@@ -205,14 +172,13 @@ void Trainer::State::StartEpochBatches(int64_t skip) {
   }
 }
 
-void Trainer::State::ShowProgress(double loss, double lr,
-                                  double tokens_per_second, bool record) {
+void Trainer::State::ShowProgress(double lr, bool record) {
   StepProgress progress;
   progress.epoch = epoch;
   progress.step = step;
-  progress.loss = loss;
+  progress.loss = window.MeanLoss();
   progress.learning_rate = lr;
-  progress.tokens_per_second = tokens_per_second;
+  progress.tokens_per_second = window.TokensPerSecond();
   progress.epoch_share =
       batches ? static_cast<double>(batches->pairs_read()) /
                     std::max<int64_t>(data->corpus().train_pairs(), 1)
@@ -228,43 +194,19 @@ void Trainer::State::ShowProgress(double loss, double lr,
   training_log.Progress(progress, record);
 }
 
-void Trainer::State::SumGradients(
-    const std::vector<torch::Tensor>& parameters) {
-  std::vector<torch::Tensor> gradients;
-  for (const torch::Tensor& parameter : parameters) {
-    // A rank with no batch in the last step has no gradients: it adds 0.
-    if (!parameter.grad().defined()) {
-      parameter.mutable_grad() = torch::zeros_like(parameter);
-    }
-    gradients.push_back(parameter.grad());
-  }
-  group->SumInPlace(gradients);
-}
-
 Pause Trainer::State::TrainUntilPause() {
-  // Every rank walks the same batches and takes its share of each step: a
-  // step is accumulate × world size consecutive batches, rank r trains
-  // accumulate of them from r × accumulate on.
-  const int64_t accumulate = options.accumulate_batches;
-  const int64_t per_step = accumulate * (group ? group->world_size() : 1);
+  const int64_t ranks = group ? group->world_size() : 1;
   const int64_t rank = group ? group->rank() : 0;
   checkpoint.model->train();
   const std::vector<torch::Tensor> parameters = checkpoint.model->parameters();
   std::vector<TrainingBatch> mine;
   while (true) {
-    mine.clear();
     // The loss is summed over the step's target tokens, every rank's, and
     // divided by their count: the gradient of the mean over the whole step,
     // whichever rank computed which part of it.
     int64_t step_tokens = 0;
-    int64_t step_batches = 0;
-    for (; step_batches < per_step; ++step_batches) {
-      const bool is_mine = step_batches / accumulate == rank;
-      TrainingBatch batch;
-      if (!batches->Next(&batch, is_mine)) break;
-      step_tokens += batch.target_tokens;
-      if (is_mine) mine.push_back(std::move(batch));
-    }
+    const int64_t step_batches = batches->NextStep(
+        options.accumulate_batches, ranks, rank, &mine, &step_tokens);
     if (step_batches == 0) {
       batches.reset();
       epoch_complete = true;
@@ -285,22 +227,18 @@ Pause Trainer::State::TrainUntilPause() {
       torch::Tensor loss =
           BatchLoss(*checkpoint.model, tensors, options.label_smoothing);
       (loss / static_cast<double>(step_tokens)).backward();
-      loss_sum += loss.item<double>();
-      token_sum += tensors.target_tokens;
+      window.loss_sum += loss.item<double>();
+      window.loss_tokens += tensors.target_tokens;
     }
-    trained_tokens += step_tokens;
-    if (group) SumGradients(parameters);
+    window.trained_tokens += step_tokens;
+    if (group) group->SumGradients(parameters);
     optimizer->step();
     if (!first_step_logged) {
       first_step_logged = true;
       log << "training: first step done " << ElapsedSeconds() - resumed_seconds
           << " s after start\n";
     }
-    const double seconds =
-        std::chrono::duration<double>(Clock::now() - report_start).count();
-    ShowProgress(token_sum ? loss_sum / token_sum : 0.0, lr,
-                 trained_tokens / std::max(seconds, 1e-9),
-                 leads() && step % kLogEverySteps == 0);
+    ShowProgress(lr, leads() && step % kLogEverySteps == 0);
     if (StopNow()) return Pause::kBudget;
     if (options.max_steps > 0 && step >= options.max_steps) {
       return Pause::kMaxSteps;
@@ -316,12 +254,8 @@ EpochReport Trainer::State::Validate() {
   EpochReport report;
   report.epoch = epoch;
   report.step = step;
-  report.train_loss = token_sum ? loss_sum / token_sum : 0.0;
-  report.tokens_per_second =
-      trained_tokens /
-      std::max(
-          std::chrono::duration<double>(Clock::now() - report_start).count(),
-          1e-9);
+  report.train_loss = window.MeanLoss();
+  report.tokens_per_second = window.TokensPerSecond();
   checkpoint.model->eval();
   report.dev_loss = DevLoss(*checkpoint.model, data->dev(), device);
 
@@ -331,8 +265,6 @@ EpochReport Trainer::State::Validate() {
 }
 
 void Trainer::State::Save(const EpochReport& report) {
-  const bool best = report.dev_bleu > best_dev_bleu;
-  if (best) best_dev_bleu = report.dev_bleu;
   checkpoint.training = {
       // What the corpus was prepared from: the files this run trained and
       // validated on, with --train or --data alike.
@@ -345,33 +277,27 @@ void Trainer::State::Save(const EpochReport& report) {
       {"step", step},
       {"dev_bleu", report.dev_bleu},
       {"dev_loss", report.dev_loss},
-      {"best_dev_bleu", best_dev_bleu},
       {"training_seconds", report.elapsed_seconds},
       {"batch_tokens", options.batch_tokens},
+      {"accumulate_batches", options.accumulate_batches},
+      {"world_size", group ? group->world_size() : 1},
       {"shuffle_window", options.shuffle_window},
       {"warmup_steps", options.warmup_steps},
       {"lr_factor", options.lr_factor},
       {"label_smoothing", options.label_smoothing},
       {"seed", options.seed},
   };
+  const bool best =
+      run_directory.Save(checkpoint, *optimizer, report.dev_bleu, step);
   result.last_checkpoint = run_directory.last();
-  SaveCheckpoint(checkpoint, result.last_checkpoint,
-                 [&](const std::string& directory) {
-                   torch::save(*optimizer,
-                               (fs::path(directory) / "optimizer.pt").string());
-                 });
-  if (best) {
-    result.best_checkpoint = run_directory.best();
-    SaveCheckpoint(checkpoint, result.best_checkpoint);
-  }
-  if (options.average_last > 1) run_directory.Keep(checkpoint, step);
+  if (best) result.best_checkpoint = run_directory.best();
 }
 
 void Trainer::State::Report() {
   EpochReport report = Validate();
   Save(report);
   result.epochs.push_back(report);
-  result.best_dev_bleu = best_dev_bleu;
+  result.best_dev_bleu = run_directory.best_dev_bleu();
   training_log.Report(report, epoch_complete);
 }
 
@@ -386,11 +312,8 @@ Trainer::~Trainer() = default;
 
 TrainingResult Trainer::Run(std::ostream& log) {
   State state{options_, log};
-  const int threads =
-      options_.threads > 0
-          ? options_.threads
-          : static_cast<int>(std::thread::hardware_concurrency());
-  torch::set_num_threads(std::max(threads, 1));
+  torch::set_num_threads(options_.threads > 0 ? options_.threads
+                                             : CoresGiven());
   torch::manual_seed(options_.seed);
   // Data-parallel training runs on the CPU (Gloo) for now: "auto" means the
   // CPU there, also on a host with a GPU.
@@ -417,8 +340,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
     CreateWritableDirectory(options_.out_dir);
     state.training_log.OpenRecords(options_.out_dir);
   }
-  state.checkpoint.model_version =
-      fs::path(options_.out_dir).filename().string() + "-" + Timestamp();
+  state.checkpoint.model_version = state.run_directory.NewModelVersion();
 
   state.options.resume = resuming;  // From here on: this run resumes.
   if (resuming) {
@@ -434,8 +356,8 @@ TrainingResult Trainer::Run(std::ostream& log) {
     state.group->CopyFromFirstRank(state.checkpoint.model->parameters());
     torch::manual_seed(options_.seed + 1000003 * state.group->rank());
   }
-  state.result.best_dev_bleu = std::max(state.best_dev_bleu, 0.0);
-  state.report_start = Clock::now();
+  state.result.best_dev_bleu = std::max(state.run_directory.best_dev_bleu(), 0.0);
+  state.window = ReportWindow();
   while (!state.StopNow() &&
          (options_.max_steps == 0 || state.step < options_.max_steps)) {
     if (state.epoch_complete) {
@@ -453,38 +375,16 @@ TrainingResult Trainer::Run(std::ostream& log) {
                          state.epoch % options_.validate_every_epochs == 0);
     if (report) {
       if (state.leads()) state.Report();
-      state.loss_sum = 0;
-      state.token_sum = 0;
-      state.trained_tokens = 0;
-      state.report_start = Clock::now();
+      state.window = ReportWindow();
     }
     if (last) break;
   }
-  if (options_.average_last > 1 && state.leads()) state.AverageKeptSaves(log);
+  if (options_.average_last > 1 && state.leads()) {
+    state.run_directory.AverageKeptSaves(state.data->dev(), state.device, log);
+    state.result.best_dev_bleu = state.run_directory.best_dev_bleu();
+  }
   state.result.best_checkpoint = state.run_directory.best();
   return state.result;
-}
-
-void Trainer::State::AverageKeptSaves(std::ostream& log) {
-  const std::vector<std::string> saves = run_directory.KeptSaves();
-  if (saves.size() < 2) return;  // Nothing to average yet.
-  Checkpoint average = AverageCheckpoints(saves);
-  average.model->to(device);
-  average.model->eval();
-  const double bleu = DevBleu(average, data->dev());
-  average.training["dev_bleu"] = bleu;
-  average.training["best_single_dev_bleu"] = best_dev_bleu;
-  SaveCheckpoint(average, run_directory.averaged());
-  log << std::fixed << std::setprecision(2) << "averaged the last "
-      << saves.size() << " saves into " << run_directory.averaged()
-      << ": dev_bleu " << bleu << " (best single save " << best_dev_bleu
-      << ")\n";
-  if (bleu > best_dev_bleu) {
-    SaveCheckpoint(average, run_directory.best());
-    best_dev_bleu = bleu;
-    result.best_dev_bleu = bleu;
-    log << "best/ is now the average\n";
-  }
 }
 
 }  // namespace fanyi

@@ -1,6 +1,7 @@
 #include "trainer/training_batches.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "trainer/token_batches.h"
 
@@ -64,6 +65,22 @@ bool TrainingBatches::Next(TrainingBatch* batch, bool with_ids) {
   }
   pairs_read_ += batch->rows;
   return true;
+}
+
+int64_t TrainingBatches::NextStep(int64_t per_rank, int64_t ranks,
+                                  int64_t rank,
+                                  std::vector<TrainingBatch>* mine,
+                                  int64_t* step_tokens) {
+  mine->clear();
+  int64_t batches = 0;
+  for (; batches < per_rank * ranks; ++batches) {
+    const bool is_mine = batches / per_rank == rank;
+    TrainingBatch batch;
+    if (!Next(&batch, is_mine)) break;
+    *step_tokens += batch.target_tokens;
+    if (is_mine) mine->push_back(std::move(batch));
+  }
+  return batches;
 }
 
 }  // namespace fanyi

@@ -41,6 +41,15 @@ class TrainingBatches {
   // shard that cannot be read.
   bool Next(TrainingBatch* batch, bool with_ids = true);
 
+  // The next step's batches: every rank walks the same batches and takes
+  // its share of each step. A step is `per_rank` × `ranks` consecutive
+  // batches; rank `rank` trains `per_rank` of them from `rank` × `per_rank`
+  // on, and gets them with their ids in `mine`. Returns the step's batches
+  // (fewer at the epoch's end, 0 once it has ended) and adds every rank's
+  // target tokens to `step_tokens`.
+  int64_t NextStep(int64_t per_rank, int64_t ranks, int64_t rank,
+                   std::vector<TrainingBatch>* mine, int64_t* step_tokens);
+
   int64_t pairs_read() const { return pairs_read_; }
 
  private:

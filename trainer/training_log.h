@@ -1,6 +1,8 @@
 #ifndef FANYI_TRAINER_TRAINING_LOG_H_
 #define FANYI_TRAINER_TRAINING_LOG_H_
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <ostream>
@@ -31,6 +33,25 @@ struct StepProgress {
   double learning_rate = 0;
   double tokens_per_second = 0;
   double eta_seconds = 0;  // Until the budget or the last epoch ends.
+};
+
+// What was trained since the last report: this rank's label-smoothed loss
+// summed over its target tokens, every rank's target tokens, and when the
+// window opened. The figures of a report and of the progress line.
+struct ReportWindow {
+  using Clock = std::chrono::steady_clock;
+
+  double loss_sum = 0;
+  int64_t loss_tokens = 0;     // This rank's.
+  int64_t trained_tokens = 0;  // Every rank's.
+  Clock::time_point start = Clock::now();
+
+  double MeanLoss() const { return loss_tokens ? loss_sum / loss_tokens : 0; }
+  double TokensPerSecond() const {
+    const double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    return trained_tokens / std::max(seconds, 1e-9);
+  }
 };
 
 // How a run tells how it goes: JSON records appended to train_log.jsonl in
