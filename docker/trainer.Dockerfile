@@ -6,6 +6,9 @@
 #     fanyi-trainer:cpu --train=/data/train.tsv --dev=/data/dev.tsv \
 #     --out=/models/en-zh --max_minutes=40
 #   (GPU: add --gpus all; the NVIDIA container toolkit brings the driver.)
+#   On the CPU it trains with a rank per core the container is given (its
+#   cpuset, lowered to its CPU limit); tini passes SIGTERM on to fanyi-train,
+#   which passes it to every rank.
 #
 # cpu: Debian bookworm, built by scripts/install-deps.sh and scripts/build.sh
 #      exactly as the README does; runs on bookworm-slim.

@@ -1,8 +1,8 @@
 // Data-parallel training with the real fanyi-train binary: two ranks on
 // 127.0.0.1 (Gloo, rendezvous from MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
 // RANK) end with the weights of one process that sums the same two batches
-// into each step, and their run resumes in one process; ranks read one
-// corpus prepared by fanyi-prepare; a rank that is killed makes the other
+// into each step, and their run resumes in one process; one command starts
+// a rank per core by itself; ranks read one corpus prepared by fanyi-prepare; a rank that is killed makes the other
 // exit non-zero within the collective timeout.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,12 +15,15 @@
 #include <future>
 #include <iostream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "common/model/checkpoint.h"
+#include "common/model/cpu_threading.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
+#include "trainer/local_ranks.h"
 
 namespace fanyi {
 namespace {
@@ -100,19 +103,26 @@ TEST(DataParallelTrainingTest, TwoRanksEqualOneRankSummingTheirBatches) {
 
 // Subword models: rank 0 trains them and hands them to rank 1, whose
 // tokens must then match (or the gradients would be of other batches).
-// --ranks 2 starts the two ranks itself: the same weights as two ranks
-// started by hand, so as one process summing two batches a step.
-TEST(DataParallelTrainingTest, OneCommandStartsItsRanks) {
+// By default one command starts a rank per core it is given (--threads 2:
+// two ranks of one thread), splitting --batch_tokens between them: the same
+// weights as two ranks started by hand, so as one process summing two
+// half batches a step.
+TEST(DataParallelTrainingTest, OneCommandStartsARankPerCore) {
   const std::string dir = testing_util::MakeTempDir("local_ranks");
   const testing_util::CommandResult ranked = testing_util::RunCommand(
-      TrainCommand(dir + "/ranked", "--epochs 2 --ranks 2") + " 2>&1");
+      TrainCommand(dir + "/ranked", "--epochs 2 --threads 2") + " 2>&1");
   ASSERT_EQ(ranked.exit_code, 0) << ranked.output;
+  EXPECT_NE(ranked.output.find("2 ranks of 1 thread(s), 256 tokens a batch"),
+            std::string::npos)
+      << ranked.output;
   EXPECT_NE(ranked.output.find("rank 0 of 2"), std::string::npos)
       << ranked.output;
   const testing_util::CommandResult one = testing_util::RunCommand(
-      TrainCommand(dir + "/alone", "--epochs 2 --accumulate_batches 2") +
+      TrainCommand(dir + "/alone",
+                   "--epochs 2 --accumulate_batches 2 --batch_tokens 256") +
       " 2>&1");
   ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find(" ranks of "), std::string::npos) << one.output;
   const Checkpoint a = LoadCheckpoint(dir + "/ranked/last", torch::kCPU);
   const Checkpoint b = LoadCheckpoint(dir + "/alone/last", torch::kCPU);
   EXPECT_EQ(a.training.at("step"), b.training.at("step"));
@@ -125,6 +135,42 @@ TEST(DataParallelTrainingTest, OneCommandStartsItsRanks) {
               1e-5)
         << parameter.key();
   }
+}
+
+// --threads 0 takes the cores the process is given: pinned to one core,
+// the command trains alone, in one process.
+TEST(DataParallelTrainingTest, OneCoreGivenTrainsInOneProcess) {
+  const std::string out = testing_util::MakeTempDir("one_core") + "/run";
+  const testing_util::CommandResult pinned = testing_util::RunCommand(
+      "taskset -c 0 " + TrainCommand(out, "--epochs 1 --threads 0") +
+      " 2>&1");
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  EXPECT_EQ(pinned.output.find(" ranks of "), std::string::npos)
+      << pinned.output;
+  EXPECT_TRUE(fs::exists(out + "/last"));
+}
+
+// How a command splits its cores and tokens among the ranks it starts.
+TEST(LocalRankPlanTest, CoresAndTokensAreSplitAmongTheRanks) {
+  const LocalRankPlan per_core = PlanLocalRanks(0, 4, 2048, "cpu");
+  EXPECT_EQ(per_core.ranks, 4);
+  EXPECT_EQ(per_core.threads, 1);
+  EXPECT_EQ(per_core.batch_tokens, 512);
+  const LocalRankPlan alone = PlanLocalRanks(1, 4, 2048, "cpu");
+  EXPECT_EQ(alone.ranks, 1);
+  EXPECT_EQ(alone.threads, 4);
+  EXPECT_EQ(alone.batch_tokens, 2048);
+  const LocalRankPlan pairs = PlanLocalRanks(2, 4, 2049, "cpu");
+  EXPECT_EQ(pairs.ranks, 2);
+  EXPECT_EQ(pairs.threads, 2);
+  EXPECT_EQ(pairs.batch_tokens, 1024);
+  // More ranks than cores: one thread each.
+  EXPECT_EQ(PlanLocalRanks(3, 2, 2048, "cpu").threads, 1);
+  // --threads 0: the cores this process is given.
+  EXPECT_EQ(PlanLocalRanks(0, 0, 1 << 20, "cpu").ranks, CoresGiven());
+  EXPECT_THROW(PlanLocalRanks(4, 4, 3, "cpu"), std::invalid_argument);
+  EXPECT_THROW(PlanLocalRanks(2, 4, 2048, "cuda"), std::invalid_argument);
+  EXPECT_THROW(PlanLocalRanks(-1, 4, 2048, "cpu"), std::invalid_argument);
 }
 
 // SIGTERM to the command stops every rank it started, and --resume goes on

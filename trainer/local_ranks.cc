@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,9 @@
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
+
+#include "common/model/cpu_threading.h"
+#include "common/model/device.h"
 
 namespace fanyi {
 namespace {
@@ -56,6 +60,30 @@ std::string DescribeStatus(int status) {
 }
 
 }  // namespace
+
+LocalRankPlan PlanLocalRanks(int ranks, int threads, int64_t batch_tokens,
+                             const std::string& device) {
+  const int cores = threads > 0 ? threads : CoresGiven();
+  if (ranks == 0) {
+    ranks = device != "cpu" && ResolveDevice(device).is_cuda() ? 1 : cores;
+  }
+  if (ranks > 1 && device == "cuda") {
+    throw std::invalid_argument(
+        "--ranks: data-parallel training runs on the CPU only, for now");
+  }
+  if (ranks < 1) throw std::invalid_argument("--ranks must be at least 0");
+  LocalRankPlan plan;
+  plan.ranks = ranks;
+  plan.threads = std::max(1, cores / ranks);
+  plan.batch_tokens = batch_tokens / ranks;
+  if (plan.batch_tokens < 1) {
+    throw std::invalid_argument(
+        "--batch_tokens " + std::to_string(batch_tokens) +
+        " leaves fewer than one token a batch for each of " +
+        std::to_string(ranks) + " ranks");
+  }
+  return plan;
+}
 
 int RunLocalRanks(int ranks, const std::vector<std::string>& arguments,
                   const std::vector<std::string>& rank_arguments) {

@@ -32,7 +32,10 @@ ABSL_FLAG(int64_t, epochs, 100, "Maximum passes over the training data.");
 ABSL_FLAG(int64_t, max_steps, 0, "Maximum optimizer steps (0: no limit).");
 ABSL_FLAG(double, max_minutes, 0,
           "Stop cleanly after this many minutes (0: no limit).");
-ABSL_FLAG(int64_t, batch_tokens, 2048, "Tokens per length-bucketed batch.");
+ABSL_FLAG(int64_t, batch_tokens, 2048,
+          "Tokens per optimizer step, in length-bucketed batches: split "
+          "evenly among the --ranks this command starts. A rank that "
+          "WORLD_SIZE names trains this many a batch.");
 ABSL_FLAG(int64_t, shuffle_window, 1000000,
           "Pairs batched and shuffled together: shards are read in a "
           "shuffled order, this many pairs at a time.");
@@ -54,14 +57,16 @@ ABSL_FLAG(int64_t, average_last, 5,
           "Keep the last N saves in --out/epochs/ and, at the end, write their "
           "average to --out/averaged/ (and best/ if it scores higher on dev); "
           "0 = off.");
-ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
-ABSL_FLAG(int, ranks, 1,
-          "Data-parallel ranks to start on this machine (the CPU only), as "
-          "torchrun --nproc_per_node does: each a process of one thread that "
-          "trains --batch_tokens a batch, a step being one batch of each. 1: "
-          "this process alone, with --threads threads. Not read by a rank "
-          "that WORLD_SIZE names (started by torchrun, a PyTorchJob or an "
-          "Indexed Job).");
+ABSL_FLAG(int, threads, 0,
+          "CPU cores in all (0: those this process is given: its affinity, "
+          "lowered to its cgroup's CPU limit), shared among --ranks.");
+ABSL_FLAG(int, ranks, 0,
+          "Data-parallel ranks to start on this machine, as torchrun "
+          "--nproc_per_node does: child processes on 127.0.0.1 with one log, "
+          "one --out and one exit status. 0: one rank of one thread per core "
+          "on the CPU, one process on a GPU. 1: this process alone, with "
+          "--threads threads. Not read by a rank that WORLD_SIZE names "
+          "(started by torchrun, a PyTorchJob or an Indexed Job).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
 ABSL_FLAG(bool, resume, false,
@@ -109,15 +114,20 @@ int main(int argc, char** argv) {
   options.resume = absl::GetFlag(FLAGS_resume);
 
   try {
-    const int ranks = absl::GetFlag(FLAGS_ranks);
-    if (ranks > 1 && std::getenv("WORLD_SIZE") == nullptr) {
-      if (options.device == "cuda") {
-        throw std::invalid_argument(
-            "--ranks: data-parallel training runs on the CPU only, for now");
+    if (std::getenv("WORLD_SIZE") == nullptr) {
+      const fanyi::LocalRankPlan plan = fanyi::PlanLocalRanks(
+          absl::GetFlag(FLAGS_ranks), options.threads, options.batch_tokens,
+          options.device);
+      if (plan.ranks > 1) {
+        std::cerr << "fanyi-train: " << plan.ranks << " ranks of "
+                  << plan.threads << " thread(s), " << plan.batch_tokens
+                  << " tokens a batch each" << std::endl;
+        return fanyi::RunLocalRanks(
+            plan.ranks, std::vector<std::string>(argv + 1, argv + argc),
+            {"--threads=" + std::to_string(plan.threads),
+             "--batch_tokens=" + std::to_string(plan.batch_tokens)});
       }
-      return fanyi::RunLocalRanks(
-          ranks, std::vector<std::string>(argv + 1, argv + argc),
-          {"--threads=1"});
+      options.threads = plan.threads;
     }
     options.rendezvous = fanyi::RendezvousEnvironment::FromEnvironment();
     fanyi::Trainer trainer(options);
