@@ -1,14 +1,23 @@
 #include "client/load_options.h"
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 
 namespace fanyi {
 namespace {
 
 void Require(bool condition, const std::string& message) {
   if (!condition) throw std::invalid_argument("load generator: " + message);
+}
+
+void RequireInRange(const std::string& name, int64_t value, int64_t low,
+                    int64_t high) {
+  Require(value >= low && value <= high,
+          name + " must be in [" + std::to_string(low) + ", " +
+              std::to_string(high) + "], got " + std::to_string(value));
 }
 
 }  // namespace
@@ -20,11 +29,8 @@ void ValidateLoadOptions(const LoadOptions& options) {
     Require(!options.texts[i].empty(),
             "source text " + std::to_string(i) + " is empty");
   }
-  Require(options.concurrency >= 1 &&
-              options.concurrency <= LoadOptions::kMaxInFlight,
-          "concurrency must be in [1, " +
-              std::to_string(LoadOptions::kMaxInFlight) + "], got " +
-              std::to_string(options.concurrency));
+  RequireInRange("concurrency", options.concurrency, 1,
+                 LoadOptions::kMaxInFlight);
   Require(options.requests >= 0,
           "requests must be >= 0, got " + std::to_string(options.requests));
   Require(options.duration_s >= 0 &&
@@ -36,16 +42,11 @@ void ValidateLoadOptions(const LoadOptions& options) {
           "requests or duration_s");
   Require(options.rate >= 0 && std::isfinite(options.rate),
           "rate must be >= 0 requests/s, got " + std::to_string(options.rate));
-  Require(options.max_in_flight >= 1 &&
-              options.max_in_flight <= LoadOptions::kMaxInFlight,
-          "max_in_flight must be in [1, " +
-              std::to_string(LoadOptions::kMaxInFlight) + "], got " +
-              std::to_string(options.max_in_flight));
+  RequireInRange("max_in_flight", options.max_in_flight, 1,
+                 LoadOptions::kMaxInFlight);
   Require(options.beam_size >= 0,
           "beam_size must be >= 0, got " + std::to_string(options.beam_size));
-  Require(options.timeout_ms >= 1 && options.timeout_ms <= 3600 * 1000,
-          "timeout_ms must be in [1, 3600000], got " +
-              std::to_string(options.timeout_ms));
+  RequireInRange("timeout_ms", options.timeout_ms, 1, 3600 * 1000);
   Require(options.warmup_requests >= 0,
           "warmup_requests must be >= 0, got " +
               std::to_string(options.warmup_requests));
@@ -58,10 +59,8 @@ void ValidateLoadOptions(const LoadOptions& options) {
       !options.http || (!options.use_tls && options.tls.ca.empty() &&
                         options.tls.cert.empty() && options.tls.key.empty()),
       "http is plaintext only");
-  Require(options.sentences_per_request >= 1 &&
-              options.sentences_per_request <= 10000,
-          "sentences_per_request must be in [1, 10000], got " +
-              std::to_string(options.sentences_per_request));
+  RequireInRange("sentences_per_request", options.sentences_per_request, 1,
+                 10000);
   if (options.bursts) {
     Require(options.rate == 0, "bursts are a closed loop; rate must be 0");
     Require(options.requests % options.concurrency == 0 &&
