@@ -89,8 +89,8 @@ TEST(VectorMathTest, ExpOfNonPositiveFollowsExp) {
 // returns; with fewer continuations than 2·beam, all of them come back.
 TEST(BeamCandidatesTest, TiesKeepTheLowerIndexAndSmallVocabulariesAll) {
   for (const int64_t vocab : {5, 300}) {
-    const BeamCandidates ties = TopBeamCandidates(
-        at::zeros({2, vocab}), {}, {0.0, kMinusInfinity}, 2);
+    const BeamCandidates ties =
+        TopBeamCandidates(at::zeros({2, vocab}), {}, {0.0, kMinusInfinity}, 2);
     ASSERT_EQ(ties.count, 4);
     EXPECT_EQ(ties.indices, (std::vector<int64_t>{0, 1, 2, 3}));
   }

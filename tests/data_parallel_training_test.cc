@@ -2,8 +2,9 @@
 // 127.0.0.1 (Gloo, rendezvous from MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
 // RANK) end with the weights of one process that sums the same two batches
 // into each step, and their run resumes in one process; one command starts
-// a rank per core by itself; ranks read one corpus prepared by fanyi-prepare; a rank that is killed makes the other
-// exit non-zero within the collective timeout.
+// a rank per core by itself; ranks read one corpus prepared by
+// fanyi-prepare; a rank that is killed makes the other exit non-zero within
+// the collective timeout.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -142,8 +143,7 @@ TEST(DataParallelTrainingTest, OneCommandStartsARankPerCore) {
 TEST(DataParallelTrainingTest, OneCoreGivenTrainsInOneProcess) {
   const std::string out = testing_util::MakeTempDir("one_core") + "/run";
   const testing_util::CommandResult pinned = testing_util::RunCommand(
-      "taskset -c 0 " + TrainCommand(out, "--epochs 1 --threads 0") +
-      " 2>&1");
+      "taskset -c 0 " + TrainCommand(out, "--epochs 1 --threads 0") + " 2>&1");
   ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
   EXPECT_EQ(pinned.output.find(" ranks of "), std::string::npos)
       << pinned.output;

@@ -115,9 +115,9 @@ int main(int argc, char** argv) {
 
   try {
     if (std::getenv("WORLD_SIZE") == nullptr) {
-      const fanyi::LocalRankPlan plan = fanyi::PlanLocalRanks(
-          absl::GetFlag(FLAGS_ranks), options.threads, options.batch_tokens,
-          options.device);
+      const fanyi::LocalRankPlan plan =
+          fanyi::PlanLocalRanks(absl::GetFlag(FLAGS_ranks), options.threads,
+                                options.batch_tokens, options.device);
       if (plan.ranks > 1) {
         std::cerr << "fanyi-train: " << plan.ranks << " ranks of "
                   << plan.threads << " thread(s), " << plan.batch_tokens

@@ -1,13 +1,13 @@
 #ifndef FANYI_TRAINER_RUN_DIRECTORY_H_
 #define FANYI_TRAINER_RUN_DIRECTORY_H_
 
+#include <torch/optim/adam.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <torch/optim/adam.h>
 
 #include "common/model/checkpoint.h"
 #include "trainer/prepared_corpus.h"
@@ -55,8 +55,7 @@ class RunDirectory {
   Checkpoint LoadLast(torch::Device device);
   // last/'s optimizer state into `optimizer`, onto `device` (the moments of
   // a CPU save resume on a GPU too).
-  void LoadOptimizer(torch::optim::Adam& optimizer,
-                     torch::Device device) const;
+  void LoadOptimizer(torch::optim::Adam& optimizer, torch::Device device) const;
 
   // Saves `checkpoint` as last/ with `optimizer`'s state, as best/ when
   // `dev_bleu` beats every save before it, and as epochs/step-`step` when

@@ -313,7 +313,7 @@ Trainer::~Trainer() = default;
 TrainingResult Trainer::Run(std::ostream& log) {
   State state{options_, log};
   torch::set_num_threads(options_.threads > 0 ? options_.threads
-                                             : CoresGiven());
+                                              : CoresGiven());
   torch::manual_seed(options_.seed);
   // Data-parallel training runs on the CPU (Gloo) for now: "auto" means the
   // CPU there, also on a host with a GPU.
@@ -356,7 +356,8 @@ TrainingResult Trainer::Run(std::ostream& log) {
     state.group->CopyFromFirstRank(state.checkpoint.model->parameters());
     torch::manual_seed(options_.seed + 1000003 * state.group->rank());
   }
-  state.result.best_dev_bleu = std::max(state.run_directory.best_dev_bleu(), 0.0);
+  state.result.best_dev_bleu =
+      std::max(state.run_directory.best_dev_bleu(), 0.0);
   state.window = ReportWindow();
   while (!state.StopNow() &&
          (options_.max_steps == 0 || state.step < options_.max_steps)) {

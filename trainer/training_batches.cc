@@ -67,8 +67,7 @@ bool TrainingBatches::Next(TrainingBatch* batch, bool with_ids) {
   return true;
 }
 
-int64_t TrainingBatches::NextStep(int64_t per_rank, int64_t ranks,
-                                  int64_t rank,
+int64_t TrainingBatches::NextStep(int64_t per_rank, int64_t ranks, int64_t rank,
                                   std::vector<TrainingBatch>* mine,
                                   int64_t* step_tokens) {
   mine->clear();

@@ -113,8 +113,8 @@ void TopOnCpu(const torch::Tensor& logits, const std::vector<int64_t>& rows,
         if (kept == count) {
           if (dead) break;
           const double bound = totals[count - 1] - base;
-          const double margin = 1e-6 * (1 + std::abs(totals[count - 1]) +
-                                        std::abs(base));
+          const double margin =
+              1e-6 * (1 + std::abs(totals[count - 1]) + std::abs(base));
           v = FirstAtLeast(x, v, vocab, static_cast<float>(bound - margin));
           if (v == vocab) break;
         }
