@@ -11,7 +11,6 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -70,9 +69,9 @@ ABSL_FLAG(int, max_glossary_entries, 256,
 ABSL_FLAG(int, beam_size, 4,
           "Beam size for requests that ask for none (1 = greedy).");
 ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
-ABSL_FLAG(int, threads, static_cast<int>(std::thread::hardware_concurrency()),
+ABSL_FLAG(int, threads, fanyi::CoresGiven(),
           "CPU threads for decoding, split evenly over the workers "
-          "(default: hardware cores).");
+          "(default: the cores the process is given).");
 ABSL_FLAG(int, workers, 0,
           "Decode workers sharing the model and the queue, each with its own "
           "rows (0 = one per thread on CPU, one on a GPU).");

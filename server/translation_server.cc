@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/model/cpu_threading.h"
 #include "common/model/device.h"
 #include "common/pipeline/translator.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -166,7 +167,7 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   const int threads =
       options.threads > 0
           ? options.threads
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+          : CoresGiven();
   const bool on_gpu = ResolveDevice(options.device).is_cuda();
   workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
   threads_per_worker_ = std::max(1, threads / workers_);

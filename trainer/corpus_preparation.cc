@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/model/cpu_threading.h"
 #include "common/text/pair_masker.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
@@ -105,7 +106,7 @@ class Preparation {
     const int threads =
         options.threads > 0
             ? options.threads
-            : static_cast<int>(std::thread::hardware_concurrency());
+            : CoresGiven();
     workers_.resize(static_cast<size_t>(std::max(threads, 1)));
     for (Worker& worker : workers_) {
       if (TrainingScript(options.source_language, options.source_script) ==

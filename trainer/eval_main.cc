@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -98,7 +97,7 @@ int Run() {
   options.device = absl::GetFlag(FLAGS_device);
   options.threads = absl::GetFlag(FLAGS_threads);
   if (options.threads <= 0) {
-    options.threads = static_cast<int>(std::thread::hardware_concurrency());
+    options.threads = fanyi::CoresGiven();
   }
   options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
