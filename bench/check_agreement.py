@@ -157,6 +157,10 @@ def main():
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--min_agreement", type=float, default=0.99)
     parser.add_argument("--show", type=int, default=5, help="differences to print")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument(
+        "--compute_type", default="float32", help="CTranslate2's (float16 on a GPU)"
+    )
     args = parser.parse_args()
 
     fanyi = Fanyi(args.model_dir)
@@ -164,15 +168,19 @@ def main():
     fanyi_greedy = read_id_lines(os.path.join(args.dump_dir, "greedy_b1.ids"))
     translator = ctranslate2.Translator(
         args.ct2_model,
-        device="cpu",
-        compute_type="float32",
+        device=args.device,
+        compute_type=args.compute_type,
         intra_threads=args.threads,
         inter_threads=1,
     )
     ct2_greedy = greedy_exact_limits(translator, fanyi, sources, args.batch_size)
 
     share = compare(
-        "CTranslate2 vs fanyi greedy", fanyi_greedy, ct2_greedy, fanyi, args.show
+        "CTranslate2 %s vs fanyi greedy" % args.compute_type,
+        fanyi_greedy,
+        ct2_greedy,
+        fanyi,
+        args.show,
     )
     # fanyi against itself, for scale: batching and the cache-free decoder
     # change float rounding too.

@@ -3,8 +3,9 @@
 
 Decodes the sources that `fanyi-bench --dump_dir DIR` wrote (sources.ids: the
 ids fanyi's tokenizer produced, so neither side times tokenization) in the
-same modes: greedy at batch 1, greedy and beam search at --batch_size over
-length-sorted batches; medians of --repeats runs after one warm-up batch:
+same modes (--modes, as fanyi-bench's): greedy at batch 1 (greedy1), greedy
+and beam search at --batch_size over length-sorted batches; medians of
+--repeats runs after one warm-up batch, on the CPU or a GPU (--device):
 
   python3 bench/ctranslate2_bench.py --ct2_model /tmp/en-zh-ct2 \
       --model_dir models/en-zh --sources /tmp/bench-dump/sources.ids \
@@ -135,33 +136,46 @@ def main():
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument(
+        "--modes",
+        default="greedy1,greedy,beam",
+        help="greedy1 (batch 1), greedy and beam (at --batch_size)",
+    )
+    parser.add_argument(
+        "--max_sentences", type=int, default=0, help="the first N sources; 0: all"
+    )
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--beam_size", type=int, default=4)
     # CTranslate2 applies the GNMT penalty ((5 + len) / 6)^α, as fanyi does.
     parser.add_argument("--length_penalty", type=float, default=1.0)
     parser.add_argument(
         "--compute_type",
         default="float32",
-        choices=["float32", "int8"],
-        help="int8: weights quantized per output channel, int8 products",
+        choices=["float32", "int8", "float16", "bfloat16", "int8_float16"],
+        help="int8: weights quantized per output channel, int8 products; "
+        "float16, bfloat16 and int8_float16 on a GPU",
     )
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
 
     fanyi = Fanyi(args.model_dir)
     sources = list(read_id_lines(args.sources).values())
+    if args.max_sentences > 0:
+        sources = sources[: args.max_sentences]
     intra_threads = max(1, args.threads // args.workers)
     translator = ctranslate2.Translator(
         args.ct2_model,
-        device="cpu",
+        device=args.device,
         compute_type=args.compute_type,
         intra_threads=intra_threads,
         inter_threads=args.workers,
     )
     print(
-        "CTranslate2 %s, compute_type %s, intra_threads %d, inter_threads %d, "
-        "%d sources, median of %d runs"
+        "CTranslate2 %s on %s, compute_type %s, intra_threads %d, "
+        "inter_threads %d, %d sources, median of %d runs"
         % (
             ctranslate2.__version__,
+            args.device,
             args.compute_type,
             intra_threads,
             args.workers,
@@ -174,16 +188,22 @@ def main():
         % ("mode", "sentences", "tokens", "median s", "sentences/s", "tgt tokens/s")
     )
     b, k = args.batch_size, args.beam_size
-    modes = [
-        time_mode(translator, fanyi, sources, "greedy_b1", 1, 1, args),
-        time_mode(translator, fanyi, sources, "greedy_b%d" % b, b, 1, args),
-        time_mode(translator, fanyi, sources, "beam%d_b%d" % (k, b), b, k, args),
-    ]
+    runs = {
+        "greedy1": ("greedy_b1", 1, 1),
+        "greedy": ("greedy_b%d" % b, b, 1),
+        "beam": ("beam%d_b%d" % (k, b), b, k),
+    }
+    modes = []
+    for mode in args.modes.split(","):
+        if mode not in runs:
+            parser.error("unknown mode %r (greedy1, greedy, beam)" % mode)
+        modes.append(time_mode(translator, fanyi, sources, *runs[mode], args))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as file:
             json.dump(
                 {
                     "engine": "ctranslate2",
+                    "device": args.device,
                     "ctranslate2": ctranslate2.__version__,
                     "compute_type": args.compute_type,
                     "intra_threads": intra_threads,

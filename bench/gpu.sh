@@ -8,19 +8,25 @@
 #             the CPU and on CUDA), less the tests of images and linters
 #   decode    fanyi-bench --device cuda: greedy at batch 1 (the first
 #             DECODE1 sentences), greedy and beam 4 at batch 32 and 128
+#   ct2       the same in CTranslate2 on the GPU (CT2_MODEL: MODEL_DIR
+#             converted by scripts/convert_ctranslate2.py; a CUDA build of
+#             its Python module importable), float32, float16 and
+#             int8_float16, with its greedy output's agreement with fanyi's
 #   serve     bench/serve.sh on CUDA at concurrency 1, 8, 64 and 256, greedy
 #             and the default beam, with the GPU memory in use
 #   train     fanyi-train --device cuda for TRAIN_MINUTES each: the default
 #             recipe at its batch and at BIG_BATCH tokens (dev BLEU, tokens/s)
+#   precision fanyi-train --device cuda for PRECISION_STEPS steps in float32
+#             and in bfloat16 autocast (--precision bf16): dev BLEU, tokens/s
 # MODEL_DIR is a checkpoint (scripts/demo.sh trains models/demo/best).
 # Environment: BUILD_DIR (build-gpu), DATA_DIR (../shared/data/en-zh),
 # DECODE1 (300), DURATION (serve: seconds per run, 8), TRAIN_MINUTES (1.5),
-# BIG_BATCH (16384).
+# BIG_BATCH (16384), PRECISION_STEPS (2000), CT2_MODEL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -51,7 +57,7 @@ tests() {
   # neither their tools nor a browser. device_test runs on its own, for its
   # output (the attention errors).
   local status=0
-  ctest --test-dir "$build_dir" -j "$(nproc)" --output-on-failure --timeout 600 \
+  ctest --test-dir "$build_dir" -j "$(nproc)" --output-on-failure --timeout 180 \
     -E '^(deploy_lint|runtime_libraries_test|prometheus_integration|web_page_test|device_test)$' \
     >"$out_dir/ctest.log" 2>&1 || status=$?
   grep -E "tests passed|tests failed|Total Test time" "$out_dir/ctest.log" | tee -a "$summary"
@@ -75,6 +81,32 @@ decode() {
     --json "$out_dir/decode_b128.json" 2>&1 | tee -a "$summary"
 }
 
+ct2() {
+  local dump="$out_dir/ct2_dump" type batch
+  python3 -c 'import ctranslate2 as c; print("CTranslate2", c.__version__,
+    "CUDA devices:", c.get_cuda_device_count())' 2>&1 | tee -a "$summary"
+  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
+    --input "$data_dir/dev.tsv" --modes greedy1 --repeats 1 --dump_dir "$dump" \
+    >"$out_dir/ct2_dump.log" 2>&1
+  for type in float32 float16 int8_float16; do
+    python3 bench/check_agreement.py --device cuda --compute_type "$type" \
+      --ct2_model "$CT2_MODEL" --model_dir "$model_dir" --dump_dir "$dump" \
+      --min_agreement 0 --show 0 2>&1 | head -1 | tee -a "$summary"
+    python3 bench/ctranslate2_bench.py --device cuda --compute_type "$type" \
+      --ct2_model "$CT2_MODEL" --model_dir "$model_dir" \
+      --sources "$dump/sources.ids" --modes greedy1 \
+      --max_sentences "${DECODE1:-300}" --repeats 3 \
+      --json "$out_dir/ct2_${type}_b1.json" 2>&1 | tee -a "$summary"
+    for batch in 32 128; do
+      python3 bench/ctranslate2_bench.py --device cuda --compute_type "$type" \
+        --ct2_model "$CT2_MODEL" --model_dir "$model_dir" \
+        --sources "$dump/sources.ids" --modes greedy,beam --batch_size "$batch" \
+        --beam_size 4 --repeats 3 --json "$out_dir/ct2_${type}_b$batch.json" \
+        2>&1 | tail -2 | tee -a "$summary"
+    done
+  done
+}
+
 serve() {
   local beam memory_log
   for beam in 1 4; do
@@ -96,18 +128,31 @@ serve() {
   done
 }
 
+# fanyi-train --device cuda on the corpus into OUT_DIR/NAME, plus FLAGS;
+# says its last validation.
+train_run() {
+  local name=$1
+  shift
+  "$bin/fanyi-train" --device cuda --train "$data_dir/train.tsv" \
+    --dev "$data_dir/dev.tsv" --out "$out_dir/$name" "$@" \
+    >"$out_dir/$name.log" 2>&1
+  cp "$out_dir/$name/train_log.jsonl" "$out_dir/$name.jsonl"
+  say "$name ($*): $(grep '"event":"epoch"' "$out_dir/$name.jsonl" | tail -1)"
+  say "$name: $(grep -E 'best dev BLEU|averaged' "$out_dir/$name.log" | tail -2 |
+    tr '\n' ' ')"
+}
+
 train() {
-  local name batch
-  for name in default big; do
-    batch=2048
-    [[ $name == big ]] && batch="${BIG_BATCH:-16384}"
-    "$bin/fanyi-train" --device cuda --train "$data_dir/train.tsv" \
-      --dev "$data_dir/dev.tsv" --out "$out_dir/train_$name" \
-      --batch_tokens "$batch" --max_minutes "${TRAIN_MINUTES:-1.5}" \
-      >"$out_dir/train_$name.log" 2>&1
-    cp "$out_dir/train_$name/train_log.jsonl" "$out_dir/train_$name.jsonl"
-    say "train $name (batch_tokens $batch): $(grep '"event":"epoch"' \
-      "$out_dir/train_$name.jsonl" | tail -1)"
+  local minutes="${TRAIN_MINUTES:-1.5}"
+  train_run train_default --batch_tokens 2048 --max_minutes "$minutes"
+  train_run train_big --batch_tokens "${BIG_BATCH:-16384}" --max_minutes "$minutes"
+}
+
+precision() {
+  local name
+  for name in fp32 bf16; do
+    train_run "precision_$name" --precision "$name" \
+      --max_steps "${PRECISION_STEPS:-2000}"
   done
 }
 

@@ -39,7 +39,8 @@ TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
   std::vector<std::future<std::vector<torch::Tensor>>> ranks;
   for (int rank = 0; rank < kRanks; ++rank) {
     ranks.push_back(std::async(std::launch::async, [rank, port] {
-      DataParallel group(Rank(rank, kRanks, port), milliseconds(30000));
+      DataParallel group(Rank(rank, kRanks, port), torch::kCPU,
+                         milliseconds(30000));
       EXPECT_EQ(group.rank(), rank);
       EXPECT_EQ(group.world_size(), kRanks);
       // Rank r holds (r + 1) × [0, 1, ...] in tensors of several shapes.
@@ -73,9 +74,9 @@ TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
 
 TEST(DataParallelTest, ARankThatNeverComesFailsTheOthersInTime) {
   const auto started = std::chrono::steady_clock::now();
-  EXPECT_THROW(
-      DataParallel(Rank(0, 2, testing_util::FreePort()), milliseconds(2000)),
-      std::runtime_error);
+  EXPECT_THROW(DataParallel(Rank(0, 2, testing_util::FreePort()), torch::kCPU,
+                            milliseconds(2000)),
+               std::runtime_error);
   EXPECT_LT(std::chrono::steady_clock::now() - started,
             std::chrono::seconds(30));
 }
@@ -86,11 +87,11 @@ TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
   // connects would fail rank 0's join instead, which is another test.
   std::promise<void> joined;
   auto leaver = std::async(std::launch::async, [port, &joined] {
-    DataParallel group(Rank(1, 2, port), milliseconds(5000));
+    DataParallel group(Rank(1, 2, port), torch::kCPU, milliseconds(5000));
     joined.get_future().wait();
     // Leaves without taking part in the next collective.
   });
-  DataParallel group(Rank(0, 2, port), milliseconds(5000));
+  DataParallel group(Rank(0, 2, port), torch::kCPU, milliseconds(5000));
   joined.set_value();
   leaver.get();
   const auto started = std::chrono::steady_clock::now();
@@ -101,7 +102,8 @@ TEST(DataParallelTest, ARankThatLeavesFailsTheOthersInTime) {
 }
 
 TEST(DataParallelTest, OneRankNeedsNoPeersAndChecksItsTensors) {
-  DataParallel alone(Rank(0, 1, testing_util::FreePort()), milliseconds(5000));
+  DataParallel alone(Rank(0, 1, testing_util::FreePort()), torch::kCPU,
+                     milliseconds(5000));
   std::vector<torch::Tensor> tensors = {at::full({3}, 2.0f)};
   alone.SumInPlace(tensors);
   EXPECT_TRUE(at::allclose(tensors[0], at::full({3}, 2.0f)));

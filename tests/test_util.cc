@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -127,6 +128,12 @@ void AddModelVersion(const std::string& repository, const std::string& name,
   const fs::path staging = folder / (std::to_string(version) + ".tmp");
   fs::copy(from, staging, fs::copy_options::recursive);
   fs::rename(staging, folder / std::to_string(version));
+}
+
+std::vector<std::string> TestDevices() {
+  std::vector<std::string> devices = {"cpu"};
+  if (torch::cuda::is_available()) devices.push_back("cuda");
+  return devices;
 }
 
 int FreePort() {

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tests/html_structure.h"
 #include "trainer/trainer.h"
@@ -51,6 +52,10 @@ std::string MakeTempDir(const std::string& name);
 // A TCP port on 127.0.0.1 that nobody listens on right now (for servers
 // that need their port before they start, such as a rendezvous store).
 int FreePort();
+
+// The devices a device-parameterized test runs on: "cpu", and "cuda" where
+// one is available.
+std::vector<std::string> TestDevices();
 
 }  // namespace fanyi::testing_util
 

@@ -10,16 +10,46 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <utility>
 
+// USE_C10D_NCCL: a CUDA LibTorch's own definition (its torch_cuda target).
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
 namespace fanyi {
+namespace {
+
+// A collective on one bucket, run to its end.
+using Collective = std::function<void(std::vector<torch::Tensor>&)>;
+
+// The allreduce (sum) and broadcast (from rank 0) of a c10d process group,
+// which keep it alive: ProcessGroupGloo and ProcessGroupNCCL share these
+// calls but, in LibTorch 2.x, no base class with LibTorch 1.13.
+template <typename ProcessGroup>
+std::pair<Collective, Collective> CollectivesOf(
+    c10::intrusive_ptr<ProcessGroup> group) {
+  return {[group](std::vector<torch::Tensor>& tensors) {
+            group->allreduce(tensors)->wait();
+          },
+          [group](std::vector<torch::Tensor>& tensors) {
+            group->broadcast(tensors)->wait();
+          }};
+}
+
+}  // namespace
+
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  Collective sum;
+  Collective broadcast;
 };
 
 DataParallel::DataParallel(const RendezvousEnvironment& environment,
+                           torch::Device device,
                            std::chrono::milliseconds timeout)
     : rank_(environment.rank),
       world_size_(environment.world_size),
+      device_(device),
+      backend_(device.is_cuda() ? "nccl" : "gloo"),
       group_(std::make_unique<Group>()) {
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(environment.master_port);
@@ -29,22 +59,39 @@ DataParallel::DataParallel(const RendezvousEnvironment& environment,
   try {
     group_->store = c10::make_intrusive<c10d::TCPStore>(
         environment.master_address, store_options);
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    // Ranks on one machine meet on the loopback; across machines each rank
-    // listens on the address its host name resolves to (a pod's IP).
-    const bool local = environment.master_address == "127.0.0.1" ||
-                       environment.master_address == "localhost";
-    options->devices.push_back(
-        local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-              : c10d::ProcessGroupGloo::createDefaultDevice());
-    options->threads = 1;
-    group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        group_->store, environment.rank, environment.world_size, options);
+    if (device.is_cuda()) {
+#ifdef USE_C10D_NCCL
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = timeout;
+      std::tie(group_->sum, group_->broadcast) =
+          CollectivesOf(c10::make_intrusive<c10d::ProcessGroupNCCL>(
+              group_->store, environment.rank, environment.world_size,
+              options));
+#else
+      throw std::runtime_error(
+          "this build's LibTorch has no NCCL: data-parallel training on "
+          "CUDA needs a CUDA LibTorch (scripts/build-gpu.sh)");
+#endif
+    } else {
+      auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+      // Ranks on one machine meet on the loopback; across machines each
+      // rank listens on the address its host name resolves to (a pod's IP).
+      const bool local = environment.master_address == "127.0.0.1" ||
+                         environment.master_address == "localhost";
+      options->devices.push_back(
+          local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                : c10d::ProcessGroupGloo::createDefaultDevice());
+      options->threads = 1;
+      std::tie(group_->sum, group_->broadcast) =
+          CollectivesOf(c10::make_intrusive<c10d::ProcessGroupGloo>(
+              group_->store, environment.rank, environment.world_size,
+              options));
+    }
   } catch (const std::exception& error) {
     throw std::runtime_error(
         "rank " + std::to_string(environment.rank) + " of " +
-        std::to_string(environment.world_size) +
-        " could not join the group at " + environment.master_address + ":" +
+        std::to_string(environment.world_size) + " could not join the " +
+        backend_ + " group at " + environment.master_address + ":" +
         std::to_string(environment.master_port) + ": " + error.what());
   }
 }
@@ -53,10 +100,9 @@ DataParallel::~DataParallel() = default;
 
 void DataParallel::SumInPlace(const std::vector<torch::Tensor>& tensors,
                               int64_t bucket_bytes) {
-  InBuckets(tensors, bucket_bytes, "summing gradients across ranks",
-            [this](std::vector<torch::Tensor>& bucket) {
-              group_->gloo->allreduce(bucket)->wait();
-            });
+  InBuckets(
+      tensors, bucket_bytes, "summing gradients across ranks",
+      [this](std::vector<torch::Tensor>& bucket) { group_->sum(bucket); });
 }
 
 void DataParallel::SumGradients(const std::vector<torch::Tensor>& parameters) {
@@ -74,7 +120,7 @@ void DataParallel::CopyFromFirstRank(const std::vector<torch::Tensor>& tensors,
                                      int64_t bucket_bytes) {
   InBuckets(tensors, bucket_bytes, "copying rank 0's tensors",
             [this](std::vector<torch::Tensor>& bucket) {
-              group_->gloo->broadcast(bucket)->wait();  // Root: rank 0.
+              group_->broadcast(bucket);  // Root: rank 0.
             });
 }
 
@@ -83,10 +129,10 @@ void DataParallel::InBuckets(
     const std::string& what,
     const std::function<void(std::vector<torch::Tensor>&)>& collective) {
   for (const torch::Tensor& tensor : tensors) {
-    if (!tensor.defined() || !tensor.device().is_cpu() ||
+    if (!tensor.defined() || tensor.device() != device_ ||
         tensor.scalar_type() != at::kFloat || !tensor.is_contiguous()) {
       throw std::invalid_argument(
-          "DataParallel takes contiguous float32 CPU tensors");
+          "DataParallel takes contiguous float32 tensors on " + device_.str());
     }
   }
   if (world_size_ == 1) return;
@@ -139,9 +185,10 @@ std::string DataParallel::ShareFromFirstRank(const std::string& key,
 
 double DataParallel::Sum(double value) {
   if (world_size_ == 1) return value;
-  std::vector<torch::Tensor> one = {at::tensor({value}, at::kDouble)};
+  std::vector<torch::Tensor> one = {
+      at::tensor({value}, at::TensorOptions(at::kDouble).device(device_))};
   try {
-    group_->gloo->allreduce(one)->wait();
+    group_->sum(one);
   } catch (const std::exception& error) {
     throw std::runtime_error("rank " + std::to_string(rank_) +
                              ": summing across ranks failed (a rank "

@@ -18,23 +18,27 @@ namespace fanyi {
 // One rank of a group of processes that train one model together: each
 // takes its share of the batches, and after backward the gradients are
 // summed across the group so that every rank takes the same optimizer step.
-// On the CPU the group is LibTorch's ProcessGroupGloo; rank 0 hosts the
+// On the CPU the group is LibTorch's ProcessGroupGloo, on CUDA its
+// ProcessGroupNCCL (in builds against a CUDA LibTorch); rank 0 hosts the
 // TCPStore the others meet at. Every collective fails with an exception
 // after `timeout` when a rank is gone, rather than waiting for it forever.
 class DataParallel {
  public:
-  // Joins the group; blocks until every rank has (or throws
-  // std::runtime_error after `timeout`).
-  DataParallel(const RendezvousEnvironment& environment,
+  // Joins the group of ranks whose tensors live on `device`'s type (each
+  // rank its own CUDA device with NCCL); blocks until every rank has (or
+  // throws std::runtime_error after `timeout`).
+  DataParallel(const RendezvousEnvironment& environment, torch::Device device,
                std::chrono::milliseconds timeout);
   ~DataParallel();
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
+  // "gloo" or "nccl".
+  const std::string& backend() const { return backend_; }
 
-  // Sums `tensors` (float32, CPU, contiguous) element-wise across the
-  // ranks, in place: flattened into buckets of about `bucket_bytes`, one
-  // collective per bucket rather than one per tensor.
+  // Sums `tensors` (float32, contiguous, on the group's device) element-wise
+  // across the ranks, in place: flattened into buckets of about
+  // `bucket_bytes`, one collective per bucket rather than one per tensor.
   void SumInPlace(const std::vector<torch::Tensor>& tensors,
                   int64_t bucket_bytes = int64_t{25} << 20);
 
@@ -68,6 +72,8 @@ class DataParallel {
 
   int rank_ = 0;
   int world_size_ = 1;
+  torch::Device device_;
+  std::string backend_;
   std::unique_ptr<Group> group_;
 };
 

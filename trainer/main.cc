@@ -68,6 +68,9 @@ ABSL_FLAG(int, ranks, 0,
           "--threads threads. Not read by a rank that WORLD_SIZE names "
           "(started by torchrun, a PyTorchJob or an Indexed Job).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
+ABSL_FLAG(std::string, precision, "fp32",
+          "fp32, or bf16: the forward pass in bfloat16 autocast (mixed "
+          "precision: float32 weights, optimizer and validation).");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
 ABSL_FLAG(bool, resume, false,
           "Continue the run in --out from its last/ (start one when --out "
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
   options.average_last = absl::GetFlag(FLAGS_average_last);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.device = absl::GetFlag(FLAGS_device);
+  options.precision = absl::GetFlag(FLAGS_precision);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.resume = absl::GetFlag(FLAGS_resume);
 

@@ -1,5 +1,7 @@
 #include "trainer/trainer.h"
 
+#include <c10/core/DeviceGuard.h>
+#include <torch/cuda.h>
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
 
@@ -12,6 +14,7 @@
 #include "common/model/checkpoint.h"
 #include "common/model/cpu_threading.h"
 #include "common/model/device.h"
+#include "common/model/torch_compat.h"
 #include "trainer/data_parallel.h"
 #include "trainer/dev_evaluation.h"
 #include "trainer/output_directory.h"
@@ -224,8 +227,12 @@ Pause Trainer::State::TrainUntilPause() {
     for (const TrainingBatch& batch : mine) {
       TensorBatch tensors =
           MakeTensorBatch(batch.sources, batch.targets, device);
-      torch::Tensor loss =
-          BatchLoss(*checkpoint.model, tensors, options.label_smoothing);
+      torch::Tensor loss;
+      {
+        std::optional<compat::Bfloat16Autocast> autocast;
+        if (options.precision == "bf16") autocast.emplace(device.type());
+        loss = BatchLoss(*checkpoint.model, tensors, options.label_smoothing);
+      }
       (loss / static_cast<double>(step_tokens)).backward();
       window.loss_sum += loss.item<double>();
       window.loss_tokens += tensors.target_tokens;
@@ -281,6 +288,7 @@ void Trainer::State::Save(const EpochReport& report) {
       {"batch_tokens", options.batch_tokens},
       {"accumulate_batches", options.accumulate_batches},
       {"world_size", group ? group->world_size() : 1},
+      {"precision", options.precision},
       {"shuffle_window", options.shuffle_window},
       {"warmup_steps", options.warmup_steps},
       {"lr_factor", options.lr_factor},
@@ -315,18 +323,26 @@ TrainingResult Trainer::Run(std::ostream& log) {
   torch::set_num_threads(options_.threads > 0 ? options_.threads
                                               : CoresGiven());
   torch::manual_seed(options_.seed);
-  // Data-parallel training runs on the CPU (Gloo) for now: "auto" means the
-  // CPU there, also on a host with a GPU.
-  const bool data_parallel = options_.rendezvous.world_size > 1;
-  state.device = ResolveDevice(
-      data_parallel && options_.device == "auto" ? "cpu" : options_.device);
-  if (data_parallel) {
+  state.device = ResolveDevice(options_.device);
+  std::optional<c10::DeviceGuard> current_device;
+  if (options_.rendezvous.world_size > 1) {
+    if (state.device.is_cuda()) {
+      // Each rank its own GPU, in turn (NCCL wants one rank a device); the
+      // current device too, for tensors made without an index.
+      state.device = torch::Device(
+          torch::kCUDA, static_cast<c10::DeviceIndex>(
+                            options_.rendezvous.rank %
+                            static_cast<int>(torch::cuda::device_count())));
+      current_device.emplace(state.device);
+    }
     state.group = std::make_unique<DataParallel>(
-        options_.rendezvous, std::chrono::milliseconds(static_cast<int64_t>(
-                                 options_.collective_timeout_minutes * 60000)));
+        options_.rendezvous, state.device,
+        std::chrono::milliseconds(
+            static_cast<int64_t>(options_.collective_timeout_minutes * 60000)));
     log << "rank " << state.group->rank() << " of " << state.group->world_size()
         << " joined at " << options_.rendezvous.master_address << ":"
-        << options_.rendezvous.master_port << "\n";
+        << options_.rendezvous.master_port << " (" << state.group->backend()
+        << ", " << state.device.str() << ")\n";
   }
   const bool resuming =
       state.run_directory.HoldsRunToResume(options_.resume, log);

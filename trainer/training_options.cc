@@ -37,8 +37,6 @@ void TrainingOptions::Validate() const {
   require(rendezvous.world_size >= 1 && rendezvous.rank >= 0 &&
               rendezvous.rank < rendezvous.world_size,
           "RANK must be in [0, WORLD_SIZE)");
-  require(rendezvous.world_size == 1 || device != "cuda",
-          "data-parallel training runs on the CPU (Gloo) only, for now");
   require(warmup_steps >= 1, "--warmup must be at least 1");
   require(lr_factor > 0, "--lr_factor must be positive");
   require(label_smoothing >= 0 && label_smoothing < 1,
@@ -49,6 +47,8 @@ void TrainingOptions::Validate() const {
   require(average_last >= 0, "--average_last must not be negative");
   require(device == "auto" || device == "cpu" || device == "cuda",
           "--device must be auto, cpu or cuda");
+  require(precision == "fp32" || precision == "bf16",
+          "--precision must be fp32 or bf16");
 }
 
 }  // namespace fanyi

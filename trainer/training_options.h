@@ -51,7 +51,10 @@ struct TrainingOptions {
                                 // dev); 0 or 1 = off. docs/quality.md.
   int threads = 0;              // Intra-op threads; 0 = all cores.
   std::string device = "auto";  // auto, cpu or cuda.
-  uint64_t seed = 1;            // Seeds weights, dropout and batching.
+  // fp32, or bf16: the forward pass under bfloat16 autocast (mixed
+  // precision; the weights, optimizer and validation stay float32).
+  std::string precision = "fp32";
+  uint64_t seed = 1;  // Seeds weights, dropout and batching.
   // Continue the run in out_dir from its last/, mid-epoch if it stopped
   // there; starts one when out_dir holds none. Without it, an out_dir
   // holding a run is refused.

@@ -5,7 +5,9 @@
 // builds) and the LibTorch 2.x inside PyTorch wheels (GPU builds). Everything
 // version-specific lives here, so the rest of the code reads the same on both.
 
+#include <ATen/autocast_mode.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
 #include <torch/version.h>
 
 #include <cstdint>
@@ -63,6 +65,65 @@ inline at::Tensor Attention(const at::Tensor& query, const at::Tensor& key,
       .view({batch, heads, query_length, d_k});
 #endif
 }
+
+// While one lives, operations on `device_type` that autocast lists run in
+// bfloat16 (matrix products, attention) and the rest in float32 (softmax,
+// layer norm, losses): mixed-precision training's forward pass. Backward
+// follows the types the forward pass recorded, outside the scope. On
+// leaving, the previous state returns and the bfloat16 copies of the
+// weights cached for this pass are dropped (the optimizer step changes the
+// weights).
+class Bfloat16Autocast {
+ public:
+  explicit Bfloat16Autocast(c10::DeviceType device_type)
+      : device_type_(device_type),
+        was_enabled_(Enabled(device_type)),
+        previous_type_(Type(device_type)) {
+    Set(device_type_, true, at::kBFloat16);
+  }
+  ~Bfloat16Autocast() {
+    Set(device_type_, was_enabled_, previous_type_);
+    at::autocast::clear_cache();
+  }
+  Bfloat16Autocast(const Bfloat16Autocast&) = delete;
+  Bfloat16Autocast& operator=(const Bfloat16Autocast&) = delete;
+
+ private:
+#if TORCH_VERSION_MAJOR >= 2
+  static bool Enabled(c10::DeviceType type) {
+    return at::autocast::is_autocast_enabled(type);
+  }
+  static at::ScalarType Type(c10::DeviceType type) {
+    return at::autocast::get_autocast_dtype(type);
+  }
+  static void Set(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
+    at::autocast::set_autocast_dtype(type, dtype);
+    at::autocast::set_autocast_enabled(type, enabled);
+  }
+#else
+  static bool Enabled(c10::DeviceType type) {
+    return type == c10::kCUDA ? at::autocast::is_enabled()
+                              : at::autocast::is_cpu_enabled();
+  }
+  static at::ScalarType Type(c10::DeviceType type) {
+    return type == c10::kCUDA ? at::autocast::get_autocast_gpu_dtype()
+                              : at::autocast::get_autocast_cpu_dtype();
+  }
+  static void Set(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
+    if (type == c10::kCUDA) {
+      at::autocast::set_autocast_gpu_dtype(dtype);
+      at::autocast::set_enabled(enabled);
+    } else {
+      at::autocast::set_autocast_cpu_dtype(dtype);
+      at::autocast::set_cpu_enabled(enabled);
+    }
+  }
+#endif
+
+  c10::DeviceType device_type_;
+  bool was_enabled_;
+  at::ScalarType previous_type_;
+};
 
 }  // namespace fanyi::compat
 
