@@ -107,6 +107,49 @@ FANYI_CPU_CLONES void LayerNormRows(const float* x, int64_t rows, int64_t size,
   }
 }
 
+// out[0, 16·kVectors) = Σ over columns c of scores[c] · inverse · the
+// value at values + offsets[c], skipping columns whose score is exactly 0
+// (masked: their values may be stale and are never read). The sums stay in
+// registers, in two sets, for even and odd columns: each set is a chain of
+// dependent additions (four cycles each), and with two sets of kVectors
+// the core runs 2·kVectors chains at once where one column at a time and
+// sixteen outputs at a time ran one.
+// (Always inlined: compiled apart, it would not get the clones' vector
+// instructions.)
+template <int kVectors>
+__attribute__((always_inline)) inline void AddWeighted(
+    float weight, const float* value, Floats16 (&sums)[kVectors]) {
+  for (int k = 0; k < kVectors; ++k) {
+    Floats16 part;
+    std::memcpy(&part, value + 16 * k, sizeof part);
+    sums[k] += weight * part;
+  }
+}
+
+template <int kVectors>
+__attribute__((always_inline)) inline void WeightedValues(
+    const float* scores, float inverse, const float* values,
+    const int64_t* offsets, int64_t length, float* out) {
+  Floats16 even[kVectors] = {};
+  Floats16 odd[kVectors] = {};
+  int64_t c = 0;
+  for (; c + 2 <= length; c += 2) {
+    if (scores[c] != 0) {
+      AddWeighted(scores[c] * inverse, values + offsets[c], even);
+    }
+    if (scores[c + 1] != 0) {
+      AddWeighted(scores[c + 1] * inverse, values + offsets[c + 1], odd);
+    }
+  }
+  if (c < length && scores[c] != 0) {
+    AddWeighted(scores[c] * inverse, values + offsets[c], even);
+  }
+  for (int k = 0; k < kVectors; ++k) {
+    const Floats16 sum = even[k] + odd[k];
+    std::memcpy(out + 16 * k, &sum, sizeof sum);
+  }
+}
+
 // One head of one row attending over `length` columns: column c's key and
 // value start `offsets[c]` floats into `keys` and `values`, and its bias is
 // `bias[c]`. A column with -inf bias gets exactly zero weight and its key
@@ -133,20 +176,24 @@ FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
   }
   for (int64_t c = 0; c < length; ++c) total += scores[c];
   const float inverse = 1.0f / total;
-  // Sixteen outputs at a time, summed in registers (added into out[], each
-  // column would load and store them again), then the rest one by one.
+  // Up to 64 outputs at a time, summed in registers, then the rest one by
+  // one.
   int64_t d = 0;
-  for (; d + 16 <= d_k; d += 16) {
-    Floats16 sum = {};
-    for (int64_t c = 0; c < length; ++c) {
-      if (scores[c] == 0) continue;  // Masked: adds exactly nothing.
-      const float weight = scores[c] * inverse;
-      Floats16 value;
-      std::memcpy(&value, values + offsets[c] + d, sizeof value);
-      sum += weight * value;
-    }
-    std::memcpy(out + d, &sum, sizeof sum);
+  for (; d + 64 <= d_k; d += 64) {
+    WeightedValues<4>(scores, inverse, values + d, offsets, length, out + d);
   }
+  switch ((d_k - d) / 16) {
+    case 3:
+      WeightedValues<3>(scores, inverse, values + d, offsets, length, out + d);
+      break;
+    case 2:
+      WeightedValues<2>(scores, inverse, values + d, offsets, length, out + d);
+      break;
+    case 1:
+      WeightedValues<1>(scores, inverse, values + d, offsets, length, out + d);
+      break;
+  }
+  d += (d_k - d) / 16 * 16;
   for (; d < d_k; ++d) {
     for (int64_t c = 0; c < length; ++c) {
       if (scores[c] == 0) continue;
