@@ -2,7 +2,9 @@
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/tensor.h>
+#include <torch/cuda.h>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -51,6 +53,12 @@ DataParallel::DataParallel(const RendezvousEnvironment& environment,
       device_(device),
       backend_(device.is_cuda() ? "nccl" : "gloo"),
       group_(std::make_unique<Group>()) {
+  if (device.is_cuda()) {
+    const int gpus = std::max(1, static_cast<int>(torch::cuda::device_count()));
+    device_ = torch::Device(torch::kCUDA,
+                            static_cast<c10::DeviceIndex>(rank_ % gpus));
+    current_device_.emplace(device_);
+  }
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(environment.master_port);
   store_options.isServer = environment.rank == 0;

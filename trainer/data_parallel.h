@@ -2,12 +2,14 @@
 #ifndef FANYI_TRAINER_DATA_PARALLEL_H_
 #define FANYI_TRAINER_DATA_PARALLEL_H_
 
+#include <c10/core/DeviceGuard.h>
 #include <torch/types.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +26,11 @@ namespace fanyi {
 // after `timeout` when a rank is gone, rather than waiting for it forever.
 class DataParallel {
  public:
-  // Joins the group of ranks whose tensors live on `device`'s type (each
-  // rank its own CUDA device with NCCL); blocks until every rank has (or
-  // throws std::runtime_error after `timeout`).
+  // Joins the group of ranks whose tensors live on `device`'s type; blocks
+  // until every rank has (or throws std::runtime_error after `timeout`).
+  // On CUDA each rank takes a GPU of its own, in turn (RANK mod the GPUs
+  // visible: NCCL wants one rank a GPU), and makes it the current device
+  // while the group lives, for tensors made without an index.
   DataParallel(const RendezvousEnvironment& environment, torch::Device device,
                std::chrono::milliseconds timeout);
   ~DataParallel();
@@ -35,6 +39,8 @@ class DataParallel {
   int world_size() const { return world_size_; }
   // "gloo" or "nccl".
   const std::string& backend() const { return backend_; }
+  // Where this rank's tensors live: the CPU, or its own GPU.
+  torch::Device device() const { return device_; }
 
   // Sums `tensors` (float32, contiguous, on the group's device) element-wise
   // across the ranks, in place: flattened into buckets of about
@@ -73,6 +79,7 @@ class DataParallel {
   int rank_ = 0;
   int world_size_ = 1;
   torch::Device device_;
+  std::optional<c10::DeviceGuard> current_device_;
   std::string backend_;
   std::unique_ptr<Group> group_;
 };

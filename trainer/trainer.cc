@@ -1,7 +1,5 @@
 #include "trainer/trainer.h"
 
-#include <c10/core/DeviceGuard.h>
-#include <torch/cuda.h>
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
 
@@ -324,21 +322,12 @@ TrainingResult Trainer::Run(std::ostream& log) {
                                               : CoresGiven());
   torch::manual_seed(options_.seed);
   state.device = ResolveDevice(options_.device);
-  std::optional<c10::DeviceGuard> current_device;
   if (options_.rendezvous.world_size > 1) {
-    if (state.device.is_cuda()) {
-      // Each rank its own GPU, in turn (NCCL wants one rank a device); the
-      // current device too, for tensors made without an index.
-      state.device = torch::Device(
-          torch::kCUDA, static_cast<c10::DeviceIndex>(
-                            options_.rendezvous.rank %
-                            static_cast<int>(torch::cuda::device_count())));
-      current_device.emplace(state.device);
-    }
     state.group = std::make_unique<DataParallel>(
         options_.rendezvous, state.device,
         std::chrono::milliseconds(
             static_cast<int64_t>(options_.collective_timeout_minutes * 60000)));
+    state.device = state.group->device();  // On CUDA, this rank's GPU.
     log << "rank " << state.group->rank() << " of " << state.group->world_size()
         << " joined at " << options_.rendezvous.master_address << ":"
         << options_.rendezvous.master_port << " (" << state.group->backend()
