@@ -164,10 +164,7 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   // worker with as many intra-op threads: a decoding step is many small
   // operations, and each parallel region costs thread wake-ups
   // (docs/benchmarks.md). A GPU runs one worker; its threads only feed it.
-  const int threads =
-      options.threads > 0
-          ? options.threads
-          : CoresGiven();
+  const int threads = options.threads > 0 ? options.threads : CoresGiven();
   const bool on_gpu = ResolveDevice(options.device).is_cuda();
   workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
   threads_per_worker_ = std::max(1, threads / workers_);

@@ -98,13 +98,8 @@ TEST_P(TwoRanksTest, EqualOneProcessSummingTheirBatches) {
   const Checkpoint b = LoadCheckpoint(alone + "/last", torch::kCPU);
   EXPECT_EQ(a.training.at("step"), b.training.at("step"));
   EXPECT_GT(a.training.at("step").get<int64_t>(), 10);
-  auto expected = b.model->named_parameters();
-  double largest = 0;
-  for (const auto& parameter : a.model->named_parameters()) {
-    const torch::Tensor difference =
-        (parameter.value() - expected[parameter.key()]).abs().max();
-    largest = std::max(largest, difference.item<double>());
-  }
+  const double largest =
+      testing_util::LargestWeightDifference(a.model, b.model);
   std::cout << "largest weight difference " << largest << "\n";
   // The same sums in another order: equal to float rounding (on CUDA, whose
   // backward kernels add in no fixed order, to a little more).

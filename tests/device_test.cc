@@ -237,14 +237,8 @@ TEST_P(DeviceTest, TrainsInBfloat16AboutAsInFloat32) {
   const double fp32_loss = fp32.training.at("dev_loss").get<double>();
   EXPECT_NEAR(bf16.training.at("dev_loss").get<double>(), fp32_loss,
               0.05 * fp32_loss);
-  auto expected = fp32.model->named_parameters();
-  double largest = 0;
-  for (const auto& parameter : bf16.model->named_parameters()) {
-    largest = std::max(largest, (parameter.value() - expected[parameter.key()])
-                                    .abs()
-                                    .max()
-                                    .item<double>());
-  }
+  const double largest =
+      testing_util::LargestWeightDifference(bf16.model, fp32.model);
   EXPECT_GT(largest, 1e-4);
 }
 

@@ -300,18 +300,9 @@ TEST(TrainerTest, AveragesTheLastSavesAtTheEnd) {
 
 // The largest difference between two checkpoints' weights.
 double LargestDifference(const std::string& a, const std::string& b) {
-  const Checkpoint first = LoadCheckpoint(a, torch::kCPU);
-  const Checkpoint second = LoadCheckpoint(b, torch::kCPU);
-  auto second_parameters = second.model->named_parameters();
-  double largest = 0;
-  for (const auto& parameter : first.model->named_parameters()) {
-    largest = std::max(largest,
-                       (parameter.value() - second_parameters[parameter.key()])
-                           .abs()
-                           .max()
-                           .item<double>());
-  }
-  return largest;
+  return testing_util::LargestWeightDifference(
+      LoadCheckpoint(a, torch::kCPU).model,
+      LoadCheckpoint(b, torch::kCPU).model);
 }
 
 // One epoch on dev_mini.tsv without dropout: the same batches give the same

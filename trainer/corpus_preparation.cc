@@ -103,10 +103,7 @@ class Preparation {
  public:
   Preparation(const PreparationOptions& options, std::ostream& log)
       : options_(options), log_(log) {
-    const int threads =
-        options.threads > 0
-            ? options.threads
-            : CoresGiven();
+    const int threads = options.threads > 0 ? options.threads : CoresGiven();
     workers_.resize(static_cast<size_t>(std::max(threads, 1)));
     for (Worker& worker : workers_) {
       if (TrainingScript(options.source_language, options.source_script) ==

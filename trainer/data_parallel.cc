@@ -51,7 +51,6 @@ DataParallel::DataParallel(const RendezvousEnvironment& environment,
     : rank_(environment.rank),
       world_size_(environment.world_size),
       device_(device),
-      backend_(device.is_cuda() ? "nccl" : "gloo"),
       group_(std::make_unique<Group>()) {
   if (device.is_cuda()) {
     const int gpus = std::max(1, static_cast<int>(torch::cuda::device_count()));
@@ -99,7 +98,7 @@ DataParallel::DataParallel(const RendezvousEnvironment& environment,
     throw std::runtime_error(
         "rank " + std::to_string(environment.rank) + " of " +
         std::to_string(environment.world_size) + " could not join the " +
-        backend_ + " group at " + environment.master_address + ":" +
+        backend() + " group at " + environment.master_address + ":" +
         std::to_string(environment.master_port) + ": " + error.what());
   }
 }

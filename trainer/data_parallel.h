@@ -38,7 +38,7 @@ class DataParallel {
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
   // "gloo" or "nccl".
-  const std::string& backend() const { return backend_; }
+  const char* backend() const { return device_.is_cuda() ? "nccl" : "gloo"; }
   // Where this rank's tensors live: the CPU, or its own GPU.
   torch::Device device() const { return device_; }
 
@@ -80,7 +80,6 @@ class DataParallel {
   int world_size_ = 1;
   torch::Device device_;
   std::optional<c10::DeviceGuard> current_device_;
-  std::string backend_;
   std::unique_ptr<Group> group_;
 };
 
