@@ -160,6 +160,51 @@ TEST(CorpusPreparationTest, SwappedColumnsTrainTheOtherDirectionCased) {
   EXPECT_EQ(corpus.target_script(), "");
 }
 
+// Bidirectional: every pair as it is, then reversed, each language
+// tokenized its own way wherever it stands, in one vocabulary that both
+// sides share; the dev set in the one direction.
+TEST(CorpusPreparationTest, BidirectionalWritesBothDirectionsInOneVocabulary) {
+  const std::string directory = testing_util::MakeTempDir("prepare_both");
+  PreparationOptions options = PlainOptions();
+  options.bidirectional = true;
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(options, directory + "/prepared", log);
+
+  const ParallelCorpus text = ReadParallelTsv(options.train_path);
+  const Tokenizer english("en"), chinese("zh");
+  std::vector<std::vector<std::string>> tokens;
+  for (const SentencePair& pair : text.pairs) {
+    tokens.push_back(english.Tokenize(pair.source));
+    tokens.push_back(chinese.Tokenize(pair.target));
+  }
+  const Vocabulary joint = Vocabulary::Build(tokens, 1, 0);
+  const CorpusVocabularies& vocabularies = corpus.vocabularies();
+  EXPECT_EQ(vocabularies.source.size(), joint.size());
+  for (int64_t id = 0; id < joint.size(); ++id) {
+    EXPECT_EQ(vocabularies.source.Id(joint.Token(id)), id) << joint.Token(id);
+    EXPECT_EQ(vocabularies.target.Token(id), vocabularies.source.Token(id));
+  }
+  const std::vector<IdPair> shards = ShardPairs(corpus);
+  ASSERT_EQ(shards.size(), 2 * text.pairs.size());
+  EXPECT_EQ(corpus.train_pairs(), 2 * static_cast<int64_t>(text.pairs.size()));
+  for (size_t i = 0; i < text.pairs.size(); ++i) {
+    const std::vector<int64_t> en = joint.Encode(tokens[2 * i]);
+    const std::vector<int64_t> zh = joint.Encode(tokens[2 * i + 1]);
+    EXPECT_EQ(shards[2 * i], IdPair(en, zh)) << i;
+    EXPECT_EQ(shards[2 * i + 1], IdPair(zh, en)) << i;
+  }
+  EXPECT_TRUE(corpus.manifest().at("bidirectional").get<bool>());
+  const DevSet dev = corpus.ReadDev();
+  ASSERT_EQ(dev.sources.size(), text.pairs.size());
+  EXPECT_EQ(dev.sources[7], joint.Encode(tokens[14]));
+  EXPECT_EQ(dev.targets[7], joint.Encode(tokens[15]));
+
+  options.source_subwords = 100;
+  EXPECT_THROW(PrepareCorpus(options, directory + "/subwords", log),
+               std::invalid_argument);
+}
+
 TEST(CorpusPreparationTest, BpeSubwordsCutTheSourceSide) {
   const std::string directory = testing_util::MakeTempDir("prepare_bpe");
   PreparationOptions options = PlainOptions();

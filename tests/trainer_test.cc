@@ -19,6 +19,7 @@
 #include "tests/test_util.h"
 #include "trainer/corpus_preparation.h"
 #include "trainer/token_batches.h"
+#include "trainer/weight_transfer.h"
 
 namespace fanyi {
 namespace {
@@ -392,6 +393,140 @@ TEST(TrainerTest, APreparedCorpusTrainsAsItsRawText) {
 
 // An --out the trainer cannot create (here: under a file; in a container,
 // on a volume another user owns) is refused naming it and the user.
+// Bidirectional training's two stages: a model trained on both directions
+// of dev_mini.tsv in one vocabulary, then a one-direction run started from
+// it. With a learning rate too small to move them, the second run's weights
+// are the first's: every layer as it was, each embedding row taken from
+// the same token's row, in the first model's shape whatever the options
+// said.
+TEST(TrainerTest, ABidirectionalModelStartsAOneDirectionRun) {
+  const std::string directory = testing_util::MakeTempDir("trainer_both");
+  std::ostringstream log;
+  TrainingOptions both = DeterministicEpoch(directory + "/both");
+  both.corpus.bidirectional = true;
+  const TrainingResult first = Trainer(both).Run(log);
+  const Checkpoint joint = LoadCheckpoint(first.last_checkpoint, torch::kCPU);
+  ASSERT_EQ(joint.source_vocabulary.size(), joint.target_vocabulary.size());
+  EXPECT_EQ(joint.source_vocabulary.Id("the"),
+            joint.target_vocabulary.Id("the"));
+  EXPECT_EQ(joint.source_vocabulary.Id("我"), joint.target_vocabulary.Id("我"));
+  EXPECT_NE(joint.source_vocabulary.Id("我"), Vocabulary::kUnkId);
+  EXPECT_TRUE(joint.training.at("bidirectional").get<bool>());
+
+  TrainingOptions one = DeterministicEpoch(directory + "/one");
+  one.init_from = directory + "/both";
+  one.model.d_ff = 2 * both.model.d_ff;  // Taken from the model instead.
+  one.lr_factor = 1e-12;
+  one.max_steps = 1;
+  std::ostringstream one_log;
+  const TrainingResult second = Trainer(one).Run(one_log);
+  const Checkpoint started =
+      LoadCheckpoint(second.last_checkpoint, torch::kCPU);
+  EXPECT_EQ(started.model->config().d_ff, both.model.d_ff);
+  EXPECT_LT(started.source_vocabulary.size(), joint.source_vocabulary.size());
+  EXPECT_LT(started.target_vocabulary.size(), joint.target_vocabulary.size());
+  EXPECT_NE(one_log.str().find(
+                "started from " + one.init_from + ": " +
+                std::to_string(started.source_vocabulary.size()) + " of " +
+                std::to_string(started.source_vocabulary.size()) + " source"),
+            std::string::npos)
+      << one_log.str();
+  EXPECT_EQ(started.training.at("init_from"), one.init_from);
+  auto given = joint.model->named_parameters();
+  double largest = 0;
+  for (const auto& item : started.model->named_parameters()) {
+    const std::string& name = item.key();
+    const torch::Tensor& weights = item.value();
+    const torch::Tensor& from = given[name];
+    if (name == "source_embedding.weight" ||
+        name == "target_embedding.weight") {
+      const Vocabulary& mine = name == "source_embedding.weight"
+                                   ? started.source_vocabulary
+                                   : started.target_vocabulary;
+      const Vocabulary& theirs = name == "source_embedding.weight"
+                                     ? joint.source_vocabulary
+                                     : joint.target_vocabulary;
+      for (int64_t id = 0; id < mine.size(); ++id) {
+        const int64_t at = theirs.Id(mine.Token(id));
+        ASSERT_TRUE(at != Vocabulary::kUnkId || id == Vocabulary::kUnkId)
+            << mine.Token(id);
+        largest = std::max(largest,
+                           (weights[id] - from[at]).abs().max().item<double>());
+      }
+    } else {
+      largest = std::max(largest, (weights - from).abs().max().item<double>());
+    }
+  }
+  EXPECT_LT(largest, 1e-6);
+}
+
+// A checkpoint of random weights with these tokens after the specials.
+Checkpoint RandomCheckpoint(const std::vector<std::string>& source,
+                            const std::vector<std::string>& target,
+                            int64_t d_ff, bool tied) {
+  auto vocabulary = [](const std::vector<std::string>& tokens) {
+    std::vector<std::string> all = {
+        Vocabulary::kPadToken, Vocabulary::kUnkToken, Vocabulary::kBosToken,
+        Vocabulary::kEosToken};
+    all.insert(all.end(), tokens.begin(), tokens.end());
+    return Vocabulary(all);
+  };
+  Checkpoint checkpoint;
+  checkpoint.source_vocabulary = vocabulary(source);
+  checkpoint.target_vocabulary = vocabulary(target);
+  ModelConfig config;
+  config.source_vocab_size = checkpoint.source_vocabulary.size();
+  config.target_vocab_size = checkpoint.target_vocabulary.size();
+  config.encoder_layers = config.decoder_layers = 1;
+  config.d_model = 8;
+  config.d_ff = d_ff;
+  config.heads = 2;
+  config.max_positions = 16;
+  config.tie_target_embeddings = tied;
+  checkpoint.model = Transformer(config);
+  return checkpoint;
+}
+
+// Rows go over by token (the generator's bias too), rows of tokens the
+// other model lacks stay, and another shape is refused naming the tensor.
+TEST(WeightTransferTest, RowsFollowTheirTokensAndOtherShapesAreRefused) {
+  const Checkpoint from = RandomCheckpoint({"a", "b", "c"}, {"x", "y"}, 16,
+                                           /*tied=*/false);
+  Checkpoint to = RandomCheckpoint({"c", "d", "a"}, {"y", "z"}, 16, false);
+  auto before = to.model->named_parameters();
+  const torch::Tensor unchanged_d =
+      before["source_embedding.weight"][5].clone();
+  const torch::Tensor unchanged_z = before["generator.weight"][5].clone();
+  const WeightTransfer transfer = TransferWeights(from, to);
+  EXPECT_EQ(transfer.source_tokens_found, 6);  // 4 specials, c and a.
+  EXPECT_EQ(transfer.target_tokens_found, 5);  // 4 specials and y.
+  auto given = from.model->named_parameters();
+  auto taken = to.model->named_parameters();
+  const torch::Tensor source = taken["source_embedding.weight"];
+  EXPECT_TRUE(source[4].equal(given["source_embedding.weight"][6]));  // c
+  EXPECT_TRUE(source[6].equal(given["source_embedding.weight"][4]));  // a
+  EXPECT_TRUE(source[1].equal(given["source_embedding.weight"][1]));  // <unk>
+  EXPECT_TRUE(source[5].equal(unchanged_d));                          // d
+  for (const char* name :
+       {"target_embedding.weight", "generator.weight", "generator.bias"}) {
+    EXPECT_TRUE(taken[name][4].equal(given[name][5])) << name;  // y
+  }
+  EXPECT_TRUE(taken["generator.weight"][5].equal(unchanged_z));  // z
+  EXPECT_TRUE(taken["encoder_layers.0.feed_forward.inner.weight"].equal(
+      given["encoder_layers.0.feed_forward.inner.weight"]));
+
+  Checkpoint wider = RandomCheckpoint({"a"}, {"x"}, 32, false);
+  try {
+    TransferWeights(from, wider);
+    FAIL() << "a model of another d_ff was taken";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("feed_forward"), std::string::npos)
+        << error.what();
+  }
+  Checkpoint tied = RandomCheckpoint({"a"}, {"x"}, 16, true);
+  EXPECT_THROW(TransferWeights(from, tied), std::invalid_argument);
+}
+
 TEST(TrainerTest, AnOutputItCannotWriteIsNamedWithTheUser) {
   const std::string directory = testing_util::MakeTempDir("trainer_unwritable");
   std::ofstream(directory + "/file") << "not a directory";

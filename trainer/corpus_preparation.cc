@@ -317,12 +317,21 @@ void Preparation::BuildVocabularies(CorpusVocabularies* vocabularies) {
     worker.source_counts.clear();
     worker.target_counts.clear();
   }
-  vocabularies->source =
-      Vocabulary::FromCounts(std::move(source_counts), options_.vocab_min_count,
-                             options_.vocab_max_size);
-  vocabularies->target =
-      Vocabulary::FromCounts(std::move(target_counts), options_.vocab_min_count,
-                             options_.vocab_max_size);
+  if (options_.bidirectional) {
+    // One vocabulary for both sides: each side's tokens can stand on either.
+    for (auto& [token, count] : target_counts) source_counts[token] += count;
+    vocabularies->source = Vocabulary::FromCounts(std::move(source_counts),
+                                                  options_.vocab_min_count,
+                                                  options_.vocab_max_size);
+    vocabularies->target = vocabularies->source;
+  } else {
+    vocabularies->source = Vocabulary::FromCounts(std::move(source_counts),
+                                                  options_.vocab_min_count,
+                                                  options_.vocab_max_size);
+    vocabularies->target = Vocabulary::FromCounts(std::move(target_counts),
+                                                  options_.vocab_min_count,
+                                                  options_.vocab_max_size);
+  }
   log_ << "prepare: vocabularies of " << vocabularies->source.size()
        << " source and " << vocabularies->target.size()
        << " target tokens from " << pairs_seen << " pairs in "
@@ -369,13 +378,21 @@ void Preparation::WriteShards(const std::string& directory,
         continue;
       }
       masked_pairs += pair.masked;
-      longest_source = std::max<int64_t>(
-          longest_source, static_cast<int64_t>(pair.source.size()));
-      source_tokens += static_cast<int64_t>(pair.source.size());
-      target_tokens += static_cast<int64_t>(pair.target.size());
-      writer.Add(pair.source, pair.target);
-      ++kept;
-      if (writer.pairs() >= options_.shard_pairs) flush();
+      // The pair as it is and, for bidirectional training, reversed.
+      for (int direction = 0; direction < (options_.bidirectional ? 2 : 1);
+           ++direction) {
+        const std::vector<int64_t>& source =
+            direction == 0 ? pair.source : pair.target;
+        const std::vector<int64_t>& target =
+            direction == 0 ? pair.target : pair.source;
+        longest_source = std::max<int64_t>(longest_source,
+                                           static_cast<int64_t>(source.size()));
+        source_tokens += static_cast<int64_t>(source.size());
+        target_tokens += static_cast<int64_t>(target.size());
+        writer.Add(source, target);
+        ++kept;
+        if (writer.pairs() >= options_.shard_pairs) flush();
+      }
     }
   });
   if (writer.pairs() > 0) flush();
@@ -389,10 +406,11 @@ void Preparation::WriteShards(const std::string& directory,
          << " pairs longer than " << options_.max_tokens << " tokens\n";
   }
   const double seconds = SecondsSince(started);
-  log_ << "prepare: " << kept << " training pairs in " << shards.size()
-       << " shards (" << source_tokens << " source and " << target_tokens
-       << " target tokens; " << masked_pairs << " with placeholders) in "
-       << seconds << " s, "
+  log_ << "prepare: " << kept << " training pairs"
+       << (options_.bidirectional ? " (both directions)" : "") << " in "
+       << shards.size() << " shards (" << source_tokens << " source and "
+       << target_tokens << " target tokens; " << masked_pairs
+       << " with placeholders) in " << seconds << " s, "
        << static_cast<int64_t>(kept / std::max(seconds, 1e-9)) << " pairs/s on "
        << threads() << " threads\n";
   (*manifest)["shards"] = std::move(shards);
@@ -498,6 +516,7 @@ void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
       {"target_script",
        TrainingScript(options.target_language, options.target_script)},
       {"placeholders", options.placeholders},
+      {"bidirectional", options.bidirectional},
       {"source_subwords", vocabularies.source_subwords != nullptr},
       {"target_subwords", vocabularies.target_subwords != nullptr},
       {"max_tokens", options.max_tokens},
@@ -550,6 +569,9 @@ void PreparationOptions::Validate() const {
           "--target_subwords must be 0 (characters or words) or at least 8");
   require(subword_type == "unigram" || subword_type == "bpe",
           "--subword_type must be unigram or bpe");
+  require(!bidirectional || (source_subwords == 0 && target_subwords == 0),
+          "--bidirectional takes words and characters, not "
+          "--source_subwords or --target_subwords");
   require(source_script == "simplified" || source_script == "keep",
           "--source_script must be simplified or keep");
   require(target_script == "simplified" || target_script == "keep",

@@ -43,6 +43,15 @@ struct PreparationOptions {
   int source_subwords = 0;
   int target_subwords = 0;
   std::string subword_type = "unigram";  // Of both sides: unigram or bpe.
+  // Train on both directions of every pair: each is written once as it is
+  // and once reversed (its target as the source), and one vocabulary of
+  // both sides' tokens serves as source and target vocabulary. The first
+  // stage of bidirectional training (Ding et al., 2021, docs/quality.md):
+  // a run started from such a model (TrainingOptions::init_from) then
+  // fine-tunes on the one direction. Each language keeps its own tokenizer,
+  // wherever it stands; the dev set stays in the one direction. Words and
+  // characters only (no subwords).
+  bool bidirectional = false;
   // Rarer tokens become <unk>; 2 so that <unk> itself is trained (words seen
   // once stand for the words a user sends that training never saw).
   int64_t vocab_min_count = 2;

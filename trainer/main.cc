@@ -75,6 +75,11 @@ ABSL_FLAG(uint64_t, seed, 1, "Random seed.");
 ABSL_FLAG(bool, resume, false,
           "Continue the run in --out from its last/ (start one when --out "
           "holds none). Without it, an --out that holds a run is refused.");
+ABSL_FLAG(std::string, init_from, "",
+          "Start a new run from this checkpoint's weights and shape "
+          "(fine-tuning; the second stage of --bidirectional training): "
+          "embedding rows are matched token by token, so its vocabularies "
+          "may differ.");
 
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
@@ -116,6 +121,7 @@ int main(int argc, char** argv) {
   options.precision = absl::GetFlag(FLAGS_precision);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.resume = absl::GetFlag(FLAGS_resume);
+  options.init_from = absl::GetFlag(FLAGS_init_from);
 
   try {
     if (std::getenv("WORLD_SIZE") == nullptr) {

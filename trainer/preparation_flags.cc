@@ -35,6 +35,10 @@ ABSL_FLAG(int, target_subwords, 0,
           "characters for Chinese, words otherwise).");
 ABSL_FLAG(std::string, subword_type, "unigram",
           "The subword models' kind: unigram or bpe.");
+ABSL_FLAG(bool, bidirectional, false,
+          "Train on both directions of every pair, with one vocabulary for "
+          "both sides: the first stage of bidirectional training; fine-tune "
+          "the result on one direction with --init_from.");
 ABSL_FLAG(int64_t, vocab_min_count, 2,
           "Minimum count for a vocabulary entry (rarer tokens train <unk>).");
 ABSL_FLAG(int64_t, vocab_max_size, 0,
@@ -60,6 +64,7 @@ PreparationOptions PreparationOptionsFromFlags() {
   options.source_subwords = absl::GetFlag(FLAGS_source_subwords);
   options.target_subwords = absl::GetFlag(FLAGS_target_subwords);
   options.subword_type = absl::GetFlag(FLAGS_subword_type);
+  options.bidirectional = absl::GetFlag(FLAGS_bidirectional);
   options.vocab_min_count = absl::GetFlag(FLAGS_vocab_min_count);
   options.vocab_max_size = absl::GetFlag(FLAGS_vocab_max_size);
   return options;

@@ -21,6 +21,7 @@
 #include "trainer/training_batches.h"
 #include "trainer/training_data.h"
 #include "trainer/training_log.h"
+#include "trainer/weight_transfer.h"
 
 namespace fanyi {
 
@@ -88,6 +89,9 @@ struct Trainer::State {
   // describes it in the checkpoint.
   void OpenData(const CorpusVocabularies* fixed);
   void BuildModel();
+  // A new run: its data and model, the model started from
+  // options.init_from when it is given.
+  void Start();
   void Resume();
   // Starts the next epoch's batches, or this one's again after `skip`
   // batches (a resumed run).
@@ -126,6 +130,27 @@ void Trainer::State::BuildModel() {
       << " layers, d_model " << config.d_model << ", d_ff " << config.d_ff
       << ", " << config.heads << " heads, " << parameters << " parameters, on "
       << device.str() << "\n";
+}
+
+void Trainer::State::Start() {
+  std::optional<Checkpoint> initial;
+  if (!options.init_from.empty()) {
+    initial =
+        LoadCheckpoint(ResolveCheckpointDirectory(options.init_from), device);
+    // Its shape; this run's dropout.
+    const double dropout = options.model.dropout;
+    options.model = initial->model->config();
+    options.model.dropout = dropout;
+  }
+  OpenData(nullptr);
+  BuildModel();
+  if (!initial) return;
+  const WeightTransfer transfer = TransferWeights(*initial, checkpoint);
+  log << "started from " << options.init_from << ": "
+      << transfer.source_tokens_found << " of "
+      << checkpoint.source_vocabulary.size() << " source and "
+      << transfer.target_tokens_found << " of "
+      << checkpoint.target_vocabulary.size() << " target tokens found\n";
 }
 
 void Trainer::State::Resume() {
@@ -292,6 +317,9 @@ void Trainer::State::Save(const EpochReport& report) {
       {"lr_factor", options.lr_factor},
       {"label_smoothing", options.label_smoothing},
       {"seed", options.seed},
+      {"bidirectional",
+       data->corpus().manifest().value("bidirectional", false)},
+      {"init_from", options.init_from},
   };
   const bool best =
       run_directory.Save(checkpoint, *optimizer, report.dev_bleu, step);
@@ -351,8 +379,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
   if (resuming) {
     state.Resume();
   } else {
-    state.OpenData(nullptr);
-    state.BuildModel();
+    state.Start();
   }
   if (state.group) {
     // The same starting weights on every rank; then each rank its own

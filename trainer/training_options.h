@@ -55,6 +55,13 @@ struct TrainingOptions {
   // precision; the weights, optimizer and validation stay float32).
   std::string precision = "fp32";
   uint64_t seed = 1;  // Seeds weights, dropout and batching.
+  // A checkpoint (or training output directory) whose weights start a new
+  // run, and whose shape (layers, d_model, d_ff, heads, positions, tying)
+  // the run's model takes: fine-tuning, or the second stage of
+  // bidirectional training. Embedding rows go over token by token
+  // (trainer/weight_transfer.h), so its vocabularies may differ from the
+  // corpus's. Empty: random weights. A resumed run continues its own.
+  std::string init_from;
   // Continue the run in out_dir from its last/, mid-epoch if it stopped
   // there; starts one when out_dir holds none. Without it, an out_dir
   // holding a run is refused.
