@@ -12,6 +12,7 @@
 #include "bench/benchmark_report.h"
 #include "bench/decoding_benchmark.h"
 #include "common/model/cpu_threading.h"
+#include "common/model/process_memory.h"
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, model_dir, "",
@@ -118,6 +119,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
+  fanyi::KeepFreedMemoryForReuse();
   absl::SetProgramUsageMessage(
       "Times fanyi's decoders on a source file (no gRPC).\n"
       "  fanyi-bench --model_dir models/en-zh --input dev.tsv --threads 2 "

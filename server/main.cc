@@ -16,6 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/model/cpu_threading.h"
+#include "common/model/process_memory.h"
 #include "server/translation_server.h"
 
 ABSL_FLAG(std::string, model_dir, "",
@@ -121,6 +122,7 @@ std::string WithPort(const std::string& address, int port) {
 
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
+  fanyi::KeepFreedMemoryForReuse();
   absl::SetProgramUsageMessage(
       "Serves translation over gRPC and LibreTranslate's HTTP API: one "
       "model, or a repository of models.\n"

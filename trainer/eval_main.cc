@@ -13,6 +13,7 @@
 #include "common/eval/corpus_evaluation.h"
 #include "common/eval/script_purity.h"
 #include "common/model/cpu_threading.h"
+#include "common/model/process_memory.h"
 #include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
@@ -174,6 +175,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   fanyi::EnsureCpuThreadingEnvironment(argv);
+  fanyi::KeepFreedMemoryForReuse();
   absl::SetProgramUsageMessage(
       "Translates a test set and scores it (BLEU, chrF2).\n"
       "  fanyi-eval --model_dir models/en-zh --input dev.tsv --beam_size 4");

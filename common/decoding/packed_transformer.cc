@@ -202,6 +202,29 @@ FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
   }
 }
 
+// Asks the core to start loading what one row's attention will read: for
+// each of `heads` heads (`head_stride` floats apart), the d_k floats at
+// keys and values + offsets[c] of every column c not masked by its bias.
+// A row's cache entries lie scattered over the cache rows its beam's
+// ancestors wrote, where the hardware prefetcher cannot guess them; asked
+// for one row ahead, they arrive while the row before computes.
+inline void PrefetchColumns(const float* keys, const float* values,
+                            int64_t head_stride, int64_t heads,
+                            const int64_t* offsets, const float* bias,
+                            int64_t length, int64_t d_k) {
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t c = 0; c < length; ++c) {
+      if (bias[c] == kMinusInfinity) continue;
+      const float* key = keys + h * head_stride + offsets[c];
+      const float* value = values + h * head_stride + offsets[c];
+      for (int64_t i = 0; i < d_k; i += 16) {
+        __builtin_prefetch(key + i);
+        __builtin_prefetch(value + i);
+      }
+    }
+  }
+}
+
 // What a pass computes, kept per thread between passes so that they do not
 // allocate once the largest batch has been seen.
 struct Workspace {
@@ -213,6 +236,9 @@ struct Workspace {
   std::vector<float> scores;       // [columns]
   std::vector<float> column_bias;  // [columns]
   std::vector<int64_t> offsets;    // [columns]
+  // The next row's, fetched ahead.
+  std::vector<float> next_bias;       // [columns]
+  std::vector<int64_t> next_offsets;  // [columns]
 
   // This thread's workspace, with room for `rows` rows and attention over
   // `columns` keys.
@@ -227,6 +253,8 @@ struct Workspace {
     Grow(workspace.scores, columns);
     Grow(workspace.column_bias, columns);
     Grow(workspace.offsets, columns);
+    Grow(workspace.next_bias, columns);
+    Grow(workspace.next_offsets, columns);
     return workspace;
   }
 
@@ -554,13 +582,25 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                     values + at);
       }
     }
-    for (int64_t r = 0; r < batch; ++r) {
+    // Row r's columns: their biases and where their keys and values are.
+    auto self_columns = [&](int64_t r, float* bias, int64_t* offsets) {
       for (int64_t c = 0; c < columns; ++c) {
         const int64_t stored = first_column + c;
-        work.column_bias[c] = self_bias[r * self_bias_stride + stored];
-        work.offsets[c] =
+        bias[c] = self_bias[r * self_bias_stride + stored];
+        offsets[c] =
             self_rows[r * self_rows_stride + stored] * cache_strides[0] +
             stored * cache_strides[2];
+      }
+    };
+    if (batch > 0) {
+      self_columns(0, work.column_bias.data(), work.offsets.data());
+    }
+    for (int64_t r = 0; r < batch; ++r) {
+      if (r + 1 < batch) {
+        self_columns(r + 1, work.next_bias.data(), work.next_offsets.data());
+        PrefetchColumns(keys, values, cache_strides[1], heads_,
+                        work.next_offsets.data(), work.next_bias.data(),
+                        columns, d_k_);
       }
       for (int64_t h = 0; h < heads_; ++h) {
         AttendHead(projected + r * 3 * d + h * d_k_,
@@ -568,6 +608,8 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                    work.offsets.data(), work.column_bias.data(), columns, d_k_,
                    work.scores.data(), attended + r * d + h * d_k_);
       }
+      work.column_bias.swap(work.next_bias);
+      work.offsets.swap(work.next_offsets);
     }
     layer.self_output.Apply(attended, batch, d, x, d,
                             LinearEpilogue::kAddToOutput);
@@ -578,12 +620,28 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                             LinearEpilogue::kBias);
     const float* memory_keys = cache.memory_keys.data_ptr<float>();
     const float* memory_values = cache.memory_values.data_ptr<float>();
-    for (int64_t r = 0; r < batch; ++r) {
+    // Row r's source positions: their biases and where their keys and
+    // values are.
+    auto source_columns = [&](int64_t r, float* bias, int64_t* offsets) {
       for (int64_t s = 0; s < source_length; ++s) {
-        work.column_bias[s] = source_bias[r * source_bias_strides[0] +
-                                          s * source_bias_strides[3]];
-        work.offsets[s] =
-            memory_rows[r] * memory_strides[0] + s * memory_strides[2];
+        bias[s] = source_bias[r * source_bias_strides[0] +
+                              s * source_bias_strides[3]];
+        offsets[s] = memory_rows[r] * memory_strides[0] + s * memory_strides[2];
+      }
+    };
+    if (batch > 0) {
+      source_columns(0, work.column_bias.data(), work.offsets.data());
+    }
+    for (int64_t r = 0; r < batch; ++r) {
+      if (r + 1 < batch) {
+        source_columns(r + 1, work.next_bias.data(), work.next_offsets.data());
+        // Rows of one source (a beam's, when they are adjacent) find it
+        // fetched already.
+        if (memory_rows[r + 1] != memory_rows[r]) {
+          PrefetchColumns(memory_keys, memory_values, memory_strides[1], heads_,
+                          work.next_offsets.data(), work.next_bias.data(),
+                          source_length, d_k_);
+        }
       }
       for (int64_t h = 0; h < heads_; ++h) {
         AttendHead(projected + r * d + h * d_k_,
@@ -592,6 +650,8 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                    work.column_bias.data(), source_length, d_k_,
                    work.scores.data(), attended + r * d + h * d_k_);
       }
+      work.column_bias.swap(work.next_bias);
+      work.offsets.swap(work.next_offsets);
     }
     layer.cross_output.Apply(attended, batch, d, x, d,
                              LinearEpilogue::kAddToOutput);
