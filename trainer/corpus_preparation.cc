@@ -317,21 +317,19 @@ void Preparation::BuildVocabularies(CorpusVocabularies* vocabularies) {
     worker.source_counts.clear();
     worker.target_counts.clear();
   }
+  // Bidirectional: one vocabulary for both sides, since each side's tokens
+  // stand on either.
   if (options_.bidirectional) {
-    // One vocabulary for both sides: each side's tokens can stand on either.
     for (auto& [token, count] : target_counts) source_counts[token] += count;
-    vocabularies->source = Vocabulary::FromCounts(std::move(source_counts),
-                                                  options_.vocab_min_count,
-                                                  options_.vocab_max_size);
-    vocabularies->target = vocabularies->source;
-  } else {
-    vocabularies->source = Vocabulary::FromCounts(std::move(source_counts),
-                                                  options_.vocab_min_count,
-                                                  options_.vocab_max_size);
-    vocabularies->target = Vocabulary::FromCounts(std::move(target_counts),
-                                                  options_.vocab_min_count,
-                                                  options_.vocab_max_size);
   }
+  vocabularies->source =
+      Vocabulary::FromCounts(std::move(source_counts), options_.vocab_min_count,
+                             options_.vocab_max_size);
+  vocabularies->target = options_.bidirectional
+                             ? vocabularies->source
+                             : Vocabulary::FromCounts(std::move(target_counts),
+                                                      options_.vocab_min_count,
+                                                      options_.vocab_max_size);
   log_ << "prepare: vocabularies of " << vocabularies->source.size()
        << " source and " << vocabularies->target.size()
        << " target tokens from " << pairs_seen << " pairs in "

@@ -265,6 +265,41 @@ struct Workspace {
   }
 };
 
+// Attention of `rows` rows, head by head, each over `length` columns:
+// `columns(r, bias, offsets)` lays out row r's (AttendHead's bias and
+// offsets into `keys` and `values`, whose heads are `head_stride` floats
+// apart); row r's queries start at queries + r · query_stride, its outputs
+// at out + r · heads · d_k. Row r + 1's columns are laid out and fetched
+// ahead while row r attends, unless `reads_the_same(r)` says it reads what
+// row r did.
+template <typename Columns, typename ReadsTheSame>
+void AttendRows(const float* queries, int64_t query_stride, const float* keys,
+                const float* values, int64_t head_stride, int64_t rows,
+                int64_t length, int64_t heads, int64_t d_k,
+                const Columns& columns, const ReadsTheSame& reads_the_same,
+                Workspace& work, float* out) {
+  if (rows == 0) return;
+  columns(0, work.column_bias.data(), work.offsets.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    if (r + 1 < rows) {
+      columns(r + 1, work.next_bias.data(), work.next_offsets.data());
+      if (!reads_the_same(r)) {
+        PrefetchColumns(keys, values, head_stride, heads,
+                        work.next_offsets.data(), work.next_bias.data(), length,
+                        d_k);
+      }
+    }
+    for (int64_t h = 0; h < heads; ++h) {
+      AttendHead(queries + r * query_stride + h * d_k, keys + h * head_stride,
+                 values + h * head_stride, work.offsets.data(),
+                 work.column_bias.data(), length, d_k, work.scores.data(),
+                 out + (r * heads + h) * d_k);
+    }
+    work.column_bias.swap(work.next_bias);
+    work.offsets.swap(work.next_offsets);
+  }
+}
+
 }  // namespace
 
 PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
@@ -592,25 +627,10 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
             stored * cache_strides[2];
       }
     };
-    if (batch > 0) {
-      self_columns(0, work.column_bias.data(), work.offsets.data());
-    }
-    for (int64_t r = 0; r < batch; ++r) {
-      if (r + 1 < batch) {
-        self_columns(r + 1, work.next_bias.data(), work.next_offsets.data());
-        PrefetchColumns(keys, values, cache_strides[1], heads_,
-                        work.next_offsets.data(), work.next_bias.data(),
-                        columns, d_k_);
-      }
-      for (int64_t h = 0; h < heads_; ++h) {
-        AttendHead(projected + r * 3 * d + h * d_k_,
-                   keys + h * cache_strides[1], values + h * cache_strides[1],
-                   work.offsets.data(), work.column_bias.data(), columns, d_k_,
-                   work.scores.data(), attended + r * d + h * d_k_);
-      }
-      work.column_bias.swap(work.next_bias);
-      work.offsets.swap(work.next_offsets);
-    }
+    AttendRows(
+        projected, 3 * d, keys, values, cache_strides[1], batch, columns,
+        heads_, d_k_, self_columns, [](int64_t) { return false; }, work,
+        attended);
     layer.self_output.Apply(attended, batch, d, x, d,
                             LinearEpilogue::kAddToOutput);
 
@@ -629,30 +649,14 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
         offsets[s] = memory_rows[r] * memory_strides[0] + s * memory_strides[2];
       }
     };
-    if (batch > 0) {
-      source_columns(0, work.column_bias.data(), work.offsets.data());
-    }
-    for (int64_t r = 0; r < batch; ++r) {
-      if (r + 1 < batch) {
-        source_columns(r + 1, work.next_bias.data(), work.next_offsets.data());
-        // Rows of one source (a beam's, when they are adjacent) find it
-        // fetched already.
-        if (memory_rows[r + 1] != memory_rows[r]) {
-          PrefetchColumns(memory_keys, memory_values, memory_strides[1], heads_,
-                          work.next_offsets.data(), work.next_bias.data(),
-                          source_length, d_k_);
-        }
-      }
-      for (int64_t h = 0; h < heads_; ++h) {
-        AttendHead(projected + r * d + h * d_k_,
-                   memory_keys + h * memory_strides[1],
-                   memory_values + h * memory_strides[1], work.offsets.data(),
-                   work.column_bias.data(), source_length, d_k_,
-                   work.scores.data(), attended + r * d + h * d_k_);
-      }
-      work.column_bias.swap(work.next_bias);
-      work.offsets.swap(work.next_offsets);
-    }
+    // Rows of one source (a beam's, when they are adjacent) find it fetched
+    // already.
+    auto same_source = [&](int64_t r) {
+      return memory_rows[r + 1] == memory_rows[r];
+    };
+    AttendRows(projected, d, memory_keys, memory_values, memory_strides[1],
+               batch, source_length, heads_, d_k_, source_columns, same_source,
+               work, attended);
     layer.cross_output.Apply(attended, batch, d, x, d,
                              LinearEpilogue::kAddToOutput);
 
