@@ -2,9 +2,11 @@
 
 #include <torch/nn/functional/loss.h>
 
+#include <optional>
 #include <utility>
 
 #include "common/decoding/greedy_decoder.h"
+#include "common/model/torch_compat.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -41,6 +43,24 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
           .ignore_index(Vocabulary::kPadId)
           .label_smoothing(label_smoothing)
           .reduction(torch::kSum));
+}
+
+void AccumulateGradients(TransformerImpl& model,
+                         const std::vector<TrainingBatch>& batches,
+                         int64_t step_tokens, double label_smoothing, bool bf16,
+                         const torch::Device& device, ReportWindow& window) {
+  for (const TrainingBatch& batch : batches) {
+    TensorBatch tensors = MakeTensorBatch(batch.sources, batch.targets, device);
+    torch::Tensor loss;
+    {
+      std::optional<compat::Bfloat16Autocast> autocast;
+      if (bf16) autocast.emplace(device.type());
+      loss = BatchLoss(model, tensors, label_smoothing);
+    }
+    (loss / static_cast<double>(step_tokens)).backward();
+    window.loss_sum += loss.item<double>();
+    window.loss_tokens += tensors.target_tokens;
+  }
 }
 
 }  // namespace fanyi

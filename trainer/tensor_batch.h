@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "common/model/transformer.h"
+#include "trainer/training_batches.h"
+#include "trainer/training_log.h"
 
 namespace fanyi {
 
@@ -28,6 +30,16 @@ TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
 // ignored.
 torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
                         double label_smoothing);
+
+// Forward and backward passes over a step's `batches`, each batch's loss
+// divided by `step_tokens` (the target tokens of the whole step, every
+// rank's): the gradients add up to those of the step's mean loss, whichever
+// rank computed which part of it. With `bf16`, the forward passes run under
+// bfloat16 autocast. Adds the losses and their target tokens to `window`.
+void AccumulateGradients(TransformerImpl& model,
+                         const std::vector<TrainingBatch>& batches,
+                         int64_t step_tokens, double label_smoothing, bool bf16,
+                         const torch::Device& device, ReportWindow& window);
 
 }  // namespace fanyi
 

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "common/model/checkpoint.h"
 #include "common/model/cpu_threading.h"
 #include "common/model/device.h"
-#include "common/model/torch_compat.h"
 #include "trainer/data_parallel.h"
 #include "trainer/dev_evaluation.h"
 #include "trainer/output_directory.h"
@@ -21,6 +21,7 @@
 #include "trainer/training_batches.h"
 #include "trainer/training_data.h"
 #include "trainer/training_log.h"
+#include "trainer/training_record.h"
 #include "trainer/weight_transfer.h"
 
 namespace fanyi {
@@ -53,14 +54,11 @@ struct Trainer::State {
   std::optional<TrainingData> data;
   // This epoch's batches; empty between epochs.
   std::optional<TrainingBatches> batches;
-  int64_t epoch_batches = 0;   // Batches of this epoch trained (every rank's).
-  bool epoch_complete = true;  // Whether `epoch` has ended.
   std::unique_ptr<torch::optim::Adam> optimizer;
   // The other ranks of a data-parallel run; null when training alone.
   std::unique_ptr<DataParallel> group;
   TrainingLog training_log{options.show_progress, log};
-  int64_t step = 0;
-  int64_t epoch = 0;
+  TrainingPosition position;
   Clock::time_point start = Clock::now();
   double resumed_seconds = 0;  // Training time spent before a resume.
   ReportWindow window;         // Since the last report.
@@ -88,7 +86,9 @@ struct Trainer::State {
   // Opens the corpus (with `fixed`'s vocabularies when resuming) and
   // describes it in the checkpoint.
   void OpenData(const CorpusVocabularies* fixed);
-  void BuildModel();
+  // Trains `model` from here: moved to the device, given a new optimizer;
+  // logs its shape.
+  void AdoptModel(Transformer model);
   // A new run: its data and model, the model started from
   // options.init_from when it is given.
   void Start();
@@ -115,17 +115,15 @@ void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
       data->corpus().manifest().value("skipped_lines", int64_t{0});
 }
 
-void Trainer::State::BuildModel() {
-  ModelConfig config = options.model;
-  config.source_vocab_size = checkpoint.source_vocabulary.size();
-  config.target_vocab_size = checkpoint.target_vocabulary.size();
-  checkpoint.model = Transformer(config);
+void Trainer::State::AdoptModel(Transformer model) {
+  checkpoint.model = std::move(model);
   checkpoint.model->to(device);
   optimizer = std::make_unique<torch::optim::Adam>(
       checkpoint.model->parameters(),
       torch::optim::AdamOptions(0.0).betas({0.9, 0.98}).eps(1e-9));
   int64_t parameters = 0;
   for (const auto& p : checkpoint.model->parameters()) parameters += p.numel();
+  const ModelConfig& config = checkpoint.model->config();
   log << "model: " << config.encoder_layers << "+" << config.decoder_layers
       << " layers, d_model " << config.d_model << ", d_ff " << config.d_ff
       << ", " << config.heads << " heads, " << parameters << " parameters, on "
@@ -143,7 +141,10 @@ void Trainer::State::Start() {
     options.model.dropout = dropout;
   }
   OpenData(nullptr);
-  BuildModel();
+  ModelConfig config = options.model;
+  config.source_vocab_size = checkpoint.source_vocabulary.size();
+  config.target_vocab_size = checkpoint.target_vocabulary.size();
+  AdoptModel(Transformer(config));
   if (!initial) return;
   const WeightTransfer transfer = TransferWeights(*initial, checkpoint);
   log << "started from " << options.init_from << ": "
@@ -162,46 +163,36 @@ void Trainer::State::Resume() {
   vocabularies.target_subwords = saved.target_subwords;
   options.model = saved.model->config();
   OpenData(&vocabularies);
-  BuildModel();
-  {
-    torch::NoGradGuard no_grad;
-    auto target = checkpoint.model->named_parameters();
-    for (const auto& source : saved.model->named_parameters()) {
-      target[source.key()].copy_(source.value());
-    }
-  }
+  AdoptModel(saved.model);
   run_directory.LoadOptimizer(*optimizer, device);
-  const nlohmann::json& training = saved.training;
-  step = training.at("step").get<int64_t>();
-  epoch = training.at("epoch").get<int64_t>();
-  resumed_seconds = training.value("training_seconds", 0.0);
-  // Saves from before step reports were all at epoch ends.
-  epoch_complete = training.value("epoch_complete", true);
-  if (!epoch_complete) {
-    StartEpochBatches(training.value("epoch_batches", int64_t{0}));
-  }
-  log << "resumed from " << run_directory.last() << " at epoch " << epoch
-      << ", step " << step
-      << (epoch_complete ? ""
-                         : " (within the epoch, after " +
-                               std::to_string(epoch_batches) + " batches)")
+  position = ReadTrainingPosition(saved.training, run_directory.last());
+  resumed_seconds = saved.training.value("training_seconds", 0.0);
+  if (!position.epoch_complete) StartEpochBatches(position.epoch_batches);
+  log << "resumed from " << run_directory.last() << " at epoch "
+      << position.epoch << ", step " << position.step
+      << (position.epoch_complete
+              ? ""
+              : " (within the epoch, after " +
+                    std::to_string(position.epoch_batches) + " batches)")
       << "\n";
 }
 
 void Trainer::State::StartEpochBatches(int64_t skip) {
   // The same seed on every rank and in a resumed run: the same batches.
   batches.emplace(data->corpus().shard_paths(), options.batch_tokens,
-                  options.shuffle_window, options.seed * 1000003 + epoch);
+                  options.shuffle_window,
+                  options.seed * 1000003 + position.epoch);
   TrainingBatch skipped;
-  for (epoch_batches = 0; epoch_batches < skip; ++epoch_batches) {
+  for (position.epoch_batches = 0; position.epoch_batches < skip;
+       ++position.epoch_batches) {
     if (!batches->Next(&skipped, /*with_ids=*/false)) break;
   }
 }
 
 void Trainer::State::ShowProgress(double lr, bool record) {
   StepProgress progress;
-  progress.epoch = epoch;
-  progress.step = step;
+  progress.epoch = position.epoch;
+  progress.step = position.step;
   progress.loss = window.MeanLoss();
   progress.learning_rate = lr;
   progress.tokens_per_second = window.TokensPerSecond();
@@ -209,14 +200,10 @@ void Trainer::State::ShowProgress(double lr, bool record) {
       batches ? static_cast<double>(batches->pairs_read()) /
                     std::max<int64_t>(data->corpus().train_pairs(), 1)
               : 0.0;
-  const double elapsed = ElapsedSeconds();
-  if (options.max_minutes > 0) {
-    progress.eta_seconds = std::max(0.0, options.max_minutes * 60.0 - elapsed);
-  } else {
-    const double done = static_cast<double>(epoch - 1) + progress.epoch_share;
-    const double total = static_cast<double>(options.epochs);
-    if (done > 0) progress.eta_seconds = elapsed / done * (total - done);
-  }
+  progress.eta_seconds =
+      EtaSeconds(ElapsedSeconds(), options.max_minutes,
+                 static_cast<double>(position.epoch - 1) + progress.epoch_share,
+                 options.epochs);
   training_log.Progress(progress, record);
 }
 
@@ -227,39 +214,26 @@ Pause Trainer::State::TrainUntilPause() {
   const std::vector<torch::Tensor> parameters = checkpoint.model->parameters();
   std::vector<TrainingBatch> mine;
   while (true) {
-    // The loss is summed over the step's target tokens, every rank's, and
-    // divided by their count: the gradient of the mean over the whole step,
-    // whichever rank computed which part of it.
     int64_t step_tokens = 0;
     const int64_t step_batches = batches->NextStep(
         options.accumulate_batches, ranks, rank, &mine, &step_tokens);
     if (step_batches == 0) {
       batches.reset();
-      epoch_complete = true;
+      position.epoch_complete = true;
       training_log.EndProgressLine();
       return Pause::kEpochEnd;
     }
-    epoch_batches += step_batches;
-    ++step;
-    const double lr = NoamLearningRate(step, options.model.d_model,
+    position.epoch_batches += step_batches;
+    ++position.step;
+    const double lr = NoamLearningRate(position.step, options.model.d_model,
                                        options.warmup_steps, options.lr_factor);
     for (auto& param_group : optimizer->param_groups()) {
       static_cast<torch::optim::AdamOptions&>(param_group.options()).lr(lr);
     }
     optimizer->zero_grad();
-    for (const TrainingBatch& batch : mine) {
-      TensorBatch tensors =
-          MakeTensorBatch(batch.sources, batch.targets, device);
-      torch::Tensor loss;
-      {
-        std::optional<compat::Bfloat16Autocast> autocast;
-        if (options.precision == "bf16") autocast.emplace(device.type());
-        loss = BatchLoss(*checkpoint.model, tensors, options.label_smoothing);
-      }
-      (loss / static_cast<double>(step_tokens)).backward();
-      window.loss_sum += loss.item<double>();
-      window.loss_tokens += tensors.target_tokens;
-    }
+    AccumulateGradients(*checkpoint.model, mine, step_tokens,
+                        options.label_smoothing, options.precision == "bf16",
+                        device, window);
     window.trained_tokens += step_tokens;
     if (group) group->SumGradients(parameters);
     optimizer->step();
@@ -268,13 +242,13 @@ Pause Trainer::State::TrainUntilPause() {
       log << "training: first step done " << ElapsedSeconds() - resumed_seconds
           << " s after start\n";
     }
-    ShowProgress(lr, leads() && step % kLogEverySteps == 0);
+    ShowProgress(lr, leads() && position.step % kLogEverySteps == 0);
     if (StopNow()) return Pause::kBudget;
-    if (options.max_steps > 0 && step >= options.max_steps) {
+    if (options.max_steps > 0 && position.step >= options.max_steps) {
       return Pause::kMaxSteps;
     }
     if (options.validate_every_steps > 0 &&
-        step % options.validate_every_steps == 0) {
+        position.step % options.validate_every_steps == 0) {
       return Pause::kStepReport;
     }
   }
@@ -282,8 +256,8 @@ Pause Trainer::State::TrainUntilPause() {
 
 EpochReport Trainer::State::Validate() {
   EpochReport report;
-  report.epoch = epoch;
-  report.step = step;
+  report.epoch = position.epoch;
+  report.step = position.step;
   report.train_loss = window.MeanLoss();
   report.tokens_per_second = window.TokensPerSecond();
   checkpoint.model->eval();
@@ -295,34 +269,11 @@ EpochReport Trainer::State::Validate() {
 }
 
 void Trainer::State::Save(const EpochReport& report) {
-  checkpoint.training = {
-      // What the corpus was prepared from: the files this run trained and
-      // validated on, with --train or --data alike.
-      {"train", data->corpus().manifest().value("train", "")},
-      {"dev", data->corpus().manifest().value("dev", "")},
-      {"data", data->corpus().directory()},
-      {"epoch", epoch},
-      {"epoch_complete", epoch_complete},
-      {"epoch_batches", epoch_batches},
-      {"step", step},
-      {"dev_bleu", report.dev_bleu},
-      {"dev_loss", report.dev_loss},
-      {"training_seconds", report.elapsed_seconds},
-      {"batch_tokens", options.batch_tokens},
-      {"accumulate_batches", options.accumulate_batches},
-      {"world_size", group ? group->world_size() : 1},
-      {"precision", options.precision},
-      {"shuffle_window", options.shuffle_window},
-      {"warmup_steps", options.warmup_steps},
-      {"lr_factor", options.lr_factor},
-      {"label_smoothing", options.label_smoothing},
-      {"seed", options.seed},
-      {"bidirectional",
-       data->corpus().manifest().value("bidirectional", false)},
-      {"init_from", options.init_from},
-  };
-  const bool best =
-      run_directory.Save(checkpoint, *optimizer, report.dev_bleu, step);
+  checkpoint.training =
+      TrainingRecord(position, report, options, data->corpus(),
+                     group ? group->world_size() : 1);
+  const bool best = run_directory.Save(checkpoint, *optimizer, report.dev_bleu,
+                                       position.step);
   result.last_checkpoint = run_directory.last();
   if (best) result.best_checkpoint = run_directory.best();
 }
@@ -332,7 +283,7 @@ void Trainer::State::Report() {
   Save(report);
   result.epochs.push_back(report);
   result.best_dev_bleu = run_directory.best_dev_bleu();
-  training_log.Report(report, epoch_complete);
+  training_log.Report(report, position.epoch_complete);
 }
 
 Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {
@@ -391,21 +342,23 @@ TrainingResult Trainer::Run(std::ostream& log) {
   state.result.best_dev_bleu =
       std::max(state.run_directory.best_dev_bleu(), 0.0);
   state.window = ReportWindow();
-  while (!state.StopNow() &&
-         (options_.max_steps == 0 || state.step < options_.max_steps)) {
-    if (state.epoch_complete) {
-      if (state.epoch >= options_.epochs) break;
-      ++state.epoch;
-      state.epoch_complete = false;
+  while (!state.StopNow() && (options_.max_steps == 0 ||
+                              state.position.step < options_.max_steps)) {
+    if (state.position.epoch_complete) {
+      if (state.position.epoch >= options_.epochs) break;
+      ++state.position.epoch;
+      state.position.epoch_complete = false;
       state.StartEpochBatches(0);
     }
     const Pause pause = state.TrainUntilPause();
-    const bool last = pause == Pause::kBudget || pause == Pause::kMaxSteps ||
-                      (pause == Pause::kEpochEnd &&
-                       (state.epoch == options_.epochs || state.StopNow()));
-    const bool report = last || pause == Pause::kStepReport ||
-                        (pause == Pause::kEpochEnd &&
-                         state.epoch % options_.validate_every_epochs == 0);
+    const bool last =
+        pause == Pause::kBudget || pause == Pause::kMaxSteps ||
+        (pause == Pause::kEpochEnd &&
+         (state.position.epoch == options_.epochs || state.StopNow()));
+    const bool report =
+        last || pause == Pause::kStepReport ||
+        (pause == Pause::kEpochEnd &&
+         state.position.epoch % options_.validate_every_epochs == 0);
     if (report) {
       if (state.leads()) state.Report();
       state.window = ReportWindow();

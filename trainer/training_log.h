@@ -35,6 +35,12 @@ struct StepProgress {
   double eta_seconds = 0;  // Until the budget or the last epoch ends.
 };
 
+// Seconds a run has left after `elapsed_seconds`: until `max_minutes` when
+// that is set, else until the last of `epochs` ends at the pace of the
+// `epochs_done` (a fraction) so far; 0 before anything is done.
+double EtaSeconds(double elapsed_seconds, double max_minutes,
+                  double epochs_done, int64_t epochs);
+
 // What was trained since the last report: this rank's label-smoothed loss
 // summed over its target tokens, every rank's target tokens, and when the
 // window opened. The figures of a report and of the progress line.
