@@ -18,6 +18,7 @@
 #include <future>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
 #include "trainer/local_ranks.h"
+#include "trainer/training_data.h"
 
 namespace fanyi {
 namespace {
@@ -194,8 +196,8 @@ TEST(LocalRankPlanTest, CoresAndTokensAreSplitAmongTheRanks) {
   EXPECT_THROW(PlanLocalRanks(-1, 4, 2048, "cpu"), std::invalid_argument);
 }
 
-// SIGTERM to the command stops every rank it started, and --resume goes on
-// from the last save.
+// SIGTERM to the command stops every rank it started, leaving no scratch
+// copy of the corpus behind, and --resume goes on from the last save.
 TEST(DataParallelTrainingTest, SigtermStopsEveryRankAndTheRunResumes) {
   const std::string out =
       testing_util::MakeTempDir("local_ranks_stop") + "/run";
@@ -212,6 +214,16 @@ TEST(DataParallelTrainingTest, SigtermStopsEveryRankAndTheRunResumes) {
       << stopped.output;
   EXPECT_NE(stopped.output.find("left: none"), std::string::npos)
       << stopped.output;
+  // Rank 1 was stopped before it could remove its copy of the corpus; the
+  // command removed it.
+  const std::string log = ReadFile(out + ".log");
+  const size_t ids = log.find("process ids");
+  ASSERT_NE(ids, std::string::npos) << log;
+  std::istringstream pids(log.substr(ids + std::string("process ids").size()));
+  int64_t rank0_pid = 0, rank1_pid = 0;
+  ASSERT_TRUE(pids >> rank0_pid >> rank1_pid) << log;
+  EXPECT_FALSE(fs::exists(RankScratchDirectory(1, rank1_pid)))
+      << RankScratchDirectory(1, rank1_pid) << " is left behind";
   const int64_t saved_epoch =
       LoadCheckpoint(out + "/last", torch::kCPU).training.at("epoch");
   const testing_util::CommandResult resumed = testing_util::RunCommand(
@@ -340,6 +352,9 @@ TEST(DataParallelTrainingTest, AKilledRankMakesTheOtherExitInTime) {
   // Well within the 30 s collective timeout: the connection closed.
   EXPECT_LT(std::chrono::steady_clock::now() - killed,
             std::chrono::seconds(45));
+  // A rank started by hand and killed leaves its copy of the corpus; no
+  // command of ours started it to remove it.
+  fs::remove_all(RankScratchDirectory(1, rank1));
 }
 
 }  // namespace

@@ -12,13 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
+#include <system_error>
 
 #include "common/model/cpu_threading.h"
 #include "common/model/device.h"
+#include "trainer/training_data.h"
 
 namespace fanyi {
 namespace {
@@ -173,6 +176,10 @@ int RunLocalRanks(int ranks, const std::vector<std::string>& arguments,
     while (r < ranks && rank_pids[r] != pid) ++r;
     if (r == ranks) continue;
     rank_pids[r] = 0;
+    // A rank stopped by a signal (SIGTERM passed on, SIGKILL) left its
+    // copy of the corpus behind.
+    std::error_code ignored;
+    std::filesystem::remove_all(RankScratchDirectory(r, pid), ignored);
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && failed_rank < 0) {
       failed_rank = r;

@@ -48,7 +48,7 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
 void AccumulateGradients(TransformerImpl& model,
                          const std::vector<TrainingBatch>& batches,
                          int64_t step_tokens, double label_smoothing, bool bf16,
-                         const torch::Device& device, ReportWindow& window) {
+                         const torch::Device& device, ReportWindow* window) {
   for (const TrainingBatch& batch : batches) {
     TensorBatch tensors = MakeTensorBatch(batch.sources, batch.targets, device);
     torch::Tensor loss;
@@ -58,8 +58,8 @@ void AccumulateGradients(TransformerImpl& model,
       loss = BatchLoss(model, tensors, label_smoothing);
     }
     (loss / static_cast<double>(step_tokens)).backward();
-    window.loss_sum += loss.item<double>();
-    window.loss_tokens += tensors.target_tokens;
+    window->loss_sum += loss.item<double>();
+    window->loss_tokens += tensors.target_tokens;
   }
 }
 

@@ -35,11 +35,11 @@ torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
 // divided by `step_tokens` (the target tokens of the whole step, every
 // rank's): the gradients add up to those of the step's mean loss, whichever
 // rank computed which part of it. With `bf16`, the forward passes run under
-// bfloat16 autocast. Adds the losses and their target tokens to `window`.
+// bfloat16 autocast. Adds the losses and their target tokens to `*window`.
 void AccumulateGradients(TransformerImpl& model,
                          const std::vector<TrainingBatch>& batches,
                          int64_t step_tokens, double label_smoothing, bool bf16,
-                         const torch::Device& device, ReportWindow& window);
+                         const torch::Device& device, ReportWindow* window);
 
 }  // namespace fanyi
 

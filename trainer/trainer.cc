@@ -233,7 +233,7 @@ Pause Trainer::State::TrainUntilPause() {
     optimizer->zero_grad();
     AccumulateGradients(*checkpoint.model, mine, step_tokens,
                         options.label_smoothing, options.precision == "bf16",
-                        device, window);
+                        device, &window);
     window.trained_tokens += step_tokens;
     if (group) group->SumGradients(parameters);
     optimizer->step();

@@ -67,6 +67,12 @@ PreparedCorpus TrainingData::PrepareRawText(const TrainingOptions& options,
                        &shared);
 }
 
+fs::path RankScratchDirectory(int rank, int64_t pid) {
+  return fs::temp_directory_path() /
+         ("fanyi-train-rank" + std::to_string(rank) + "-" +
+          std::to_string(pid));
+}
+
 TrainingData::TrainingData(const TrainingOptions& options, DataParallel* group,
                            const CorpusVocabularies* fixed, std::ostream& log)
     : group_(group) {
@@ -116,9 +122,7 @@ void TrainingData::Open(const TrainingOptions& options,
     corpus_.emplace(reused ? std::move(*reused)
                            : PrepareRawText(options, own, fixed, log));
   } else {
-    scratch_dir_ = fs::temp_directory_path() /
-                   ("fanyi-train-rank" + std::to_string(group_->rank()) + "-" +
-                    std::to_string(getpid()));
+    scratch_dir_ = RankScratchDirectory(group_->rank(), getpid());
     corpus_.emplace(PrepareRawText(options, scratch_dir_, fixed, log));
   }
   if (fixed && !(corpus_->vocabularies() == *fixed)) {

@@ -1,6 +1,7 @@
 #ifndef FANYI_TRAINER_TRAINING_DATA_H_
 #define FANYI_TRAINER_TRAINING_DATA_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -12,6 +13,11 @@
 #include "trainer/training_options.h"
 
 namespace fanyi {
+
+// Where a rank other than 0, running as process `pid`, prepares its copy of
+// the corpus. TrainingData removes it; a rank killed before it could is
+// cleaned up after by the command that started it (RunLocalRanks).
+std::filesystem::path RankScratchDirectory(int rank, int64_t pid);
 
 // The corpus a run trains and validates on, opened the same way on every
 // rank: options.data_dir as fanyi-prepare wrote it, or options.corpus's

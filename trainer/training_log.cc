@@ -11,8 +11,9 @@ namespace fanyi {
 
 double EtaSeconds(double elapsed_seconds, double max_minutes,
                   double epochs_done, int64_t epochs) {
-  if (max_minutes > 0)
+  if (max_minutes > 0) {
     return std::max(0.0, max_minutes * 60.0 - elapsed_seconds);
+  }
   if (epochs_done <= 0) return 0;
   return elapsed_seconds / epochs_done *
          (static_cast<double>(epochs) - epochs_done);
