@@ -177,9 +177,13 @@ int RunLocalRanks(int ranks, const std::vector<std::string>& arguments,
     if (r == ranks) continue;
     rank_pids[r] = 0;
     // A rank stopped by a signal (SIGTERM passed on, SIGKILL) left its
-    // copy of the corpus behind.
-    std::error_code ignored;
-    std::filesystem::remove_all(RankScratchDirectory(r, pid), ignored);
+    // copy of the corpus behind. Removing it never stops the wait for the
+    // others (temp_directory_path throws on a TMPDIR that is no folder).
+    try {
+      std::error_code ignored;
+      std::filesystem::remove_all(RankScratchDirectory(r, pid), ignored);
+    } catch (const std::exception&) {
+    }
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && failed_rank < 0) {
       failed_rank = r;
