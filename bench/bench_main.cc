@@ -38,6 +38,14 @@ ABSL_FLAG(int, workers, 1,
 ABSL_FLAG(bool, beam_stops_early, false,
           "Beam search: end a sentence once beam_size hypotheses ended, as "
           "CTranslate2 does with its default patience of 1.");
+ABSL_FLAG(bool, cuda_graphs, false,
+          "On a GPU, replay the decoding step from CUDA graphs while a batch "
+          "keeps its rows (the same translations, fewer kernel launches; "
+          "faster at batch 1 and 128, slower at 32 so far: "
+          "docs/benchmarks.md).");
+ABSL_FLAG(int64_t, cuda_graph_after_steps, 3,
+          "Steps a batch keeps its rows before its step is captured as a "
+          "CUDA graph (at least 2).");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
@@ -65,6 +73,8 @@ int Run() {
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
+  options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  options.cuda_graph_after_steps = absl::GetFlag(FLAGS_cuda_graph_after_steps);
   options.device = absl::GetFlag(FLAGS_device);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),

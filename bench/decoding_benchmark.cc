@@ -39,21 +39,21 @@ using Rows = std::vector<std::vector<int64_t>>;
 // Decoding steps of the tutorials' reference decoder, per sentence.
 constexpr int64_t kTutorialSteps = 59;
 
-// Decodes `batch` with `mode`'s algorithm; returns target ids per row.
-Rows DecodeBatch(TransformerImpl& model, const Rows& batch,
-                 const BenchmarkMode& mode, const DecodingOptions& limits,
-                 double length_penalty) {
+// Decodes `batch` with `mode`'s algorithm, greedy and beam on `decoder`
+// (the stream's own, kept from batch to batch as a server's decode worker
+// keeps it, CUDA graphs included); returns target ids per row.
+Rows DecodeBatch(ContinuousDecoder& decoder, TransformerImpl& model,
+                 const Rows& batch, const BenchmarkMode& mode) {
   switch (mode.algorithm) {
     case DecodingAlgorithm::kGreedy:
-      return GreedyDecode(model, batch, limits);
     case DecodingAlgorithm::kBeamSearch: {
-      // The served engine: beam groups in the continuous decoder.
+      // The served engine: greedy rows and beam groups in the continuous
+      // decoder.
       std::vector<EncodedSource> sources;
       for (const auto& source : batch) {
         sources.push_back({source, static_cast<int>(mode.beam_size)});
       }
-      return ContinuousDecoder(model, limits, length_penalty)
-          .DecodeAll(sources);
+      return decoder.DecodeAll(sources);
     }
     case DecodingAlgorithm::kGreedyWithoutCache: {
       // As the tutorials' greedy_decode(max_len=60): 59 steps for every
@@ -100,6 +100,7 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   translator_options.device = options.device;
   translator_options.length_penalty = options.length_penalty;
   translator_options.beam_stops_early = options.beam_stops_early;
+  translator_options.cuda_graphs = options.cuda_graphs;
   impl->translator =
       Translator::FromCheckpoint(impl->checkpoint, translator_options);
   // The same limits as Translator::FromCheckpoint: the length rule of
@@ -107,6 +108,8 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   impl->limits.length_ratio = translator_options.length_ratio;
   impl->limits.length_offset = translator_options.length_offset;
   impl->limits.beam_stops_early = options.beam_stops_early;
+  impl->limits.cuda_graphs = options.cuda_graphs;
+  impl->limits.cuda_graph_after_steps = options.cuda_graph_after_steps;
   impl->limits.max_length =
       std::min<int64_t>(translator_options.max_decode_length,
                         impl->checkpoint.model->config().max_positions - 1);
@@ -168,23 +171,26 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
   const int threads_per_worker = std::max(1, impl_->options.threads / workers);
 
   TransformerImpl& model = *impl_->checkpoint.model;
-  const double alpha = impl_->options.length_penalty;
   ModeTiming timing;
   timing.mode = mode;
   timing.sentences = static_cast<int64_t>(count);
   if (count == 0) return timing;
+  std::vector<std::unique_ptr<ContinuousDecoder>> decoders;
+  for (int w = 0; w < workers; ++w) {
+    decoders.push_back(std::make_unique<ContinuousDecoder>(
+        model, impl_->limits, impl_->options.length_penalty));
+  }
   // One untimed batch first: the first calls allocate and set up threads.
-  DecodeBatch(model, batches.front(), mode, impl_->limits, alpha);
+  DecodeBatch(*decoders.front(), model, batches.front(), mode);
 
   for (int run = 0; run < impl_->options.repeats; ++run) {
     Rows targets(count);
     std::atomic<size_t> next_batch{0};
     // Each stream takes the next batch until none is left; rows land in
     // their sources' places, so the order of completion does not matter.
-    auto decode_batches = [&] {
+    auto decode_batches = [&](ContinuousDecoder& decoder) {
       for (size_t b = next_batch++; b < batches.size(); b = next_batch++) {
-        Rows decoded =
-            DecodeBatch(model, batches[b], mode, impl_->limits, alpha);
+        Rows decoded = DecodeBatch(decoder, model, batches[b], mode);
         for (size_t k = 0; k < decoded.size(); ++k) {
           targets[order[batch_begin[b] + k]] = std::move(decoded[k]);
         }
@@ -192,7 +198,7 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
     };
     const auto start = std::chrono::steady_clock::now();
     if (workers == 1) {
-      decode_batches();
+      decode_batches(*decoders.front());
     } else {
       std::vector<std::thread> streams;
       std::vector<std::exception_ptr> failures(workers);
@@ -200,7 +206,7 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
         streams.emplace_back([&, w] {
           try {
             torch::set_num_threads(threads_per_worker);
-            decode_batches();
+            decode_batches(*decoders[w]);
           } catch (...) {
             failures[w] = std::current_exception();
           }

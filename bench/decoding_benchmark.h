@@ -35,6 +35,9 @@ struct BenchmarkOptions {
   int repeats = 3;  // Timed runs per mode; the median is reported.
   double length_penalty = 1.0;    // GNMT α for beam search (as the server).
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
+  bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
+  int64_t cuda_graph_after_steps =
+      3;  // DecodingOptions::cuda_graph_after_steps.
   std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
                                        // (SelectCpuDecoder).
   std::string compute_type = "int8";   // Of the packed step, or "float32".

@@ -7,13 +7,16 @@
 #   tests     the test suite with CUDA visible (device_test runs each case on
 #             the CPU and on CUDA), less the tests of images and linters
 #   decode    fanyi-bench --device cuda: greedy at batch 1 (the first
-#             DECODE1 sentences), greedy and beam 4 at batch 32 and 128
+#             DECODE1 sentences), greedy and beam 4 at batch 32 and 128,
+#             without CUDA graphs and with them (captured after 2 and 3 steps)
 #   ct2       the same in CTranslate2 on the GPU (CT2_MODEL: MODEL_DIR
 #             converted by scripts/convert_ctranslate2.py; a CUDA build of
 #             its Python module importable), float32, float16 and
 #             int8_float16, with its greedy output's agreement with fanyi's
 #   serve     bench/serve.sh on CUDA at concurrency 1, 8, 64 and 256, greedy
 #             and the default beam, with the GPU memory in use
+#   serve_graphs  the same at concurrency 1, 8 and 64, without CUDA graphs
+#             and with them
 #   train     fanyi-train --device cuda for TRAIN_MINUTES each: the default
 #             recipe at its batch and at BIG_BATCH tokens (dev BLEU, tokens/s)
 #   precision fanyi-train --device cuda for PRECISION_STEPS steps in float32
@@ -26,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -63,22 +66,31 @@ tests() {
   grep -E "tests passed|tests failed|Total Test time" "$out_dir/ctest.log" | tee -a "$summary"
   grep -E "^\s+[0-9]+ - " "$out_dir/ctest.log" | tee -a "$summary" || true
   "$build_dir/tests/device_test" >"$out_dir/device_test.log" 2>&1 || status=$?
-  grep -E "^\[ +(OK|FAILED) +\]|relative error" "$out_dir/device_test.log" |
+  grep -E "^\[ +(OK|FAILED) +\]|relative error|graphs captured" "$out_dir/device_test.log" |
     tee -a "$summary"
   return "$status"
 }
 
 decode() {
-  local sources="$data_dir/dev.tsv"
-  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
-    --modes greedy1 --max_sentences "${DECODE1:-300}" --repeats 3 \
-    --json "$out_dir/decode_b1.json" 2>&1 | tee -a "$summary"
-  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
-    --modes greedy,beam --batch_size 32 --beam_size 4 --repeats 3 \
-    --json "$out_dir/decode_b32.json" 2>&1 | tee -a "$summary"
-  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
-    --modes greedy,beam --batch_size 128 --beam_size 4 --repeats 3 \
-    --json "$out_dir/decode_b128.json" 2>&1 | tee -a "$summary"
+  local sources="$data_dir/dev.tsv" setting name batch
+  # Without CUDA graphs, then with them, captured after 2 steps and after 3
+  # (the default).
+  for setting in --cuda_graphs=false --cuda_graph_after_steps=2 \
+    --cuda_graph_after_steps=3; do
+    say "$setting"
+    name=$(echo "${setting#--}" | tr '=' '_')
+    "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
+      "$setting" --modes greedy1 --max_sentences "${DECODE1:-300}" \
+      --repeats 3 --json "$out_dir/decode_b1_$name.json" 2>&1 |
+      tee -a "$summary"
+    for batch in 32 128; do
+      "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
+        --input "$sources" "$setting" --modes greedy,beam \
+        --batch_size "$batch" --beam_size 4 --repeats 3 \
+        --json "$out_dir/decode_b${batch}_$name.json" 2>&1 |
+        tee -a "$summary"
+    done
+  done
 }
 
 ct2() {
@@ -110,22 +122,36 @@ ct2() {
 serve() {
   local beam memory_log
   for beam in 1 4; do
-    memory_log="$out_dir/serve_beam$beam.memory"
+    local name="serve_beam$beam${SERVE_TAG:-}"
+    memory_log="$out_dir/$name.memory"
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 \
       >"$memory_log" &
     local sampler=$!
-    BIN_DIR="$bin" DEVICE=cuda CONCURRENCIES="1 8 64 256" \
+    BIN_DIR="$bin" DEVICE=cuda \
+      CONCURRENCIES="${SERVE_CONCURRENCIES:-1 8 64 256}" \
       DURATION="${DURATION:-8}" REPEATS=1 MIXED=0 \
-      SERVER_FLAGS="--beam_size $beam --max_batch_size 256" \
-      WORK_DIR="$out_dir/serve_beam$beam" \
+      SERVER_FLAGS="--beam_size $beam --max_batch_size 256 ${SERVE_FLAGS:-}" \
+      WORK_DIR="$out_dir/$name" \
       bash bench/serve.sh "$model_dir" "$data_dir/dev.tsv" 2>&1 |
-      tee "$out_dir/serve_beam$beam.log" | sed -n '/== summary/,$p' | tee -a "$summary"
+      tee "$out_dir/$name.log" | sed -n '/== summary/,$p' | tee -a "$summary"
     kill "$sampler" 2>/dev/null || true
-    say "beam $beam: server log: $(grep -c 'decoding failed' \
-      "$out_dir/serve_beam$beam/server.log") decoding failures"
-    say "beam $beam: GPU memory used, MiB: $(sort -n "$memory_log" | head -1) idle," \
+    say "$name: server log: $(grep -c 'decoding failed' \
+      "$out_dir/$name/server.log") decoding failures"
+    say "$name: GPU memory used, MiB: $(sort -n "$memory_log" | head -1) idle," \
       "$(sort -n "$memory_log" | tail -1) at most"
   done
+}
+
+serve_graphs() {
+  # The server without CUDA graphs, then with them (its default), where
+  # launches weigh most: concurrency 1, 8 and 64.
+  local graphs status=0
+  for graphs in false true; do
+    say "--cuda_graphs=$graphs"
+    SERVE_TAG="_graphs_$graphs" SERVE_FLAGS="--cuda_graphs=$graphs" \
+      SERVE_CONCURRENCIES="1 8 64" serve || status=1
+  done
+  return "$status"
 }
 
 # fanyi-train --device cuda on the corpus into OUT_DIR/NAME, plus FLAGS;

@@ -58,6 +58,11 @@ ABSL_FLAG(bool, beam_stops_early, false,
           "Beam search: end a sentence once beam_size hypotheses ended (as "
           "CTranslate2 and fairseq; faster, 0.2 BLEU lower on dev) instead "
           "of once no live beam can beat them.");
+ABSL_FLAG(bool, cuda_graphs, false,
+          "On a GPU, replay the decoding step from CUDA graphs while a batch "
+          "keeps its rows (the same translations, fewer kernel launches; "
+          "faster at batch 1 and 128, slower at 32 so far: "
+          "docs/benchmarks.md).");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "
           "kernels) or libtorch (the model's own step, the reference).");
@@ -154,6 +159,7 @@ int main(int argc, char** argv) {
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
+  options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   options.threads = absl::GetFlag(FLAGS_threads);

@@ -64,6 +64,7 @@ struct ServerOptions {
   std::string compute_type = "int8";   // "int8" or "float32"
                                        // (TranslatorOptions).
   bool beam_stops_early = false;       // DecodingOptions::beam_stops_early.
+  bool cuda_graphs = false;            // DecodingOptions::cuda_graphs.
   int max_batch_texts = 256;           // TranslateBatch texts per RPC, at most
                                        // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).

@@ -4,10 +4,13 @@
 
 #include "common/model/device.h"
 
+#include <ATen/ops/argmax.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/softmax.h>
+#include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -25,8 +28,10 @@
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/checkpoint.h"
 #include "common/model/multi_head_attention.h"
+#include "common/model/step_graphs.h"
 #include "common/model/torch_compat.h"
 #include "common/pipeline/translator.h"
+#include "common/text/vocabulary.h"
 #include "tests/random_model.h"
 #include "tests/server_process.h"
 #include "tests/server_test_util.h"
@@ -113,8 +118,13 @@ TEST_P(DeviceTest, DecodersGiveTheCpusTokens) {
     Transformer on_device = testing_util::RandomTinyModel(seed);
     on_device->to(device());
     c10::InferenceMode inference;
-    EXPECT_EQ(GreedyDecode(*on_device, sources, beam.limits),
-              GreedyDecode(*on_cpu, sources, beam.limits))
+    const auto greedy = GreedyDecode(*on_cpu, sources, beam.limits);
+    EXPECT_EQ(GreedyDecode(*on_device, sources, beam.limits), greedy)
+        << "seed " << seed;
+    // With the step replayed from CUDA graphs (none off CUDA).
+    DecodingOptions graphed = beam.limits;
+    graphed.cuda_graphs = true;
+    EXPECT_EQ(GreedyDecode(*on_device, sources, graphed), greedy)
         << "seed " << seed;
     const auto expected = BeamSearch(*on_cpu, sources, beam);
     const auto actual = BeamSearch(*on_device, sources, beam);
@@ -124,6 +134,54 @@ TEST_P(DeviceTest, DecodersGiveTheCpusTokens) {
           << "seed " << seed << " sentence " << i;
       EXPECT_NEAR(actual[i].front().score, expected[i].front().score, 1e-9);
     }
+  }
+}
+
+// DecodeStep with StepGraphs gives the plain step's logits, though it
+// attends over every cache column (those past its own masked); on CUDA it
+// replays from graphs, captured again when a row leaves and when the cache
+// grows (new storages).
+TEST_P(DeviceTest, StepGraphsGiveThePlainStepsLogits) {
+  Transformer model = testing_util::RandomTinyModel(34);
+  model->to(device());
+  c10::InferenceMode inference;
+  // [3, src_len] and [3, 1, 1, src_len]
+  const torch::Tensor source =
+      MakeSourceTensor({{5, 6, 7, 8}, {9, 10}, {11, 12, 13}}, device());
+  const torch::Tensor mask = PaddingMask(source);
+  const torch::Tensor memory = model->Encode(source, mask);
+  DecoderState plain = model->StartDecoding(memory, mask);
+  DecoderState graphed = model->StartDecoding(memory, mask);
+  StepGraphs graphs;
+  // [rows]
+  torch::Tensor tokens =
+      at::full({3}, int64_t{Vocabulary::kBosId},
+               torch::TensorOptions(torch::kLong).device(device()));
+  // Past the cache's first columns (it grows at DecoderState::kInitialColumns),
+  // and row 1 leaves after step 8.
+  for (int step = 0; step < 24; ++step) {
+    if (step == 8) {
+      plain.RemoveRows({1});
+      graphed.RemoveRows({1});
+      // The last row moved into row 1.
+      tokens = tokens.index_select(
+          0, at::tensor({int64_t{0}, int64_t{2}}, torch::kLong).to(device()));
+    }
+    const torch::Tensor expected = model->DecodeStep(tokens, &plain);
+    const torch::Tensor actual = model->DecodeStep(tokens, &graphed, &graphs);
+    ASSERT_EQ(actual.sizes(), expected.sizes()) << "step " << step;
+    EXPECT_LT(RelativeError(actual, expected), 1e-10) << "step " << step;
+    tokens = at::argmax(expected, -1);
+  }
+  EXPECT_EQ(graphs.failure(), "");
+  std::cout << GetParam() << ": " << graphs.captures() << " graphs captured, "
+            << graphs.replays() << " steps replayed of 24\n";
+  if (device().is_cuda()) {
+    EXPECT_GE(graphs.captures(), 3);
+    EXPECT_GE(graphs.replays(), 18);
+  } else {
+    EXPECT_EQ(graphs.captures(), 0);
+    EXPECT_EQ(graphs.replays(), 0);
   }
 }
 
@@ -157,6 +215,8 @@ TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
   on_device->to(device());
   const auto expected = decode(*on_cpu);
   EXPECT_EQ(expected.size(), 12u);
+  EXPECT_EQ(decode(*on_device), expected);
+  limits.cuda_graphs = true;  // Replayed where the batch keeps its rows.
   EXPECT_EQ(decode(*on_device), expected);
 }
 

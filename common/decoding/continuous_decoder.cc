@@ -18,6 +18,7 @@
 #include "common/decoding/beam_search.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/decoder_state.h"
+#include "common/model/step_graphs.h"
 #include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
 
@@ -76,7 +77,11 @@ struct ContinuousDecoder::Impl {
       : model(model),
         options(options),
         length_penalty(length_penalty),
-        device(model.parameters().front().device()) {}
+        device(model.parameters().front().device()) {
+    if (options.cuda_graphs && device.is_cuda() && StepGraphs::Available()) {
+      graphs = std::make_unique<StepGraphs>(options.cuda_graph_after_steps);
+    }
+  }
 
   // The argmax of `logits` [rows, vocab] for each of `greedy_rows`.
   std::vector<int64_t> GreedyTokens(
@@ -103,6 +108,7 @@ struct ContinuousDecoder::Impl {
   const double length_penalty;
   const torch::Device device;
   DecoderState state;  // Empty (no layers) while no sentence is active.
+  std::unique_ptr<StepGraphs> graphs;  // Null off CUDA or when turned off.
   std::vector<Row> rows;
   // By handle; Row::sentence points into it (stable across rehashing).
   std::unordered_map<int64_t, Sentence> sentences;
@@ -342,7 +348,8 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   for (const Row& row : rows) last_tokens.push_back(row.last_token);
   // [rows, vocab]
   torch::Tensor logits = impl_->model.DecodeStep(
-      at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state);
+      at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state,
+      impl_->graphs.get());
 
   StepPlan plan(rows.size());
   std::vector<int64_t> greedy_rows;

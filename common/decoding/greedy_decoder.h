@@ -18,6 +18,13 @@ struct DecodingOptions {
   // beam can still beat them (exact, but it often runs to the length
   // limit: docs/quality.md).
   bool beam_stops_early = false;
+  // On a CUDA device, replay the decoding step from CUDA graphs while a
+  // batch keeps its rows (StepGraphs): the same tokens, one launch a step.
+  // Off until it is shown to pay at every batch size (docs/benchmarks.md).
+  bool cuda_graphs = false;
+  // Steps a batch keeps its rows (and caches) before its step is captured:
+  // a capture costs about two plain steps (docs/benchmarks.md).
+  int64_t cuda_graph_after_steps = 3;
 };
 
 // The most tokens a row whose source has `source_length` tokens may generate:

@@ -3,7 +3,6 @@
 #include <ATen/ops/any.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/tensor.h>
@@ -69,16 +68,17 @@ torch::Tensor OwnRows(int64_t rows, int64_t capacity,
 }
 
 // A buffer of `rows` cache rows shaped like `like` [·, heads, ·, d_k], with
-// `size` columns or source positions: [rows, heads, size, d_k].
-// Uninitialised: the state writes what its rows read.
+// `size` columns or source positions: [rows, heads, size, d_k]. Zeros: the
+// state writes what its rows read, but a CUDA graph's step also reads the
+// columns past its own (masked, where a NaN would still spread).
 torch::Tensor NewBuffer(const torch::Tensor& like, int64_t rows, int64_t size) {
-  return at::empty({rows, like.size(1), size, like.size(3)}, like.options());
+  return at::zeros({rows, like.size(1), size, like.size(3)}, like.options());
 }
 
 // A new buffer of `cache_rows` rows and `capacity` columns holding each row
 // of `state`'s columns in use of `storage` [·, heads, ·, d_k] (read through
 // its table) at the front of the row's own cache row: [cache_rows, heads,
-// capacity, d_k]. The rest is uninitialised.
+// capacity, d_k]. The rest is zero.
 torch::Tensor ColumnsInOwnRows(const DecoderState& state,
                                const torch::Tensor& storage, int64_t cache_rows,
                                int64_t capacity) {
@@ -158,6 +158,21 @@ int64_t DecoderState::cache_rows() const {
   return layers.empty() ? 0 : layers.front().key_storage.size(0);
 }
 
+std::vector<int64_t> DecoderState::CacheLayout() const {
+  std::vector<int64_t> layout = {first_column};
+  for (const DecoderLayerCache& layer : layers) {
+    for (const torch::Tensor* cache :
+         {&layer.key_storage, &layer.value_storage, &layer.memory_keys,
+          &layer.memory_values}) {
+      layout.push_back(reinterpret_cast<intptr_t>(cache->data_ptr()));
+      layout.insert(layout.end(), cache->sizes().begin(), cache->sizes().end());
+      layout.insert(layout.end(), cache->strides().begin(),
+                    cache->strides().end());
+    }
+  }
+  return layout;
+}
+
 torch::Tensor DecoderState::self_bias() const {
   return self_bias_storage.narrow(3, first_column, columns());
 }
@@ -170,7 +185,6 @@ void DecoderState::MoveToOwnRows(int64_t rows, int64_t capacity) {
   const int64_t used = columns();
   for (DecoderLayerCache& layer : layers) {
     for (torch::Tensor* storage : {&layer.key_storage, &layer.value_storage}) {
-      // Spare columns are written by the steps before any step reads them.
       *storage = ColumnsInOwnRows(*this, *storage, rows, capacity);
     }
   }
@@ -337,12 +351,10 @@ void DecoderState::Append(const DecoderState& other) {
         continue;
       }
       // [2 * rows, heads, capacity, d_k]: each kept row's columns in use in
-      // its own cache row; the new rows' zeroed (finite, so that their -inf
-      // bias gives them exactly zero weight). Spare columns are written by
-      // the steps before any step reads them.
+      // its own cache row; the new rows' zero (finite, so that their -inf
+      // bias gives them exactly zero weight).
       layer.*storage =
           ColumnsInOwnRows(*this, mine.*storage, 2 * rows, capacity);
-      (layer.*storage).narrow(0, kept, added).narrow(2, 0, used).zero_();
     }
     for (auto memory :
          {&DecoderLayerCache::memory_keys, &DecoderLayerCache::memory_values}) {

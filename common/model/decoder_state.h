@@ -62,6 +62,13 @@ struct DecoderState {
 
   // Columns in use.
   int64_t columns() const { return end_column - first_column; }
+  // Columns the storages hold.
+  int64_t capacity() const { return self_bias_storage.size(3); }
+
+  // What a decoding step captured as a CUDA graph (StepGraphs) depends on
+  // besides its inputs: the first column in use, and the address and layout
+  // of every cache it reads or writes.
+  std::vector<int64_t> CacheLayout() const;
 
   // The self-attention bias over the columns in use: [batch, 1, 1, columns].
   torch::Tensor self_bias() const;

@@ -2,8 +2,8 @@
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cos.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/exp.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/sin.h>
@@ -12,11 +12,13 @@
 #include <torch/nn/init.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "common/model/row_linear.h"
+#include "common/model/step_graphs.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -128,29 +130,25 @@ void DecoderLayerImpl::StartDecoding(
   std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
   shape[0] = rows;
   shape[2] = capacity;  // [rows, heads, capacity, d_k]
-  // Each column is written by its step before any step reads it.
-  cache->key_storage = at::empty(shape, cache->memory_keys.options());
-  cache->value_storage = at::empty(shape, cache->memory_keys.options());
+  // Zeros, not garbage, in the columns no step has written: a CUDA graph's
+  // step attends over them (masked: a NaN there would still spread).
+  cache->key_storage = at::zeros(shape, cache->memory_keys.options());
+  cache->value_storage = at::zeros(shape, cache->memory_keys.options());
 }
 
-torch::Tensor DecoderLayerImpl::Step(const torch::Tensor& x,
-                                     const torch::Tensor& source_bias,
-                                     const torch::Tensor& self_bias,
-                                     const torch::Tensor& self_rows,
-                                     const torch::Tensor& memory_rows,
-                                     int64_t first_column, int64_t column,
-                                     DecoderLayerCache* cache) {
+torch::Tensor DecoderLayerImpl::Step(
+    const torch::Tensor& x, const torch::Tensor& source_bias,
+    const torch::Tensor& self_bias, const torch::Tensor& self_rows,
+    const torch::Tensor& memory_rows, int64_t first_column,
+    const torch::Tensor& column, DecoderLayerCache* cache) {
   const int64_t batch = x.size(0);
   torch::Tensor normed = self_attention_norm_(x);  // [batch, 1, d_model]
   // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
   QueryKeysValues projected = self_attention_->ProjectSelf(normed);
-  cache->key_storage.narrow(0, 0, batch)
-      .narrow(2, column, 1)
-      .copy_(projected.keys);
+  cache->key_storage.narrow(0, 0, batch).index_copy_(2, column, projected.keys);
   cache->value_storage.narrow(0, 0, batch)
-      .narrow(2, column, 1)
-      .copy_(projected.values);
-  const int64_t columns = column + 1 - first_column;
+      .index_copy_(2, column, projected.values);
+  const int64_t columns = self_bias.size(3);
   // [cache_rows, heads, columns, d_k], read through self_rows
   torch::Tensor keys = cache->key_storage.narrow(2, first_column, columns);
   torch::Tensor values = cache->value_storage.narrow(2, first_column, columns);
@@ -293,27 +291,72 @@ void TransformerImpl::SetInferenceKernel(
 }
 
 torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
-                                          DecoderState* state) {
+                                          DecoderState* state,
+                                          StepGraphs* graphs) {
   if (UsesKernel()) return inference_kernel_->Step(last_tokens, state);
   const int64_t column = state->AddColumn();
-  // Each row sees its own columns, this step's included.
-  torch::Tensor self_bias = state->self_bias();  // [batch, 1, 1, columns]
+  // [1]: the cache column this step writes.
+  const torch::Tensor column_index =
+      at::full({1}, column, state->positions.options());
+  const std::vector<torch::Tensor> inputs = {
+      last_tokens,       state->positions,
+      column_index,      state->self_bias_storage,
+      state->self_rows,  state->memory_rows,
+      state->source_bias};
+  torch::Tensor logits;  // [batch, target_vocab]
+  if (graphs != nullptr) {
+    // A graph replays on any later step with the same key, so it attends
+    // to every column up to the capacity, those past this step's masked.
+    logits = graphs->Run(state->CacheLayout(), inputs,
+                         [&](const std::vector<torch::Tensor>& captured) {
+                           return StepColumns(captured, *state,
+                                              state->capacity(), true);
+                         });
+  } else {
+    logits = StepColumns(inputs, *state, state->end_column, false);
+  }
+  state->positions = state->positions + 1;
+  return logits;
+}
+
+torch::Tensor TransformerImpl::StepColumns(
+    const std::vector<torch::Tensor>& inputs, DecoderState& state,
+    int64_t end_column, bool mask_later_columns) {
+  const torch::Tensor& last_tokens = inputs[0];        // [batch]
+  const torch::Tensor& positions = inputs[1];          // [batch]
+  const torch::Tensor& column = inputs[2];             // [1]
+  const torch::Tensor& self_bias_storage = inputs[3];  // [batch, 1, 1, cap]
+  const torch::Tensor& self_rows_storage = inputs[4];  // [batch, capacity]
+  const torch::Tensor& memory_rows = inputs[5];        // [batch]
+  const torch::Tensor& source_bias = inputs[6];        // [batch, 1, 1, src_len]
+  const int64_t batch = last_tokens.size(0);
+  const int64_t first = state.first_column;
+  const int64_t columns = end_column - first;
+  // Each row sees its own columns, this step's included: [batch, 1, 1,
+  // columns].
+  torch::Tensor self_bias = self_bias_storage.narrow(3, first, columns);
+  if (mask_later_columns) {
+    // [columns] bool: true past this step's column (not written yet).
+    const torch::Tensor later =
+        at::arange(first, end_column, column.options()).gt(column);
+    self_bias =
+        self_bias.masked_fill(later, -std::numeric_limits<float>::infinity());
+  }
   // The cache rows each row reads: [batch, columns] and [batch, src_len].
-  const torch::Tensor self_rows = state->self_rows_in_use();
-  const torch::Tensor memory_rows = state->memory_rows.unsqueeze(1).expand(
-      {state->batch_size(), state->source_bias.size(3)});
+  const torch::Tensor self_rows = self_rows_storage.narrow(1, first, columns);
+  const torch::Tensor source_rows =
+      memory_rows.unsqueeze(1).expand({batch, source_bias.size(3)});
   // Rows may be at different positions (they joined at different steps):
   // [batch] -> [batch, 1, d_model]. An index past the table throws.
   torch::Tensor x = embedding_dropout_(
       (target_embedding_(last_tokens) * std::sqrt(double(config_.d_model)) +
-       positions_.index_select(0, state->positions))
+       positions_.index_select(0, positions))
           .unsqueeze(1));
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     x = decoder_layers_[i]->as<DecoderLayer>()->Step(
-        x, state->source_bias, self_bias, self_rows, memory_rows,
-        state->first_column, column, &state->layers[i]);
+        x, source_bias, self_bias, self_rows, source_rows, first, column,
+        &state.layers[i]);
   }
-  state->positions = state->positions + 1;
   return Generate(decoder_norm_(x)).squeeze(1);  // [batch, target_vocab]
 }
 

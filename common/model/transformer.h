@@ -19,6 +19,8 @@
 
 namespace fanyi {
 
+class StepGraphs;
+
 // The sinusoidal position table of "Attention Is All You Need":
 // PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
 // Returns [max_positions, d_model].
@@ -79,15 +81,17 @@ class DecoderLayerImpl : public torch::nn::Module {
                      std::pair<torch::Tensor, torch::Tensor> projected = {});
 
   // One step: x [batch, 1, d_model] is the newest position only; its keys
-  // and values are written to cache column `column`, and it attends to
-  // columns [first_column, column]. `self_bias` [batch, 1, 1, columns]
-  // covers those columns; row r reads column c in cache row self_rows[r][c]
-  // and its source in cache row memory_rows[r][·] ([batch, src_len]).
+  // and values are written to cache column `column` ([1] int64, a tensor so
+  // that a CUDA graph of the step can write another column at each replay),
+  // and it attends to the columns from `first_column` that `self_bias`
+  // [batch, 1, 1, columns] covers (and allows); row r reads column c in
+  // cache row self_rows[r][c] and its source in cache row memory_rows[r][·]
+  // ([batch, src_len]).
   torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_bias,
                      const torch::Tensor& self_bias,
                      const torch::Tensor& self_rows,
                      const torch::Tensor& memory_rows, int64_t first_column,
-                     int64_t column, DecoderLayerCache* cache);
+                     const torch::Tensor& column, DecoderLayerCache* cache);
 
  private:
   MultiHeadAttention self_attention_{nullptr};
@@ -149,9 +153,12 @@ class TransformerImpl : public torch::nn::Module {
                              const torch::Tensor& sources = {});
 
   // Feeds only the newest token of each row, [batch], and returns the logits
-  // of the next one, [batch, target_vocab]. Advances `state`.
+  // of the next one, [batch, target_vocab]. Advances `state`. With `graphs`,
+  // the step attends over every cache column (those past its own masked),
+  // so that on a CUDA device it can replay from CUDA graphs (StepGraphs;
+  // the same logits).
   torch::Tensor DecodeStep(const torch::Tensor& last_tokens,
-                           DecoderState* state);
+                           DecoderState* state, StepGraphs* graphs = nullptr);
 
   // Installs (or, with nullptr, removes) the kernel that Encode,
   // StartDecoding and DecodeStep run in eval mode without autograd. A kernel
@@ -171,6 +178,16 @@ class TransformerImpl : public torch::nn::Module {
  private:
   // Whether Encode, StartDecoding and DecodeStep run the kernel.
   bool UsesKernel() const;
+
+  // DecodeStep's work after the state opened this step's column: `inputs`
+  // are the step's tokens, positions, column ([1]), self-attention bias
+  // storage, self-attention table, memory rows and source bias (the state's
+  // own, or a CUDA graph's copies), and it attends to the columns from
+  // state.first_column to `end_column`, those past the step's column
+  // masked when `mask_later_columns`.
+  torch::Tensor StepColumns(const std::vector<torch::Tensor>& inputs,
+                            DecoderState& state, int64_t end_column,
+                            bool mask_later_columns);
 
   // Scaled embeddings plus positions 0..len-1: [batch, len] -> [b, len, d].
   torch::Tensor Embed(torch::nn::Embedding& embedding,

@@ -41,6 +41,7 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   decoding.length_ratio = options.length_ratio;
   decoding.length_offset = options.length_offset;
   decoding.beam_stops_early = options.beam_stops_early;
+  decoding.cuda_graphs = options.cuda_graphs;
   // The position table bounds how far the decoder can go.
   decoding.max_length = std::min<int64_t>(
       options.max_decode_length, checkpoint.model->config().max_positions - 1);

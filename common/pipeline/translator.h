@@ -34,6 +34,7 @@ struct TranslatorOptions {
   // good on dev (docs/quality.md) and about twice as fast.
   std::string compute_type = "int8";
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
+  bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
   TextLimits limits;  // What one request may ask (TextPipeline::Prepare).
 };
 

@@ -1,0 +1,83 @@
+#ifndef FANYI_COMMON_MODEL_STEP_GRAPHS_H_
+#define FANYI_COMMON_MODEL_STEP_GRAPHS_H_
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fanyi {
+
+// A decoding step's GPU work captured as CUDA graphs and replayed. A small
+// model's step is some ninety LibTorch operations of a few microseconds of
+// GPU work each; launched one by one from the host, the launches cost more
+// than the work. A graph replays them all with one launch, on the memory it
+// was captured with, so each graph belongs to a key: what the caller names
+// (the addresses and layouts of the caches the step reads and writes) plus
+// the shapes of the step's small inputs (tokens, positions, biases, tables),
+// which are copied into the graph's own tensors before each replay. A key
+// is captured once it has come at a few calls in a row, so that a batch
+// whose rows change at every step runs eagerly instead of capturing a graph
+// per step (a capture costs about two eager steps). Not thread-safe: one per
+// decoding thread. The step must launch the same work for the same key (no
+// decision on tensor contents), and the weights it reads must not change while
+// the graphs live.
+class StepGraphs {
+ public:
+  // Whether this build can capture graphs: a LibTorch built with CUDA.
+  static bool Available();
+
+  // Captures a key at its `calls_before_capture`-th call in a row (at least
+  // 2), and keeps at most `max_graphs` graphs, dropping the least recently
+  // used.
+  explicit StepGraphs(int64_t calls_before_capture = 3, size_t max_graphs = 32);
+  ~StepGraphs();
+  StepGraphs(const StepGraphs&) = delete;
+  StepGraphs& operator=(const StepGraphs&) = delete;
+
+  // The step: its result from `inputs`, all on one device.
+  using Step = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+
+  // step(inputs), replayed from the graph of `key` and the inputs' shapes
+  // when there is one, captured when this key came at enough calls in a row
+  // (CUDA inputs only), run eagerly otherwise. The result is the caller's
+  // own (a graph's output is copied out). A capture that fails turns graphs off
+  // for good (failure() says why) and the step runs eagerly.
+  torch::Tensor Run(const std::vector<int64_t>& key,
+                    const std::vector<torch::Tensor>& inputs, const Step& step);
+
+  int64_t captures() const { return captures_; }  // Graphs captured so far.
+  int64_t replays() const { return replays_; }    // Steps run from a graph.
+  // Why capturing failed; empty while it has not.
+  const std::string& failure() const { return failure_; }
+
+ private:
+  struct Graph;
+
+  // Captures step(inputs) under `key` and returns its first replay's result.
+  torch::Tensor Capture(const std::vector<int64_t>& key,
+                        const std::vector<torch::Tensor>& inputs,
+                        const Step& step);
+
+  int64_t calls_before_capture_;
+  size_t max_graphs_;
+  std::map<std::vector<int64_t>, std::unique_ptr<Graph>> graphs_;
+  std::vector<int64_t> previous_key_;  // The key of the previous call,
+  int64_t calls_in_a_row_ = 0;         //   and the calls in a row it came.
+  // The stream graphs are captured on, from the first capture on (whose
+  // warm-up run set up what the stream needs, such as cuBLAS's workspace).
+  std::optional<c10::Stream> capture_stream_;
+  uint64_t calls_ = 0;  // Orders graphs by last use.
+  int64_t captures_ = 0;
+  int64_t replays_ = 0;
+  std::string failure_;
+};
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_MODEL_STEP_GRAPHS_H_
