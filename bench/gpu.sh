@@ -8,7 +8,7 @@
 #             the CPU and on CUDA), less the tests of images and linters
 #   decode    fanyi-bench --device cuda: greedy at batch 1 (the first
 #             DECODE1 sentences), greedy and beam 4 at batch 32 and 128,
-#             without CUDA graphs and with them (captured after 2 and 3 steps)
+#             without CUDA graphs and with them, interleaved over ROUNDS
 #   ct2       the same in CTranslate2 on the GPU (CT2_MODEL: MODEL_DIR
 #             converted by scripts/convert_ctranslate2.py; a CUDA build of
 #             its Python module importable), float32, float16 and
@@ -23,8 +23,8 @@
 #             and in bfloat16 autocast (--precision bf16): dev BLEU, tokens/s
 # MODEL_DIR is a checkpoint (scripts/demo.sh trains models/demo/best).
 # Environment: BUILD_DIR (build-gpu), DATA_DIR (../shared/data/en-zh),
-# DECODE1 (300), DURATION (serve: seconds per run, 8), TRAIN_MINUTES (1.5),
-# BIG_BATCH (16384), PRECISION_STEPS (2000), CT2_MODEL.
+# DECODE1 (300), ROUNDS (decode: 5), DURATION (serve: seconds per run, 8),
+# TRAIN_MINUTES (1.5), BIG_BATCH (16384), PRECISION_STEPS (2000), CT2_MODEL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,25 +72,32 @@ tests() {
 }
 
 decode() {
-  local sources="$data_dir/dev.tsv" setting name batch
-  # Without CUDA graphs, then with them, captured after 2 steps and after 3
-  # (the default).
-  for setting in --cuda_graphs=false --cuda_graph_after_steps=2 \
-    --cuda_graph_after_steps=3; do
-    say "$setting"
-    name=$(echo "${setting#--}" | tr '=' '_')
-    "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --input "$sources" \
-      "$setting" --modes greedy1 --max_sentences "${DECODE1:-300}" \
-      --repeats 3 --json "$out_dir/decode_b1_$name.json" 2>&1 |
-      tee -a "$summary"
-    for batch in 32 128; do
+  # The plain step against CUDA graphs, interleaved: on a shared GPU host
+  # one run of a command lands up to 35% from the next, so each setting runs
+  # once per round, ROUNDS rounds, and the median per mode is reported.
+  local sources="$data_dir/dev.tsv" round setting batch runs="$out_dir/decode_runs.txt"
+  : >"$runs"
+  for round in $(seq "${ROUNDS:-5}"); do
+    for setting in false true; do
       "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
-        --input "$sources" "$setting" --modes greedy,beam \
-        --batch_size "$batch" --beam_size 4 --repeats 3 \
-        --json "$out_dir/decode_b${batch}_$name.json" 2>&1 |
-        tee -a "$summary"
+        --input "$sources" --cuda_graphs="$setting" --modes greedy1 \
+        --max_sentences "${DECODE1:-300}" --repeats 1 2>&1 |
+        sed -n "s/^\(greedy_b1\) .* \([0-9.]*\)$/graphs=$setting \1 \2/p" >>"$runs"
+      for batch in 32 128; do
+        "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
+          --input "$sources" --cuda_graphs="$setting" --modes greedy,beam \
+          --batch_size "$batch" --beam_size 4 --repeats 1 2>&1 |
+          sed -n "s/^\([a-z0-9_]*_b$batch\) .* \([0-9.]*\)$/graphs=$setting \1 \2/p" >>"$runs"
+      done
     done
   done
+  say "target tokens/s, median of ${ROUNDS:-5} interleaved runs (all runs: decode_runs.txt):"
+  sort -k1,2 "$runs" | awk '
+    function flush() { if (n) { m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2;
+                                printf "%s %s %.0f (%d runs)\n", key1, key2, m, n } }
+    { if ($1 " " $2 != key1 " " key2) { flush(); key1 = $1; key2 = $2; n = 0 }
+      v[++n] = $3; for (i = n; i > 1 && v[i] < v[i - 1]; --i) { t = v[i]; v[i] = v[i - 1]; v[i - 1] = t } }
+    END { flush() }' | tee -a "$summary"
 }
 
 ct2() {
