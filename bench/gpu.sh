@@ -75,9 +75,9 @@ decode() {
   # The plain step against CUDA graphs, interleaved: on a shared GPU host
   # one run of a command lands up to 35% from the next, so each setting runs
   # once per round, ROUNDS rounds, and the median per mode is reported.
-  local sources="$data_dir/dev.tsv" round setting batch runs="$out_dir/decode_runs.txt"
+  local sources="$data_dir/dev.tsv" setting batch runs="$out_dir/decode_runs.txt"
   : >"$runs"
-  for round in $(seq "${ROUNDS:-5}"); do
+  for _ in $(seq "${ROUNDS:-5}"); do
     for setting in false true; do
       "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
         --input "$sources" --cuda_graphs="$setting" --modes greedy1 \
