@@ -23,7 +23,7 @@ struct DecodingOptions {
   // Off until it is shown to pay at every batch size (docs/benchmarks.md).
   bool cuda_graphs = false;
   // Steps a batch keeps its rows (and caches) before its step is captured:
-  // a capture costs about two plain steps (docs/benchmarks.md).
+  // a capture costs more than a plain step (docs/benchmarks.md).
   int64_t cuda_graph_after_steps = 3;
 };
 

@@ -23,7 +23,7 @@ namespace fanyi {
 // which are copied into the graph's own tensors before each replay. A key
 // is captured once it has come at a few calls in a row, so that a batch
 // whose rows change at every step runs eagerly instead of capturing a graph
-// per step (a capture costs about two eager steps). Not thread-safe: one per
+// per step (a capture costs more than a plain step). Not thread-safe: one per
 // decoding thread. The step must launch the same work for the same key (no
 // decision on tensor contents), and the weights it reads must not change while
 // the graphs live.
