@@ -100,7 +100,6 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   translator_options.device = options.device;
   translator_options.length_penalty = options.length_penalty;
   translator_options.beam_stops_early = options.beam_stops_early;
-  translator_options.cuda_graphs = options.cuda_graphs;
   impl->translator =
       Translator::FromCheckpoint(impl->checkpoint, translator_options);
   // The same limits as Translator::FromCheckpoint: the length rule of

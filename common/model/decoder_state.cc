@@ -196,9 +196,8 @@ void DecoderState::MoveToOwnRows(int64_t rows, int64_t capacity) {
 }
 
 int64_t DecoderState::AddColumn() {
-  const int64_t capacity = self_bias_storage.size(3);
   const int64_t batch = batch_size();
-  if (end_column == capacity) {
+  if (end_column == capacity()) {
     MoveToOwnRows(cache_rows(), std::max(2 * columns(), kInitialColumns));
   }
   // Row r writes the new column into cache row r.
@@ -226,7 +225,7 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
   // row writes its next column into its own cache row, so they grow first,
   // with room for as many rows again.
   if (rows > cache_rows()) {
-    MoveToOwnRows(2 * rows, self_bias_storage.size(3));
+    MoveToOwnRows(2 * rows, capacity());
   }
   const torch::Tensor index =
       at::tensor(order, at::kLong).to(positions.device());
