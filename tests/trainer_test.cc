@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/model/checkpoint.h"
@@ -18,6 +19,7 @@
 #include "common/text/script_converter.h"
 #include "tests/test_util.h"
 #include "trainer/corpus_preparation.h"
+#include "trainer/tensor_batch.h"
 #include "trainer/token_batches.h"
 #include "trainer/weight_transfer.h"
 
@@ -69,6 +71,129 @@ TEST(TokenBatchesTest, BatchesGroupSimilarLengths) {
   }
   // Random batching would pad about half of the tokens; buckets almost none.
   EXPECT_LT(padded, real * 11 / 10);
+}
+
+// Three pairs of ids (words from 4 up), of unequal lengths so that the
+// tensors hold <pad>.
+TensorBatch ThreePairs() {
+  return MakeTensorBatch({{4, 5, 6, 7}, {8, 9}, {10, 11, 12}},
+                         {{4, 5, 6}, {7, 8, 9, 10, 11}, {12}},
+                         torch::Device(torch::kCPU));
+}
+
+Transformer SmallModel(double dropout) {
+  torch::manual_seed(7);
+  ModelConfig config;
+  config.source_vocab_size = 13;
+  config.target_vocab_size = 13;
+  config.encoder_layers = 1;
+  config.decoder_layers = 1;
+  config.d_model = 16;
+  config.d_ff = 32;
+  config.heads = 2;
+  config.dropout = dropout;
+  config.max_positions = 16;
+  return Transformer(config);
+}
+
+TEST(TrainingLossTest, RDropWithoutDropoutIsThePlainLoss) {
+  Transformer model = SmallModel(0.3);
+  model->eval();  // No dropout: the two runs are one and the same.
+  const TensorBatch batch = ThreePairs();
+  const double plain = BatchLoss(*model, batch, 0.1).item<double>();
+  const RDropLoss loss = BatchRDropLoss(*model, batch, 0.1, 5.0);
+  EXPECT_NEAR(loss.cross_entropy.item<double>(), plain, 1e-4 * plain);
+  EXPECT_NEAR(loss.divergence.item<double>(), 0.0, 1e-5);
+  EXPECT_NEAR(loss.objective.item<double>(), plain, 1e-4 * plain);
+}
+
+TEST(TrainingLossTest, RDropAddsTheDivergenceOfTwoDropoutRuns) {
+  Transformer model = SmallModel(0.3);
+  model->train();
+  const TensorBatch batch = ThreePairs();
+  const RDropLoss loss = BatchRDropLoss(*model, batch, 0.1, 5.0);
+  const double divergence = loss.divergence.item<double>();
+  EXPECT_GT(divergence, 1e-3);
+  EXPECT_NEAR(loss.objective.item<double>(),
+              loss.cross_entropy.item<double>() + 5.0 / 4 * divergence,
+              1e-5 * loss.objective.item<double>());
+  // Its gradient pulls the two runs together: one step down the divergence
+  // alone makes it smaller for the same dropout masks (same seed).
+  torch::manual_seed(11);
+  RDropLoss before = BatchRDropLoss(*model, batch, 0.1, 5.0);
+  before.divergence.backward();
+  {
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& parameter : model->parameters()) {
+      if (parameter.grad().defined()) parameter -= 0.05 * parameter.grad();
+    }
+  }
+  torch::manual_seed(11);
+  const RDropLoss after = BatchRDropLoss(*model, batch, 0.1, 5.0);
+  EXPECT_LT(after.divergence.item<double>(), before.divergence.item<double>());
+}
+
+TEST(TrainingLossTest, WordDropoutReplacesWordsAndKeepsSpecials) {
+  const TensorBatch original = ThreePairs();
+  TensorBatch none = ThreePairs();
+  DropWords(0.0, &none);
+  EXPECT_TRUE(torch::equal(none.source, original.source));
+  EXPECT_TRUE(torch::equal(none.target_input, original.target_input));
+
+  torch::manual_seed(3);
+  TensorBatch all = ThreePairs();
+  DropWords(0.999999, &all);
+  for (auto [dropped, kept] :
+       {std::pair{all.source, original.source},
+        std::pair{all.target_input, original.target_input}}) {
+    const torch::Tensor words = kept > Vocabulary::kEosId;  // [batch, len]
+    EXPECT_TRUE(torch::equal(dropped.masked_select(words),
+                             torch::full({words.sum().item<int64_t>()},
+                                         Vocabulary::kUnkId, torch::kLong)));
+    EXPECT_TRUE(torch::equal(dropped.masked_select(~words),
+                             kept.masked_select(~words)));
+  }
+  // What the model learns to predict keeps every word.
+  EXPECT_TRUE(torch::equal(all.target_output, original.target_output));
+
+  // At 0.3, some of the 18 words go and some stay.
+  torch::manual_seed(3);
+  TensorBatch some = ThreePairs();
+  DropWords(0.3, &some);
+  const int64_t unknown =
+      (some.source == Vocabulary::kUnkId).sum().item<int64_t>() +
+      (some.target_input == Vocabulary::kUnkId).sum().item<int64_t>();
+  EXPECT_GT(unknown, 0);
+  EXPECT_LT(unknown, 18);
+}
+
+// Both regularizers on: training still fits thirty pairs, and the run's
+// record says what it used.
+TEST(TrainerTest, TrainsWithWordDropoutAndRDrop) {
+  const std::string dir = testing_util::MakeTempDir("trainer_regularized");
+  const std::string pairs = testing_util::WriteTinyPairs(dir, 30);
+  const std::string checkpoint = testing_util::TrainTinyModelOn(
+      pairs, (fs::path(dir) / "out").string(), [](TrainingOptions& options) {
+        options.model.dropout = 0.1;
+        options.word_dropout = 0.1;
+        options.rdrop_weight = 1.0;
+      });
+  const nlohmann::json record =
+      LoadCheckpoint(checkpoint, torch::Device(torch::kCPU)).training;
+  EXPECT_EQ(record.value("word_dropout", 0.0), 0.1);
+  EXPECT_EQ(record.value("rdrop_weight", 0.0), 1.0);
+
+  ParallelCorpus corpus = ReadParallelTsv(pairs);
+  std::vector<std::string> sources;
+  for (const auto& pair : corpus.pairs) sources.push_back(pair.source);
+  auto translator = Translator::Load(checkpoint, TranslatorOptions{"cpu", 1});
+  const std::vector<std::string> translations = translator->Translate(sources);
+  const ScriptConverter to_simplified(ChineseScript::kSimplified);
+  int exact = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    exact += translations[i] == to_simplified.Convert(corpus.pairs[i].target);
+  }
+  EXPECT_GE(exact, 20) << "training with both regularizers fitted too little";
 }
 
 TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
@@ -552,6 +677,12 @@ TEST(TrainerTest, BadOptionsAreRefused) {
   options.corpus.dev_path = "b.tsv";
   options.out_dir = "out";
   options.label_smoothing = 1.5;
+  EXPECT_THROW(Trainer{options}, std::invalid_argument);
+  options.label_smoothing = 0.1;
+  options.word_dropout = 1.0;
+  EXPECT_THROW(Trainer{options}, std::invalid_argument);
+  options.word_dropout = 0.1;
+  options.rdrop_weight = -1;
   EXPECT_THROW(Trainer{options}, std::invalid_argument);
 }
 

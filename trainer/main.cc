@@ -49,6 +49,13 @@ ABSL_FLAG(int64_t, warmup, 800, "Learning-rate warm-up steps.");
 ABSL_FLAG(double, lr_factor, 2.0,
           "Factor on the paper's learning-rate schedule.");
 ABSL_FLAG(double, label_smoothing, 0.1, "Label smoothing.");
+ABSL_FLAG(double, word_dropout, 0,
+          "Share of training words (sources and target inputs) replaced by "
+          "<unk> in each batch; 0 = off.");
+ABSL_FLAG(double, rdrop_weight, 0,
+          "R-Drop: run each batch twice and add this weight times the "
+          "symmetric KL divergence of the two predictions; 0 = off (a step "
+          "costs about twice as much when on).");
 ABSL_FLAG(int64_t, validate_every, 1, "Validate and save every N epochs.");
 ABSL_FLAG(int64_t, validate_every_steps, 0,
           "Also validate and save every N optimizer steps (0: at epoch ends "
@@ -113,6 +120,8 @@ int main(int argc, char** argv) {
   options.warmup_steps = absl::GetFlag(FLAGS_warmup);
   options.lr_factor = absl::GetFlag(FLAGS_lr_factor);
   options.label_smoothing = absl::GetFlag(FLAGS_label_smoothing);
+  options.word_dropout = absl::GetFlag(FLAGS_word_dropout);
+  options.rdrop_weight = absl::GetFlag(FLAGS_rdrop_weight);
   options.validate_every_epochs = absl::GetFlag(FLAGS_validate_every);
   options.validate_every_steps = absl::GetFlag(FLAGS_validate_every_steps);
   options.average_last = absl::GetFlag(FLAGS_average_last);

@@ -231,9 +231,8 @@ Pause Trainer::State::TrainUntilPause() {
       static_cast<torch::optim::AdamOptions&>(param_group.options()).lr(lr);
     }
     optimizer->zero_grad();
-    AccumulateGradients(*checkpoint.model, mine, step_tokens,
-                        options.label_smoothing, options.precision == "bf16",
-                        device, &window);
+    AccumulateGradients(*checkpoint.model, mine, step_tokens, options, device,
+                        &window);
     window.trained_tokens += step_tokens;
     if (group) group->SumGradients(parameters);
     optimizer->step();

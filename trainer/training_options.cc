@@ -41,6 +41,9 @@ void TrainingOptions::Validate() const {
   require(lr_factor > 0, "--lr_factor must be positive");
   require(label_smoothing >= 0 && label_smoothing < 1,
           "--label_smoothing must be in [0, 1)");
+  require(word_dropout >= 0 && word_dropout < 1,
+          "--word_dropout must be in [0, 1)");
+  require(rdrop_weight >= 0, "--rdrop_weight must not be negative");
   require(validate_every_epochs >= 1, "--validate_every must be at least 1");
   require(validate_every_steps >= 0,
           "--validate_every_steps must not be negative");

@@ -38,9 +38,17 @@ struct TrainingOptions {
   // How long a rank waits for the others in a collective (or to join)
   // before it fails: a rank that died makes the rest exit, never hang.
   double collective_timeout_minutes = 30;
-  int64_t warmup_steps = 800;         // Linear warm-up of the learning rate.
-  double lr_factor = 2.0;             // Scales the paper's schedule.
-  double label_smoothing = 0.1;       // Mass spread over the other tokens.
+  int64_t warmup_steps = 800;    // Linear warm-up of the learning rate.
+  double lr_factor = 2.0;        // Scales the paper's schedule.
+  double label_smoothing = 0.1;  // Mass spread over the other tokens.
+  // Share of the words of each training batch, sources and target inputs,
+  // replaced by <unk> (word dropout, Sennrich and Zhang, 2019); 0 = off.
+  double word_dropout = 0;
+  // R-Drop (Liang et al., 2021): each batch goes through the model twice,
+  // with different dropout, and the loss adds this weight times the
+  // symmetric KL divergence of the two predictions (the paper's alpha);
+  // 0 = off. A step then costs about twice the compute.
+  double rdrop_weight = 0;
   int64_t validate_every_epochs = 1;  // Dev loss/BLEU and saves every N.
   // Also every N optimizer steps (an epoch of a large corpus takes hours);
   // 0 = at epoch ends only.

@@ -31,6 +31,8 @@ nlohmann::json TrainingRecord(const TrainingPosition& position,
       {"warmup_steps", options.warmup_steps},
       {"lr_factor", options.lr_factor},
       {"label_smoothing", options.label_smoothing},
+      {"word_dropout", options.word_dropout},
+      {"rdrop_weight", options.rdrop_weight},
       {"seed", options.seed},
       {"init_from", options.init_from},
   };
