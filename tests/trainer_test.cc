@@ -73,6 +73,22 @@ TEST(TokenBatchesTest, BatchesGroupSimilarLengths) {
   EXPECT_LT(padded, real * 11 / 10);
 }
 
+// How many of `corpus`'s sources the checkpoint translates exactly into
+// their targets (which the trainer wrote in Simplified script).
+int ExactTranslations(const std::string& checkpoint,
+                      const ParallelCorpus& corpus) {
+  std::vector<std::string> sources;
+  for (const auto& pair : corpus.pairs) sources.push_back(pair.source);
+  auto translator = Translator::Load(checkpoint, TranslatorOptions{"cpu", 1});
+  const std::vector<std::string> translations = translator->Translate(sources);
+  const ScriptConverter to_simplified(ChineseScript::kSimplified);
+  int exact = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    exact += translations[i] == to_simplified.Convert(corpus.pairs[i].target);
+  }
+  return exact;
+}
+
 // Three pairs of ids (words from 4 up), of unequal lengths so that the
 // tensors hold <pad>.
 TensorBatch ThreePairs() {
@@ -183,17 +199,8 @@ TEST(TrainerTest, TrainsWithWordDropoutAndRDrop) {
   EXPECT_EQ(record.value("word_dropout", 0.0), 0.1);
   EXPECT_EQ(record.value("rdrop_weight", 0.0), 1.0);
 
-  ParallelCorpus corpus = ReadParallelTsv(pairs);
-  std::vector<std::string> sources;
-  for (const auto& pair : corpus.pairs) sources.push_back(pair.source);
-  auto translator = Translator::Load(checkpoint, TranslatorOptions{"cpu", 1});
-  const std::vector<std::string> translations = translator->Translate(sources);
-  const ScriptConverter to_simplified(ChineseScript::kSimplified);
-  int exact = 0;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    exact += translations[i] == to_simplified.Convert(corpus.pairs[i].target);
-  }
-  EXPECT_GE(exact, 20) << "training with both regularizers fitted too little";
+  EXPECT_GE(ExactTranslations(checkpoint, ReadParallelTsv(pairs)), 20)
+      << "training with both regularizers fitted too little";
 }
 
 TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
@@ -208,17 +215,8 @@ TEST(TrainerTest, OverfitsThirtyPairsAndReproducesTheirTargets) {
   ParallelCorpus corpus =
       ReadParallelTsv((fs::path(parent) / "tiny_model" / "pairs.tsv").string());
   ASSERT_EQ(corpus.pairs.size(), 30u);
-  std::vector<std::string> sources;
-  for (const auto& pair : corpus.pairs) sources.push_back(pair.source);
-  auto translator = Translator::Load(checkpoint, TranslatorOptions{"cpu", 1});
-  const std::vector<std::string> translations = translator->Translate(sources);
-  // The trainer wrote the targets in Simplified script.
-  const ScriptConverter to_simplified(ChineseScript::kSimplified);
-  int exact = 0;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    exact += translations[i] == to_simplified.Convert(corpus.pairs[i].target);
-  }
-  EXPECT_GE(exact, 28) << "the tiny model did not memorise its training pairs";
+  EXPECT_GE(ExactTranslations(checkpoint, corpus), 28)
+      << "the tiny model did not memorise its training pairs";
 }
 
 // The same thirty pairs the other way round, Chinese to English: the

@@ -31,18 +31,30 @@ TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
   return tensors;
 }
 
+namespace {
+
+// Label-smoothed cross-entropy of `logits` [rows, vocab] against `targets`
+// [rows], summed over the targets that are not <pad>.
+torch::Tensor SmoothedLossSum(const torch::Tensor& logits,
+                              const torch::Tensor& targets,
+                              double label_smoothing) {
+  namespace F = torch::nn::functional;
+  return F::cross_entropy(logits, targets,
+                          F::CrossEntropyFuncOptions()
+                              .ignore_index(Vocabulary::kPadId)
+                              .label_smoothing(label_smoothing)
+                              .reduction(torch::kSum));
+}
+
+}  // namespace
+
 torch::Tensor BatchLoss(TransformerImpl& model, const TensorBatch& batch,
                         double label_smoothing) {
   torch::Tensor logits = model.forward(batch.source, batch.target_input);
   const int64_t vocab = logits.size(-1);
-  namespace F = torch::nn::functional;
-  return F::cross_entropy(
-      logits.reshape({-1, vocab}),  // [batch * tgt_len, vocab]
-      batch.target_output.reshape({-1}),
-      F::CrossEntropyFuncOptions()
-          .ignore_index(Vocabulary::kPadId)
-          .label_smoothing(label_smoothing)
-          .reduction(torch::kSum));
+  return SmoothedLossSum(logits.reshape({-1, vocab}),  // [batch * tgt_len,
+                                                       //  vocab]
+                         batch.target_output.reshape({-1}), label_smoothing);
 }
 
 RDropLoss BatchRDropLoss(TransformerImpl& model, const TensorBatch& batch,
@@ -54,16 +66,11 @@ RDropLoss BatchRDropLoss(TransformerImpl& model, const TensorBatch& batch,
   const int64_t vocab = logits.size(-1);
   torch::Tensor targets = batch.target_output.reshape({-1});
   // [batch * tgt_len]
-  namespace F = torch::nn::functional;
   RDropLoss loss;
   loss.cross_entropy =
-      F::cross_entropy(logits.reshape({-1, vocab}),  // [2 * batch * tgt_len,
-                                                     //  vocab]
-                       torch::cat({targets, targets}),
-                       F::CrossEntropyFuncOptions()
-                           .ignore_index(Vocabulary::kPadId)
-                           .label_smoothing(label_smoothing)
-                           .reduction(torch::kSum)) /
+      SmoothedLossSum(logits.reshape({-1, vocab}),  // [2 * batch * tgt_len,
+                                                    //  vocab]
+                      torch::cat({targets, targets}), label_smoothing) /
       2;
   // At least float32: bfloat16 probabilities are too coarse for the
   // divergence of two nearly equal predictions.
