@@ -2,7 +2,7 @@
 // process, each with its own TCPStore client and process group) sum
 // tensors across the group and copy rank 0's; a rank that never comes or leaves
 // makes the others fail within the timeout; the rendezvous variables are
-// parsed.
+// parsed; ranks that share the dev set measure what one process does.
 #include "trainer/data_parallel.h"
 
 #include <ATen/ops/allclose.h>
@@ -13,11 +13,17 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "common/model/checkpoint.h"
 #include "tests/test_util.h"
+#include "trainer/dev_evaluation.h"
+#include "trainer/prepared_corpus.h"
 
 namespace fanyi {
 namespace {
@@ -58,6 +64,17 @@ TEST(DataParallelTest, SumsTensorsAcrossRanksInBuckets) {
       group.CopyFromFirstRank(mine, 16);
       EXPECT_TRUE(at::allclose(mine[0], at::full({7}, 0.0f)));
       EXPECT_TRUE(at::allclose(mine[1], at::full({2, 3}, 0.0f)));
+      // Each rank's bytes on rank 0, in rank order, twice (numbered calls).
+      for (const std::string round : {"a", "b"}) {
+        const std::vector<std::string> gathered =
+            group.GatherOnFirstRank(round + std::to_string(rank));
+        if (rank == 0) {
+          EXPECT_EQ(gathered, (std::vector<std::string>{
+                                  round + "0", round + "1", round + "2"}));
+        } else {
+          EXPECT_TRUE(gathered.empty());
+        }
+      }
       return tensors;
     }));
   }
@@ -108,10 +125,57 @@ TEST(DataParallelTest, OneRankNeedsNoPeersAndChecksItsTensors) {
   alone.SumInPlace(tensors);
   EXPECT_TRUE(at::allclose(tensors[0], at::full({3}, 2.0f)));
   EXPECT_DOUBLE_EQ(alone.Sum(1.5), 1.5);
+  EXPECT_EQ(alone.GatherOnFirstRank("x"), std::vector<std::string>{"x"});
   std::vector<torch::Tensor> doubles = {at::full({3}, 2.0, at::kDouble)};
   EXPECT_THROW(alone.SumInPlace(doubles), std::invalid_argument);
   std::vector<torch::Tensor> strided = {at::full({4, 4}, 1.0f).t()};
   EXPECT_THROW(alone.SumInPlace(strided), std::invalid_argument);
+}
+
+TEST(DataParallelTest, RanksShareTheDevSetAndAgreeWithOneProcess) {
+  // The tiny model that fits its 30 pairs, and those pairs five times over
+  // as a dev set: batches of 64, 64 and 22 sources, so that of four ranks
+  // three take a batch each and one takes none.
+  const std::string model_dir =
+      testing_util::TrainTinyModel(testing_util::MakeTempDir("dev_share"));
+  DevSet dev = PreparedCorpus::Open(
+                   (std::filesystem::path(model_dir).parent_path() / "data")
+                       .string())
+                   .ReadDev();
+  ASSERT_EQ(dev.texts.size(), 30u);
+  const DevSet pairs = dev;
+  for (int copy = 1; copy < 5; ++copy) {
+    for (size_t i = 0; i < pairs.texts.size(); ++i) {
+      dev.sources.push_back(pairs.sources[i]);
+      dev.targets.push_back(pairs.targets[i]);
+      dev.texts.push_back(pairs.texts[i]);
+      dev.references.push_back(pairs.references[i]);
+    }
+  }
+  Checkpoint alone = LoadCheckpoint(model_dir, torch::kCPU);
+  alone.model->eval();
+  const double loss = DevLoss(*alone.model, dev, torch::kCPU);
+  const double bleu = DevBleu(alone, dev);
+  EXPECT_GT(bleu, 50);  // It translates its pairs.
+
+  static constexpr int kRanks = 4;
+  const int port = testing_util::FreePort();
+  std::vector<std::future<std::pair<double, double>>> ranks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ranks.push_back(std::async(std::launch::async, [&, rank] {
+      DataParallel group(Rank(rank, kRanks, port), torch::kCPU,
+                         milliseconds(60000));
+      Checkpoint mine = LoadCheckpoint(model_dir, torch::kCPU);
+      mine.model->eval();
+      const double shared_loss = DevLoss(*mine.model, dev, torch::kCPU, &group);
+      return std::make_pair(shared_loss, DevBleu(mine, dev, &group));
+    }));
+  }
+  for (auto& rank : ranks) {
+    const auto [shared_loss, shared_bleu] = rank.get();
+    EXPECT_NEAR(shared_loss, loss, 1e-9 * loss);  // Summed in another order.
+    EXPECT_EQ(shared_bleu, bleu);                  // The same translations.
+  }
 }
 
 TEST(DataParallelTest, ReadsTheRendezvousVariables) {

@@ -190,6 +190,43 @@ std::string DataParallel::ShareFromFirstRank(const std::string& key,
   }
 }
 
+std::vector<std::string> DataParallel::GatherOnFirstRank(
+    const std::string& bytes) {
+  if (world_size_ == 1) return {bytes};
+  const std::string prefix = "fanyi/gather/" + std::to_string(gathers_++) + "/";
+  try {
+    if (rank_ != 0) {
+      group_->store->set(prefix + std::to_string(rank_),
+                         std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    }
+  } catch (const std::exception& error) {
+    throw std::runtime_error("rank " + std::to_string(rank_) +
+                             ": sending to rank 0 failed (a rank "
+                             "stopped?): " +
+                             error.what());
+  }
+  // A collective: once it returns, every rank's bytes are in the store, and
+  // a rank that died fails it within seconds, where waiting on the store
+  // for its bytes would take the whole timeout.
+  Sum(0.0);
+  if (rank_ != 0) return {};
+  try {
+    std::vector<std::string> gathered = {bytes};
+    for (int rank = 1; rank < world_size_; ++rank) {
+      const std::string key = prefix + std::to_string(rank);
+      const std::vector<uint8_t> theirs = group_->store->get(key);
+      group_->store->deleteKey(key);  // The store would keep every call's.
+      gathered.emplace_back(theirs.begin(), theirs.end());
+    }
+    return gathered;
+  } catch (const std::exception& error) {
+    throw std::runtime_error("rank " + std::to_string(rank_) +
+                             ": gathering on rank 0 failed (a rank "
+                             "stopped?): " +
+                             error.what());
+  }
+}
+
 double DataParallel::Sum(double value) {
   if (world_size_ == 1) return value;
   std::vector<torch::Tensor> one = {

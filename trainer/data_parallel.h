@@ -61,6 +61,12 @@ class DataParallel {
   // The sum of `value` over the ranks.
   double Sum(double value);
 
+  // Every rank's `bytes`, in rank order, on rank 0 (through the rendezvous
+  // store); the other ranks pass theirs and get an empty vector. A
+  // collective (it fails like Sum when a rank is gone): every rank calls it
+  // the same number of times, and the calls are numbered.
+  std::vector<std::string> GatherOnFirstRank(const std::string& bytes);
+
   // Rank 0's `bytes` under `key`, on every rank: rank 0 passes them, the
   // others wait for them (through the rendezvous store) and get them.
   std::string ShareFromFirstRank(const std::string& key,
@@ -81,6 +87,7 @@ class DataParallel {
   torch::Device device_;
   std::optional<c10::DeviceGuard> current_device_;
   std::unique_ptr<Group> group_;
+  int64_t gathers_ = 0;  // GatherOnFirstRank calls so far.
 };
 
 }  // namespace fanyi

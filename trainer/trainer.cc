@@ -69,7 +69,7 @@ struct Trainer::State {
     return resumed_seconds +
            std::chrono::duration<double>(Clock::now() - start).count();
   }
-  // Rank 0 (or the only rank): the one that validates, saves and logs.
+  // Rank 0 (or the only rank): the one that saves and logs.
   bool leads() const { return !group || group->rank() == 0; }
   // Whether to stop now: the budget is spent, as rank 0's clock says, so
   // that every rank stops at the same step. A collective when there are
@@ -101,7 +101,8 @@ struct Trainer::State {
   EpochReport Validate();
   // Saves the model with its training record (run_directory.Save).
   void Save(const EpochReport& report);
-  // Validates, saves and logs the report (rank 0).
+  // Validates (every rank, each its share of the dev set); rank 0 saves
+  // and logs the report.
   void Report();
   // Updates the progress line; also appends a progress record if
   // `record`.
@@ -260,9 +261,8 @@ EpochReport Trainer::State::Validate() {
   report.train_loss = window.MeanLoss();
   report.tokens_per_second = window.TokensPerSecond();
   checkpoint.model->eval();
-  report.dev_loss = DevLoss(*checkpoint.model, data->dev(), device);
-
-  report.dev_bleu = DevBleu(checkpoint, data->dev());
+  report.dev_loss = DevLoss(*checkpoint.model, data->dev(), device, group.get());
+  report.dev_bleu = DevBleu(checkpoint, data->dev(), group.get());
   report.elapsed_seconds = ElapsedSeconds();
   return report;
 }
@@ -279,6 +279,7 @@ void Trainer::State::Save(const EpochReport& report) {
 
 void Trainer::State::Report() {
   EpochReport report = Validate();
+  if (!leads()) return;
   Save(report);
   result.epochs.push_back(report);
   result.best_dev_bleu = run_directory.best_dev_bleu();
@@ -359,7 +360,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
         (pause == Pause::kEpochEnd &&
          state.position.epoch % options_.validate_every_epochs == 0);
     if (report) {
-      if (state.leads()) state.Report();
+      state.Report();
       state.window = ReportWindow();
     }
     if (last) break;

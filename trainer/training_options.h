@@ -32,8 +32,8 @@ struct TrainingOptions {
   // a step takes accumulate_batches × world size batches in all.
   int64_t accumulate_batches = 1;
   // The ranks of a data-parallel run (trainer/data_parallel.h); world size
-  // 1 trains in this process alone. Rank 0 validates and writes the
-  // checkpoints; the others only train.
+  // 1 trains in this process alone. Every rank validates its share of the
+  // dev set; rank 0 writes the checkpoints.
   RendezvousEnvironment rendezvous;
   // How long a rank waits for the others in a collective (or to join)
   // before it fails: a rank that died makes the rest exit, never hang.
