@@ -138,10 +138,10 @@ TEST(DataParallelTest, RanksShareTheDevSetAndAgreeWithOneProcess) {
   // three take a batch each and one takes none.
   const std::string model_dir =
       testing_util::TrainTinyModel(testing_util::MakeTempDir("dev_share"));
-  DevSet dev = PreparedCorpus::Open(
-                   (std::filesystem::path(model_dir).parent_path() / "data")
-                       .string())
-                   .ReadDev();
+  DevSet dev =
+      PreparedCorpus::Open(
+          (std::filesystem::path(model_dir).parent_path() / "data").string())
+          .ReadDev();
   ASSERT_EQ(dev.texts.size(), 30u);
   const DevSet pairs = dev;
   for (int copy = 1; copy < 5; ++copy) {
@@ -174,7 +174,7 @@ TEST(DataParallelTest, RanksShareTheDevSetAndAgreeWithOneProcess) {
   for (auto& rank : ranks) {
     const auto [shared_loss, shared_bleu] = rank.get();
     EXPECT_NEAR(shared_loss, loss, 1e-9 * loss);  // Summed in another order.
-    EXPECT_EQ(shared_bleu, bleu);                  // The same translations.
+    EXPECT_EQ(shared_bleu, bleu);                 // The same translations.
   }
 }
 

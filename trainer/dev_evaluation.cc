@@ -1,9 +1,8 @@
 #include "trainer/dev_evaluation.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -45,11 +44,12 @@ std::vector<size_t> BatchesOf(int rank, int ranks, size_t batches) {
 
 double DevLoss(TransformerImpl& model, const DevSet& dev,
                const torch::Device& device, DataParallel* group) {
+  const int rank = group ? group->rank() : 0;
+  const int ranks = group ? group->world_size() : 1;
   const std::vector<std::vector<size_t>> batches = LengthSortedBatches(dev);
   double loss_sum = 0;
   double tokens = 0;
-  for (size_t b : BatchesOf(group ? group->rank() : 0,
-                            group ? group->world_size() : 1, batches.size())) {
+  for (size_t b : BatchesOf(rank, ranks, batches.size())) {
     std::vector<std::vector<int64_t>> sources, targets;
     for (size_t i : batches[b]) {
       sources.push_back(dev.sources[i]);
@@ -101,8 +101,7 @@ double DevBleu(const Checkpoint& model, const DevSet& dev,
     }
   }
   const double bleu =
-      rank == 0 ? ScoreCorpus(hypotheses, dev.references,
-                              model.target_language)
+      rank == 0 ? ScoreCorpus(hypotheses, dev.references, model.target_language)
                       .bleu.score
                 : 0.0;
   return group ? group->Sum(bleu) : bleu;

@@ -261,7 +261,8 @@ EpochReport Trainer::State::Validate() {
   report.train_loss = window.MeanLoss();
   report.tokens_per_second = window.TokensPerSecond();
   checkpoint.model->eval();
-  report.dev_loss = DevLoss(*checkpoint.model, data->dev(), device, group.get());
+  report.dev_loss =
+      DevLoss(*checkpoint.model, data->dev(), device, group.get());
   report.dev_bleu = DevBleu(checkpoint, data->dev(), group.get());
   report.elapsed_seconds = ElapsedSeconds();
   return report;
