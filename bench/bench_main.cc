@@ -25,7 +25,8 @@ ABSL_FLAG(std::string, modes, "greedy1,greedy,beam,reference",
           "(no-cache greedy, batch 1, first --reference_sentences).");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch for greedy and beam.");
 ABSL_FLAG(int, beam_size, 4, "Beam width of the beam mode.");
-ABSL_FLAG(double, length_penalty, 1.0, "GNMT length penalty α for beam.");
+ABSL_FLAG(double, length_penalty, -1,
+          "GNMT length penalty α for beam; negative: the model's own.");
 ABSL_FLAG(int64_t, reference_sentences, 200,
           "Sources timed with the slow no-cache reference decoder.");
 ABSL_FLAG(int64_t, max_sentences, 0, "Use only the first N sources (0: all).");
@@ -69,7 +70,9 @@ int Run() {
   options.threads = absl::GetFlag(FLAGS_threads);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.repeats = absl::GetFlag(FLAGS_repeats);
-  options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  if (absl::GetFlag(FLAGS_length_penalty) >= 0) {
+    options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  }
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);

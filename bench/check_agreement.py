@@ -70,7 +70,10 @@ class Fanyi:
         self.target_tokens = load_tokens(model_dir, "tgt_vocab.json")
         self.target_ids = {t: i for i, t in enumerate(self.target_tokens)}
         with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
-            max_positions = json.load(f)["model"]["max_positions"]
+            config = json.load(f)
+        max_positions = config["model"]["max_positions"]
+        # The α the model's beam search decodes with (1.0 before the field).
+        self.length_penalty = config.get("length_penalty", 1.0)
         # Translator::FromCheckpoint: the position table bounds the decoder.
         self.max_length = min(DEFAULT_MAX_DECODE_LENGTH, max_positions - 1)
 

@@ -147,7 +147,9 @@ def main():
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--beam_size", type=int, default=4)
     # CTranslate2 applies the GNMT penalty ((5 + len) / 6)^α, as fanyi does.
-    parser.add_argument("--length_penalty", type=float, default=1.0)
+    parser.add_argument(
+        "--length_penalty", type=float, help="default: the fanyi model's own α"
+    )
     parser.add_argument(
         "--compute_type",
         default="float32",
@@ -159,6 +161,8 @@ def main():
     args = parser.parse_args()
 
     fanyi = Fanyi(args.model_dir)
+    if args.length_penalty is None:
+        args.length_penalty = fanyi.length_penalty
     sources = list(read_id_lines(args.sources).values())
     if args.max_sentences > 0:
         sources = sources[: args.max_sentences]

@@ -177,7 +177,7 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
   std::vector<std::unique_ptr<ContinuousDecoder>> decoders;
   for (int w = 0; w < workers; ++w) {
     decoders.push_back(std::make_unique<ContinuousDecoder>(
-        model, impl_->limits, impl_->options.length_penalty));
+        model, impl_->limits, impl_->translator->length_penalty()));
   }
   // One untimed batch first: the first calls allocate and set up threads.
   DecodeBatch(*decoders.front(), model, batches.front(), mode);
@@ -245,6 +245,10 @@ const std::string& DecodingBenchmark::model_version() const {
 
 std::string DecodingBenchmark::device_name() const {
   return impl_->translator->device_name();
+}
+
+double DecodingBenchmark::length_penalty() const {
+  return impl_->translator->length_penalty();
 }
 
 const BenchmarkOptions& DecodingBenchmark::options() const {

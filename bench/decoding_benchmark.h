@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ struct BenchmarkOptions {
                     // server's workers do); the reference decoder always
                     // runs one stream with all `threads`.
   int repeats = 3;  // Timed runs per mode; the median is reported.
-  double length_penalty = 1.0;    // GNMT α for beam search (as the server).
+  // GNMT α for beam search; unset: the model's own (as the server).
+  std::optional<double> length_penalty;
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
   bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
   int64_t cuda_graph_after_steps =
@@ -90,6 +92,7 @@ class DecodingBenchmark {
   int64_t skipped() const;
   const std::string& model_version() const;
   std::string device_name() const;  // "cpu" or "cuda:N".
+  double length_penalty() const;    // The α beam search decodes with.
   const BenchmarkOptions& options() const;
 
  private:

@@ -75,6 +75,9 @@ ABSL_FLAG(int, max_glossary_entries, 256,
 ABSL_FLAG(int, beam_size, 4,
           "Beam size for requests that ask for none (1 = greedy).");
 ABSL_FLAG(int, max_beam_size, 8, "Larger requested beam sizes are capped.");
+ABSL_FLAG(double, length_penalty, -1,
+          "GNMT length penalty α of beam search; negative: each model's own "
+          "(chosen on dev by fanyi-train, 1.0 for older models).");
 ABSL_FLAG(int, threads, fanyi::CoresGiven(),
           "CPU threads for decoding, split evenly over the workers "
           "(default: the cores the process is given).");
@@ -162,6 +165,9 @@ int main(int argc, char** argv) {
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
+  if (absl::GetFlag(FLAGS_length_penalty) >= 0) {
+    options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  }
   options.threads = absl::GetFlag(FLAGS_threads);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.device = absl::GetFlag(FLAGS_device);

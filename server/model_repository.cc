@@ -199,9 +199,11 @@ std::string ModelRepository::LoadLocked(const RepositoryVersion& entry) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
-  std::shared_ptr<ServedModel> old = registry_.Replace(std::move(loaded));
   std::string line = label + " serving (" + entry.path + ", loaded in " +
-                     std::to_string(seconds) + " s)";
+                     std::to_string(seconds) + " s, beam length penalty " +
+                     std::to_string(loaded->translator().length_penalty()) +
+                     ")";
+  std::shared_ptr<ServedModel> old = registry_.Replace(std::move(loaded));
   if (old != nullptr) {
     line += "; version " + std::to_string(old->version()) +
             " finishes what it holds";

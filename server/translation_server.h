@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,9 +65,11 @@ struct ServerOptions {
   std::string compute_type = "int8";   // "int8" or "float32"
                                        // (TranslatorOptions).
   bool beam_stops_early = false;       // DecodingOptions::beam_stops_early.
-  bool cuda_graphs = false;            // DecodingOptions::cuda_graphs.
-  int max_batch_texts = 256;           // TranslateBatch texts per RPC, at most
-                                       // (and at most max_queue).
+  // GNMT α of beam search for every model; unset: each model's own.
+  std::optional<double> length_penalty;
+  bool cuda_graphs = false;     // DecodingOptions::cuda_graphs.
+  int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most
+                                // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).
   int max_beam_size = 8;        // Larger requested beams are capped.
   int threads = 0;              // CPU threads for decoding, split evenly

@@ -64,6 +64,7 @@ void DescribeModel(const ServedModel& model, v1::ModelInfo* info) {
   info->set_cased_output(pipeline.keeps_target_case());
   info->set_device(translator.device_name());
   info->set_source_script_normalized(pipeline.normalizes_source_script());
+  info->set_length_penalty(translator.length_penalty());
 }
 
 }  // namespace

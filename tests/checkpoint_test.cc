@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/model/checkpoint_averaging.h"
+#include "common/pipeline/translator.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -119,6 +120,26 @@ TEST_F(CheckpointTest, SourceScriptRoundTripsAndIsEmptyWhenAbsent) {
   EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).source_script, "");
 }
 
+TEST_F(CheckpointTest, LengthPenaltyRoundTripsAndTranslatorsDecodeWithIt) {
+  Checkpoint tuned = MakeCheckpoint();
+  tuned.length_penalty = 1.7;
+  SaveCheckpoint(tuned, directory_);
+  const Checkpoint loaded = LoadCheckpoint(directory_, torch::kCPU);
+  EXPECT_EQ(loaded.length_penalty, 1.7);
+  EXPECT_EQ(Translator::FromCheckpoint(loaded, {})->length_penalty(), 1.7);
+  TranslatorOptions overridden;
+  overridden.length_penalty = 0.5;
+  EXPECT_EQ(Translator::FromCheckpoint(loaded, overridden)->length_penalty(),
+            0.5);
+
+  // Checkpoints from before the field decoded with 1.0.
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config.erase("length_penalty");
+  Overwrite(config_path, config.dump());
+  EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).length_penalty, 1.0);
+}
+
 TEST_F(CheckpointTest, SavingAgainReplacesTheDirectory) {
   original_.model_version = "test-2";
   SaveCheckpoint(original_, directory_);
@@ -201,7 +222,11 @@ INSTANTIATE_TEST_SUITE_P(
                       "unknown letter case \"upper\""},
         BadConfigCase{"SourceScriptUnknown", "/source_script",
                       "\"traditional\"",
-                      "unknown source_script \"traditional\""}),
+                      "unknown source_script \"traditional\""},
+        BadConfigCase{"LengthPenaltyNegative", "/length_penalty", "-0.5",
+                      "length_penalty must not be negative"},
+        BadConfigCase{"LengthPenaltyString", "/length_penalty", "\"1.2\"",
+                      "length_penalty must be a number"}),
     [](const ::testing::TestParamInfo<BadConfigCase>& info) {
       return info.param.name;
     });

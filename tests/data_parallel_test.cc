@@ -157,24 +157,41 @@ TEST(DataParallelTest, RanksShareTheDevSetAndAgreeWithOneProcess) {
   const double loss = DevLoss(*alone.model, dev, torch::kCPU);
   const double bleu = DevBleu(alone, dev);
   EXPECT_GT(bleu, 50);  // It translates its pairs.
+  const std::vector<double> length_penalties = {2.5, 0.0, 1.0};
+  const LengthPenaltyChoice choice =
+      ChooseLengthPenalty(alone, dev, length_penalties, /*beam_size=*/4);
+  ASSERT_EQ(choice.dev_bleu.size(), 3u);
+  EXPECT_EQ(choice.dev_bleu[0].first, 0.0);  // Tried in rising order.
+  EXPECT_EQ(choice.dev_bleu[2].first, 2.5);
 
   static constexpr int kRanks = 4;
   const int port = testing_util::FreePort();
-  std::vector<std::future<std::pair<double, double>>> ranks;
+  struct Measures {
+    double loss = 0;
+    double bleu = 0;
+    LengthPenaltyChoice choice;
+  };
+  std::vector<std::future<Measures>> ranks;
   for (int rank = 0; rank < kRanks; ++rank) {
     ranks.push_back(std::async(std::launch::async, [&, rank] {
       DataParallel group(Rank(rank, kRanks, port), torch::kCPU,
                          milliseconds(60000));
       Checkpoint mine = LoadCheckpoint(model_dir, torch::kCPU);
       mine.model->eval();
-      const double shared_loss = DevLoss(*mine.model, dev, torch::kCPU, &group);
-      return std::make_pair(shared_loss, DevBleu(mine, dev, &group));
+      Measures measures;
+      measures.loss = DevLoss(*mine.model, dev, torch::kCPU, &group);
+      measures.bleu = DevBleu(mine, dev, &group);
+      measures.choice =
+          ChooseLengthPenalty(mine, dev, length_penalties, 4, &group);
+      return measures;
     }));
   }
   for (auto& rank : ranks) {
-    const auto [shared_loss, shared_bleu] = rank.get();
-    EXPECT_NEAR(shared_loss, loss, 1e-9 * loss);  // Summed in another order.
-    EXPECT_EQ(shared_bleu, bleu);                 // The same translations.
+    const Measures shared = rank.get();
+    EXPECT_NEAR(shared.loss, loss, 1e-9 * loss);  // Summed in another order.
+    EXPECT_EQ(shared.bleu, bleu);                 // The same translations.
+    EXPECT_EQ(shared.choice.dev_bleu, choice.dev_bleu);
+    EXPECT_EQ(shared.choice.length_penalty, choice.length_penalty);
   }
 }
 

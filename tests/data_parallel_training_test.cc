@@ -49,7 +49,8 @@ std::string TrainCommand(const std::string& out, const std::string& flags,
          testing_util::SharedDataPath("en-zh/train_mini.tsv") + " --dev " +
          testing_util::SharedDataPath("en-zh/dev_mini.tsv") +
          " --layers 1 --d_model 32 --d_ff 64 --heads 2 --dropout 0"
-         " --threads 1 --average_last 0 --batch_tokens 512 --device " +
+         " --threads 1 --average_last 0 --length_penalties 1,2"
+         " --batch_tokens 512 --device " +
          device + " --out " + out + " " + flags;
 }
 
@@ -109,6 +110,13 @@ TEST_P(TwoRanksTest, EqualOneProcessSummingTheirBatches) {
   // Only rank 0 wrote: one log, one set of checkpoints.
   EXPECT_TRUE(fs::exists(ranked + "/best"));
   EXPECT_EQ(rank1_result.output.find("best dev BLEU"), std::string::npos);
+  // Both ranks chose best/'s length penalty; rank 0 kept it.
+  EXPECT_NE(rank0.output.find("length penalty on dev, beam 4: 1 -> "),
+            std::string::npos)
+      << rank0.output;
+  const double chosen =
+      LoadCheckpoint(ranked + "/best", torch::kCPU).length_penalty;
+  EXPECT_TRUE(chosen == 1.0 || chosen == 2.0) << chosen;
 
   // The two-rank run resumes in one process (another world size): its
   // saves are per epoch, not per rank.
@@ -284,7 +292,7 @@ TEST(DataParallelTrainingTest, RanksReadOnePreparedCorpus) {
         Rank(rank, port) + testing_util::BinaryPath("fanyi-train") +
         " --data " + data +
         " --layers 1 --d_model 32 --d_ff 64 --heads 2 --threads 1"
-        " --device cpu --average_last 0 --epochs 1"
+        " --device cpu --average_last 0 --length_penalties= --epochs 1"
         " --collective_timeout_minutes 0.5"
         " --out " +
         out + " 2>&1");

@@ -294,6 +294,7 @@ TEST_F(ModelRepositoryTest, ListModelsDescribesEachModel) {
   EXPECT_TRUE(zh_en.source_script_normalized());
   const Checkpoint checkpoint =
       LoadCheckpoint(TrainedModels().zh_en, torch::kCPU);
+  EXPECT_EQ(zh_en.length_penalty(), checkpoint.length_penalty);
   EXPECT_EQ(zh_en.source_vocabulary_size(),
             checkpoint.source_vocabulary.size());
   EXPECT_EQ(zh_en.target_vocabulary_size(),

@@ -62,6 +62,7 @@ TrainingOptions TinyTrainingOptions(const std::string& train_path,
   options.threads = 1;
   options.device = "cpu";
   options.show_progress = false;
+  options.length_penalties.clear();  // Tests that want the choice ask.
   return options;
 }
 

@@ -13,12 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "tests/test_util.h"
 #include "trainer/corpus_preparation.h"
+#include "trainer/dev_evaluation.h"
+#include "trainer/prepared_corpus.h"
 #include "trainer/tensor_batch.h"
 #include "trainer/token_batches.h"
 #include "trainer/weight_transfer.h"
@@ -422,6 +425,59 @@ TEST(TrainerTest, AveragesTheLastSavesAtTheEnd) {
             averaged_bleu > best_single);
 }
 
+TEST(TrainerTest, ChoosesTheLengthPenaltyOnDevAndBestKeepsIt) {
+  // A model of a few seconds: still poor, so the length penalty moves its
+  // beam search's output lengths, and BLEU with them.
+  const std::string directory = testing_util::MakeTempDir("trainer_alpha");
+  TrainingOptions options = testing_util::TinyTrainingOptions(
+      testing_util::SharedDataPath("en-zh/dev_mini.tsv"),
+      (fs::path(directory) / "run").string());
+  options.batch_tokens = 512;
+  options.epochs = 20;
+  options.average_last = 0;
+  options.length_penalties = {3.0, 0.0, 1.0};
+  std::ostringstream log;
+  const TrainingResult result = Trainer(options).Run(log);
+  EXPECT_NE(log.str().find("best/ decodes beam search with length penalty"),
+            std::string::npos)
+      << log.str();
+
+  // Each trial is DevBleu of best/'s weights, decoded as a server loads
+  // them, with that α; best/ keeps the α of the highest.
+  const std::string best_dir = (fs::path(options.out_dir) / "best").string();
+  const Checkpoint best = LoadCheckpoint(best_dir, torch::kCPU);
+  const DevSet dev =
+      PreparedCorpus::Open((fs::path(options.out_dir) / "data").string())
+          .ReadDev();
+  const nlohmann::json& trials = best.training.at("length_penalty_trials");
+  ASSERT_EQ(trials.size(), 3u);
+  double highest = -1;
+  double chosen = -1;
+  std::set<double> bleus;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const double length_penalty = trials[i].at("length_penalty");
+    EXPECT_EQ(length_penalty, (std::vector<double>{0.0, 1.0, 3.0}[i]));
+    Checkpoint decoded = LoadCheckpoint(best_dir, torch::kCPU);
+    SelectCpuDecoder(*decoded.model, "packed", "int8");
+    decoded.length_penalty = length_penalty;
+    const double bleu = DevBleu(decoded, dev, nullptr, kLengthPenaltyBeam);
+    EXPECT_EQ(trials[i].at("dev_bleu").get<double>(), bleu) << length_penalty;
+    if (bleu > highest) {
+      highest = bleu;
+      chosen = length_penalty;
+    }
+    bleus.insert(bleu);
+  }
+  ASSERT_GT(bleus.size(), 1u) << "every α gave the same BLEU";
+  EXPECT_EQ(best.length_penalty, chosen);
+  EXPECT_EQ(result.length_penalty, chosen);
+  // Loaded as it is, best/ decodes with its own α.
+  Checkpoint served = LoadCheckpoint(best_dir, torch::kCPU);
+  SelectCpuDecoder(*served.model, "packed", "int8");
+  EXPECT_EQ(DevBleu(served, dev, nullptr, kLengthPenaltyBeam), highest);
+  EXPECT_EQ(Translator::Load(best_dir, {})->length_penalty(), chosen);
+}
+
 // The largest difference between two checkpoints' weights.
 double LargestDifference(const std::string& a, const std::string& b) {
   return testing_util::LargestWeightDifference(
@@ -681,6 +737,9 @@ TEST(TrainerTest, BadOptionsAreRefused) {
   EXPECT_THROW(Trainer{options}, std::invalid_argument);
   options.word_dropout = 0.1;
   options.rdrop_weight = -1;
+  EXPECT_THROW(Trainer{options}, std::invalid_argument);
+  options.rdrop_weight = 0;
+  options.length_penalties = {1.0, -0.5};
   EXPECT_THROW(Trainer{options}, std::invalid_argument);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +68,8 @@ double DevLoss(TransformerImpl& model, const DevSet& dev,
   return loss_sum / std::max(tokens, 1.0);
 }
 
-double DevBleu(const Checkpoint& model, const DevSet& dev,
-               DataParallel* group) {
+double DevBleu(const Checkpoint& model, const DevSet& dev, DataParallel* group,
+               int beam_size) {
   const int rank = group ? group->rank() : 0;
   const int ranks = group ? group->world_size() : 1;
   const std::vector<std::vector<size_t>> batches = LengthSortedBatches(dev);
@@ -79,7 +80,7 @@ double DevBleu(const Checkpoint& model, const DevSet& dev,
     std::vector<std::string> texts;
     for (size_t i : batches[b]) texts.push_back(dev.texts[i]);
     CorpusTranslation translation =
-        TranslateCorpus(*translator, texts, kDevBatchSize, /*beam_size=*/1);
+        TranslateCorpus(*translator, texts, kDevBatchSize, beam_size);
     for (size_t k = 0; k < texts.size(); ++k) {
       hypotheses[batches[b][k]] = std::move(translation.hypotheses[k]);
       if (group) mine.push_back(hypotheses[batches[b][k]]);
@@ -105,6 +106,27 @@ double DevBleu(const Checkpoint& model, const DevSet& dev,
                       .bleu.score
                 : 0.0;
   return group ? group->Sum(bleu) : bleu;
+}
+
+LengthPenaltyChoice ChooseLengthPenalty(Checkpoint model, const DevSet& dev,
+                                        std::vector<double> length_penalties,
+                                        int beam_size, DataParallel* group) {
+  if (length_penalties.empty()) {
+    throw std::invalid_argument("no length penalty to choose from");
+  }
+  std::sort(length_penalties.begin(), length_penalties.end());
+  LengthPenaltyChoice choice;
+  double best_bleu = -1;
+  for (double length_penalty : length_penalties) {
+    model.length_penalty = length_penalty;
+    const double bleu = DevBleu(model, dev, group, beam_size);
+    choice.dev_bleu.emplace_back(length_penalty, bleu);
+    if (bleu > best_bleu) {
+      best_bleu = bleu;
+      choice.length_penalty = length_penalty;
+    }
+  }
+  return choice;
 }
 
 }  // namespace fanyi

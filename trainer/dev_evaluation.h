@@ -5,6 +5,9 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+#include <vector>
+
 #include "common/model/checkpoint.h"
 #include "common/model/transformer.h"
 #include "trainer/data_parallel.h"
@@ -24,11 +27,27 @@ namespace fanyi {
 double DevLoss(TransformerImpl& model, const DevSet& dev,
                const torch::Device& device, DataParallel* group = nullptr);
 
-// Corpus BLEU of `model`'s greedy translations of `dev`, by the same code as
+// Corpus BLEU of `model`'s translations of `dev` (greedy for `beam_size`
+// 1, else beam search with `model.length_penalty`), by the same code as
 // fanyi-eval (TranslateCorpus, ScoreCorpus). Rank 0 scores the translations
 // that every rank sends it.
 double DevBleu(const Checkpoint& model, const DevSet& dev,
-               DataParallel* group = nullptr);
+               DataParallel* group = nullptr, int beam_size = 1);
+
+// The GNMT length penalties tried on dev and the one chosen.
+struct LengthPenaltyChoice {
+  double length_penalty = 1.0;                      // The chosen α.
+  std::vector<std::pair<double, double>> dev_bleu;  // (α, BLEU), α rising.
+};
+
+// DevBleu of `model`'s beam search of `beam_size` with each α of
+// `length_penalties` (each at least 0, one at least); chooses the highest
+// BLEU, ties going to the smaller α (the faster to decode). docs/quality.md
+// shows that α chosen on one half of a dev set gains on the other half.
+LengthPenaltyChoice ChooseLengthPenalty(Checkpoint model, const DevSet& dev,
+                                        std::vector<double> length_penalties,
+                                        int beam_size,
+                                        DataParallel* group = nullptr);
 
 }  // namespace fanyi
 

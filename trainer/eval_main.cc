@@ -31,8 +31,9 @@ ABSL_FLAG(int, source_column, 1,
 ABSL_FLAG(int, target_column, 2, "A TSV --input's reference column.");
 ABSL_FLAG(std::string, output, "", "Write the translations here, one a line.");
 ABSL_FLAG(int, beam_size, 1, "1 = greedy; more = beam search.");
-ABSL_FLAG(double, length_penalty, 1.0,
-          "GNMT length penalty α for beam search.");
+ABSL_FLAG(double, length_penalty, -1,
+          "GNMT length penalty α for beam search; negative: the model's own "
+          "(chosen on dev by fanyi-train, 1.0 for older models).");
 ABSL_FLAG(int, batch_size, 64, "Sentences decoded together.");
 ABSL_FLAG(int, threads, 0, "CPU threads (0: all cores).");
 ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
@@ -100,7 +101,9 @@ int Run() {
   if (options.threads <= 0) {
     options.threads = fanyi::CoresGiven();
   }
-  options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  if (absl::GetFlag(FLAGS_length_penalty) >= 0) {
+    options.length_penalty = absl::GetFlag(FLAGS_length_penalty);
+  }
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
@@ -129,7 +132,7 @@ int Run() {
             << " sentences, " << (beam_size > 1 ? "beam " : "greedy")
             << (beam_size > 1
                     ? std::to_string(beam_size) + " (length penalty " +
-                          std::to_string(options.length_penalty) + ")"
+                          std::to_string(translator->length_penalty()) + ")"
                     : "")
             << ", batch " << absl::GetFlag(FLAGS_batch_size) << ", "
             << translation.seconds << " s, "

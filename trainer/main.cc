@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "common/model/cpu_threading.h"
 #include "trainer/local_ranks.h"
 #include "trainer/preparation_flags.h"
@@ -64,6 +65,12 @@ ABSL_FLAG(int64_t, average_last, 5,
           "Keep the last N saves in --out/epochs/ and, at the end, write their "
           "average to --out/averaged/ (and best/ if it scores higher on dev); "
           "0 = off.");
+ABSL_FLAG(std::vector<std::string>, length_penalties,
+          std::vector<std::string>({"0.6", "0.8", "1.0", "1.2", "1.4", "1.6",
+                                    "1.8", "2.0"}),
+          "GNMT length penalties α tried on dev when training ends, with beam "
+          "4; best/ keeps the one of the highest BLEU, which the server and "
+          "fanyi-eval use (each can override it). Empty: 1.0.");
 ABSL_FLAG(int, threads, 0,
           "CPU cores in all (0: those this process is given: its affinity, "
           "lowered to its cgroup's CPU limit), shared among --ranks.");
@@ -133,6 +140,15 @@ int main(int argc, char** argv) {
   options.init_from = absl::GetFlag(FLAGS_init_from);
 
   try {
+    options.length_penalties.clear();
+    for (const std::string& value : absl::GetFlag(FLAGS_length_penalties)) {
+      double length_penalty = 0;
+      if (!absl::SimpleAtod(value, &length_penalty)) {
+        throw std::invalid_argument("--length_penalties: \"" + value +
+                                    "\" is not a number");
+      }
+      options.length_penalties.push_back(length_penalty);
+    }
     if (std::getenv("WORLD_SIZE") == nullptr) {
       const fanyi::LocalRankPlan plan =
           fanyi::PlanLocalRanks(absl::GetFlag(FLAGS_ranks), options.threads,
@@ -153,7 +169,8 @@ int main(int argc, char** argv) {
     const fanyi::TrainingResult result = trainer.Run(std::cerr);
     if (options.rendezvous.rank == 0) {
       std::cout << "best dev BLEU " << result.best_dev_bleu << ": "
-                << result.best_checkpoint << "\n";
+                << result.best_checkpoint << " (beam length penalty "
+                << result.length_penalty << ")\n";
     }
   } catch (const std::exception& error) {
     std::cerr << "fanyi-train: " << error.what() << "\n";

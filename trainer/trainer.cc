@@ -5,14 +5,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/cpu_threading.h"
 #include "common/model/device.h"
+#include "common/pipeline/translator.h"
 #include "trainer/data_parallel.h"
 #include "trainer/dev_evaluation.h"
 #include "trainer/output_directory.h"
@@ -26,6 +29,7 @@
 
 namespace fanyi {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -107,6 +111,11 @@ struct Trainer::State {
   // Updates the progress line; also appends a progress record if
   // `record`.
   void ShowProgress(double lr, bool record);
+  // Chooses best/'s length penalty on dev (options.length_penalties): every
+  // rank decodes its share with best/'s weights, in the server's default
+  // decoding step; rank 0 rewrites best/ with the chosen α. Ends training:
+  // the model holds best/'s weights after it.
+  void ChooseBestLengthPenalty();
 };
 
 void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
@@ -287,6 +296,45 @@ void Trainer::State::Report() {
   training_log.Report(report, position.epoch_complete);
 }
 
+void Trainer::State::ChooseBestLengthPenalty() {
+  const bool has_best =
+      leads() && fs::exists(fs::path(run_directory.best()) / "config.json");
+  if (!(group ? group->Sum(has_best ? 1.0 : 0.0) > 0 : has_best)) return;
+  const double started = ElapsedSeconds();
+  Checkpoint best;
+  {
+    torch::NoGradGuard no_grad;
+    if (leads()) {
+      best = LoadCheckpoint(run_directory.best(), device);
+      const std::vector<torch::Tensor> weights = best.model->parameters();
+      std::vector<torch::Tensor> mine = checkpoint.model->parameters();
+      for (size_t i = 0; i < mine.size(); ++i) mine[i].copy_(weights[i]);
+    }
+    if (group) group->CopyFromFirstRank(checkpoint.model->parameters());
+  }
+  checkpoint.model->eval();
+  const TranslatorOptions served;
+  SelectCpuDecoder(*checkpoint.model, served.cpu_decoder, served.compute_type);
+  const LengthPenaltyChoice choice =
+      ChooseLengthPenalty(checkpoint, data->dev(), options.length_penalties,
+                          kLengthPenaltyBeam, group.get());
+  if (!leads()) return;
+  nlohmann::json trials = nlohmann::json::array();
+  log << "length penalty on dev, beam " << kLengthPenaltyBeam << ":";
+  for (const auto& [length_penalty, bleu] : choice.dev_bleu) {
+    trials.push_back({{"length_penalty", length_penalty}, {"dev_bleu", bleu}});
+    log << " " << length_penalty << " -> " << bleu;
+  }
+  best.length_penalty = choice.length_penalty;
+  best.training["length_penalty_beam"] = kLengthPenaltyBeam;
+  best.training["length_penalty_trials"] = std::move(trials);
+  SaveCheckpoint(best, run_directory.best());
+  result.length_penalty = choice.length_penalty;
+  log << "\nbest/ decodes beam search with length penalty "
+      << choice.length_penalty << " (chosen in " << ElapsedSeconds() - started
+      << " s)\n";
+}
+
 Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {
   options_.Validate();
   options_.model.source_vocab_size = 5;  // Placeholders until data is read.
@@ -370,6 +418,7 @@ TrainingResult Trainer::Run(std::ostream& log) {
     state.run_directory.AverageKeptSaves(state.data->dev(), state.device, log);
     state.result.best_dev_bleu = state.run_directory.best_dev_bleu();
   }
+  if (!options_.length_penalties.empty()) state.ChooseBestLengthPenalty();
   state.result.best_checkpoint = state.run_directory.best();
   return state.result;
 }

@@ -17,6 +17,7 @@ struct TrainingResult {
   double best_dev_bleu = 0;
   std::string best_checkpoint;      // Directory of the best checkpoint.
   std::string last_checkpoint;      // Directory of the last checkpoint.
+  double length_penalty = 1.0;      // The α best/ decodes beam search with.
   int64_t skipped_train_lines = 0;  // Bad input lines that were skipped.
 };
 

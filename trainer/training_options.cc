@@ -48,6 +48,9 @@ void TrainingOptions::Validate() const {
   require(validate_every_steps >= 0,
           "--validate_every_steps must not be negative");
   require(average_last >= 0, "--average_last must not be negative");
+  for (double length_penalty : length_penalties) {
+    require(length_penalty >= 0, "--length_penalties must not be negative");
+  }
   require(device == "auto" || device == "cpu" || device == "cuda",
           "--device must be auto, cpu or cuda");
   require(precision == "fp32" || precision == "bf16",

@@ -3,12 +3,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/model/model_config.h"
 #include "trainer/corpus_preparation.h"
 #include "trainer/rendezvous.h"
 
 namespace fanyi {
+
+// The beam of the search that chooses best/'s length penalty: the server's
+// default beam.
+inline constexpr int kLengthPenaltyBeam = 4;
 
 // Settings of one training run, validated by Trainer's constructor.
 struct TrainingOptions {
@@ -53,10 +58,16 @@ struct TrainingOptions {
   // Also every N optimizer steps (an epoch of a large corpus takes hours);
   // 0 = at epoch ends only.
   int64_t validate_every_steps = 0;
-  int64_t average_last = 5;     // Keep the last N saves in epochs/ and, when
-                                // training ends, write their average to
-                                // averaged/ (best/ too if it scores higher on
-                                // dev); 0 or 1 = off. docs/quality.md.
+  int64_t average_last = 5;  // Keep the last N saves in epochs/ and, when
+                             // training ends, write their average to
+                             // averaged/ (best/ too if it scores higher on
+                             // dev); 0 or 1 = off. docs/quality.md.
+  // GNMT length penalties α tried when training ends: best/'s weights
+  // translate dev with beam search of kLengthPenaltyBeam, as the server
+  // decodes them, and best/ keeps the α of the highest BLEU
+  // (ChooseLengthPenalty). Empty: best/ keeps 1.0.
+  std::vector<double> length_penalties = {0.6, 0.8, 1.0, 1.2,
+                                          1.4, 1.6, 1.8, 2.0};
   int threads = 0;              // Intra-op threads; 0 = all cores.
   std::string device = "auto";  // auto, cpu or cuda.
   // fp32, or bf16: the forward pass under bfloat16 autocast (mixed

@@ -216,6 +216,7 @@ void SaveCheckpoint(
       {"source_case", WordCaseName(checkpoint.source_case)},
       {"target_case", WordCaseName(checkpoint.target_case)},
       {"longest_source_tokens", checkpoint.longest_source_tokens},
+      {"length_penalty", checkpoint.length_penalty},
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
@@ -281,6 +282,15 @@ Checkpoint LoadCheckpoint(const std::string& path,
     }
     checkpoint.longest_source_tokens =
         config.value("longest_source_tokens", int64_t{0});
+    if (config.contains("length_penalty")) {
+      if (!config["length_penalty"].is_number()) {
+        throw std::invalid_argument("length_penalty must be a number");
+      }
+      checkpoint.length_penalty = config["length_penalty"].get<double>();
+      if (!(checkpoint.length_penalty >= 0)) {
+        throw std::invalid_argument("length_penalty must not be negative");
+      }
+    }
     checkpoint.source_case =
         ParseWordCase(config.value("source_case", std::string("lower")));
     checkpoint.target_case =

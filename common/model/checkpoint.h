@@ -43,6 +43,10 @@ struct Checkpoint {
   // The longest training source in tokens; 0 when unknown. Longer sentences
   // are translated in clauses.
   int64_t longest_source_tokens = 0;
+  // The GNMT length penalty α its beam search decodes with: the one the
+  // trainer found best on dev; 1.0 (what every model used before) for
+  // checkpoints from before the field.
+  double length_penalty = 1.0;
   // Start as the four specials only (a vocabulary built from no data).
   Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
   Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);

@@ -34,7 +34,9 @@ std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
 
 std::unique_ptr<Translator> Translator::FromCheckpoint(
     const Checkpoint& checkpoint, const TranslatorOptions& options) {
-  if (options.length_penalty < 0) {
+  const double length_penalty =
+      options.length_penalty.value_or(checkpoint.length_penalty);
+  if (!(length_penalty >= 0)) {
     throw std::invalid_argument("length_penalty must not be negative");
   }
   DecodingOptions decoding;
@@ -49,7 +51,7 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   auto pipeline = std::make_unique<TextPipeline>(
       checkpoint, decoding, options.max_sentence_tokens, options.limits);
   auto impl = std::unique_ptr<Impl>(
-      new Impl{checkpoint, decoding, options.length_penalty, device});
+      new Impl{checkpoint, decoding, length_penalty, device});
   auto translator =
       std::unique_ptr<Translator>(new Translator(std::move(impl)));
   translator->pipeline_ = std::move(pipeline);
@@ -113,6 +115,8 @@ std::vector<std::string> Translator::Translate(
 const std::string& Translator::model_version() const {
   return impl_->checkpoint.model_version;
 }
+
+double Translator::length_penalty() const { return impl_->length_penalty; }
 
 std::string Translator::device_name() const { return impl_->device.str(); }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +21,8 @@ struct TranslatorOptions {
   int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
   double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
   int length_offset = 10;  // ... + length_offset, never above the hard cap.
-  double length_penalty = 1.0;  // GNMT α for beam search (docs/quality.md).
+  // GNMT α for beam search (docs/quality.md); unset: the checkpoint's own.
+  std::optional<double> length_penalty;
   // Longer sentences are translated in clauses (SplitIntoClauses). 0 = the
   // longest the model does well: its longest training sentence, and no
   // longer than its length caps let a translation grow.
@@ -85,6 +87,8 @@ class Translator {
 
   // A short identifier of the loaded model (from its config).
   const std::string& model_version() const;
+  // The length penalty α its beam search decodes with.
+  double length_penalty() const;
   // "cpu" or "cuda:N".
   std::string device_name() const;
   // Language codes of the model's sides (the target's picks the BLEU
