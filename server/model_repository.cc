@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -199,10 +200,11 @@ std::string ModelRepository::LoadLocked(const RepositoryVersion& entry) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
-  std::string line = label + " serving (" + entry.path + ", loaded in " +
-                     std::to_string(seconds) + " s, beam length penalty " +
-                     std::to_string(loaded->translator().length_penalty()) +
-                     ")";
+  std::ostringstream description;
+  description << label << " serving (" << entry.path << ", loaded in "
+              << seconds << " s, beam length penalty "
+              << loaded->translator().length_penalty() << ")";
+  std::string line = description.str();
   std::shared_ptr<ServedModel> old = registry_.Replace(std::move(loaded));
   if (old != nullptr) {
     line += "; version " + std::to_string(old->version()) +

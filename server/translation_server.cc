@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -326,10 +327,12 @@ void TranslationServer::UpdateHealth() {
 std::vector<std::string> TranslationServer::DescribeModels() const {
   std::vector<std::string> descriptions;
   for (const std::shared_ptr<ServedModel>& model : models_->Models()) {
-    descriptions.push_back(model->name() + " version " +
-                           std::to_string(model->version()) + " (" +
-                           model->translator().model_version() + ") on " +
-                           model->translator().device_name());
+    std::ostringstream description;
+    description << model->name() << " version " << model->version() << " ("
+                << model->translator().model_version() << ") on "
+                << model->translator().device_name() << ", beam length penalty "
+                << model->translator().length_penalty();
+    descriptions.push_back(description.str());
   }
   return descriptions;
 }
