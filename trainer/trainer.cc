@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -323,16 +324,17 @@ void Trainer::State::ChooseBestLengthPenalty() {
   log << "length penalty on dev, beam " << kLengthPenaltyBeam << ":";
   for (const auto& [length_penalty, bleu] : choice.dev_bleu) {
     trials.push_back({{"length_penalty", length_penalty}, {"dev_bleu", bleu}});
-    log << " " << length_penalty << " -> " << bleu;
+    log << " " << std::defaultfloat << length_penalty << " -> " << std::fixed
+        << std::setprecision(2) << bleu << std::setprecision(6);
   }
   best.length_penalty = choice.length_penalty;
   best.training["length_penalty_beam"] = kLengthPenaltyBeam;
   best.training["length_penalty_trials"] = std::move(trials);
   SaveCheckpoint(best, run_directory.best());
   result.length_penalty = choice.length_penalty;
-  log << "\nbest/ decodes beam search with length penalty "
-      << choice.length_penalty << " (chosen in " << ElapsedSeconds() - started
-      << " s)\n";
+  log << std::defaultfloat << "\nbest/ decodes beam search with length penalty "
+      << choice.length_penalty << " (chosen in " << std::setprecision(3)
+      << ElapsedSeconds() - started << std::setprecision(6) << " s)\n";
 }
 
 Trainer::Trainer(TrainingOptions options) : options_(std::move(options)) {
