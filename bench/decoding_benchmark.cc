@@ -17,6 +17,7 @@
 #include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/device.h"
+#include "common/model/step_graphs.h"
 #include "common/pipeline/translator.h"
 
 namespace fanyi {
@@ -222,6 +223,13 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
     timing.targets = std::move(targets);
+  }
+  for (const auto& decoder : decoders) {
+    if (const StepGraphs* graphs = decoder->graphs()) {
+      timing.graph_captures += graphs->captures();
+      timing.graph_replays += graphs->replays();
+      if (!graphs->failure().empty()) timing.graph_failure = graphs->failure();
+    }
   }
   timing.target_tokens = 0;
   for (const auto& row : timing.targets) {

@@ -37,7 +37,7 @@ struct BenchmarkOptions {
   // GNMT α for beam search; unset: the model's own (as the server).
   std::optional<double> length_penalty;
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
-  bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
+  bool cuda_graphs = true;        // DecodingOptions::cuda_graphs.
   int64_t cuda_graph_after_steps =
       3;  // DecodingOptions::cuda_graph_after_steps.
   std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
@@ -62,6 +62,10 @@ struct ModeTiming {
   double median_seconds = 0;
   double sentences_per_second = 0;  // sentences / median_seconds.
   double tokens_per_second = 0;     // target_tokens / median_seconds.
+  // CUDA graphs (BenchmarkOptions::cuda_graphs), over every run and decoder:
+  int64_t graph_captures = 0;  // graphs captured,
+  int64_t graph_replays = 0;   // decoding steps replayed from one,
+  std::string graph_failure;   // and why capturing failed, if it did.
   // Target ids of the last run, one per timed source, in source order.
   std::vector<std::vector<int64_t>> targets;
 };

@@ -66,7 +66,7 @@ tests() {
   grep -E "tests passed|tests failed|Total Test time" "$out_dir/ctest.log" | tee -a "$summary"
   grep -E "^\s+[0-9]+ - " "$out_dir/ctest.log" | tee -a "$summary" || true
   "$build_dir/tests/device_test" >"$out_dir/device_test.log" 2>&1 || status=$?
-  grep -E "^\[ +(OK|FAILED) +\]|relative error|graphs captured" "$out_dir/device_test.log" |
+  grep -E "^\[ +(OK|FAILED) +\]|relative error|graphs captured|replayed" "$out_dir/device_test.log" |
     tee -a "$summary"
   return "$status"
 }
@@ -76,17 +76,19 @@ decode() {
   # one run of a command lands up to 35% from the next, so each setting runs
   # once per round, ROUNDS rounds, and the median per mode is reported.
   local sources="$data_dir/dev.tsv" setting batch runs="$out_dir/decode_runs.txt"
+  local log="$out_dir/decode.log"
   : >"$runs"
+  : >"$log"
   for _ in $(seq "${ROUNDS:-5}"); do
     for setting in false true; do
       "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
         --input "$sources" --cuda_graphs="$setting" --modes greedy1 \
-        --max_sentences "${DECODE1:-300}" --repeats 1 2>&1 |
+        --max_sentences "${DECODE1:-300}" --repeats 1 2>&1 | tee -a "$log" |
         sed -n "s/^\(greedy_b1\) .* \([0-9.]*\)$/graphs=$setting \1 \2/p" >>"$runs"
       for batch in 32 128; do
         "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
           --input "$sources" --cuda_graphs="$setting" --modes greedy,beam \
-          --batch_size "$batch" --beam_size 4 --repeats 1 2>&1 |
+          --batch_size "$batch" --beam_size 4 --repeats 1 2>&1 | tee -a "$log" |
           sed -n "s/^\([a-z0-9_]*_b$batch\) .* \([0-9.]*\)$/graphs=$setting \1 \2/p" >>"$runs"
       done
     done
@@ -98,6 +100,8 @@ decode() {
     { if ($1 " " $2 != key1 " " key2) { flush(); key1 = $1; key2 = $2; n = 0 }
       v[++n] = $3; for (i = n; i > 1 && v[i] < v[i - 1]; --i) { t = v[i]; v[i] = v[i - 1]; v[i - 1] = t } }
     END { flush() }' | tee -a "$summary"
+  say "CUDA graphs in the last round (every round's: decode.log):"
+  grep 'CUDA graphs' "$log" | tail -5 | tee -a "$summary"
 }
 
 ct2() {
@@ -150,7 +154,7 @@ serve() {
 }
 
 serve_graphs() {
-  # The server without CUDA graphs, then with them (its default), where
+  # The server without CUDA graphs (its default), then with them, where
   # launches weigh most: concurrency 1, 8 and 64.
   local graphs status=0
   for graphs in false true; do

@@ -58,10 +58,10 @@ ABSL_FLAG(bool, beam_stops_early, false,
           "Beam search: end a sentence once beam_size hypotheses ended (as "
           "CTranslate2 and fairseq; faster, 0.2 BLEU lower on dev) instead "
           "of once no live beam can beat them.");
-ABSL_FLAG(bool, cuda_graphs, false,
+ABSL_FLAG(bool, cuda_graphs, true,
           "On a GPU, replay the decoding step from CUDA graphs while a batch "
-          "keeps its rows (the same translations, fewer kernel launches; "
-          "faster at batch 1 and 128, slower at 32 so far: "
+          "keeps its rows (the same translations, one launch a step; 1.2x to "
+          "2.6x the throughput on an H100, more GPU memory: "
           "docs/benchmarks.md).");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "

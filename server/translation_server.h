@@ -67,7 +67,7 @@ struct ServerOptions {
   bool beam_stops_early = false;       // DecodingOptions::beam_stops_early.
   // GNMT α of beam search for every model; unset: each model's own.
   std::optional<double> length_penalty;
-  bool cuda_graphs = false;     // DecodingOptions::cuda_graphs.
+  bool cuda_graphs = true;      // DecodingOptions::cuda_graphs.
   int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most
                                 // (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).

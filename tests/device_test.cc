@@ -193,6 +193,7 @@ TEST_P(DeviceTest, StepGraphsGiveThePlainStepsLogits) {
 TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
   DecodingOptions limits;
   limits.max_length = 20;
+  int64_t replays = 0;  // Of the last decode, with CUDA graphs.
   auto decode = [&](TransformerImpl& model) {
     c10::InferenceMode inference;
     ContinuousDecoder decoder(model, limits);
@@ -208,6 +209,10 @@ TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
       for (int s = 0; s < 3; ++s) step();
     }
     while (decoder.active() > 0) step();
+    if (const StepGraphs* graphs = decoder.graphs()) {
+      EXPECT_EQ(graphs->failure(), "");
+      replays = graphs->replays();
+    }
     return translations;
   };
   Transformer on_cpu = testing_util::RandomTinyModel(33);
@@ -218,6 +223,10 @@ TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
   EXPECT_EQ(decode(*on_device), expected);
   limits.cuda_graphs = true;  // Replayed where the batch keeps its rows.
   EXPECT_EQ(decode(*on_device), expected);
+  // The tail, once the last wave has joined, keeps its rows for steps on end.
+  if (device().is_cuda()) EXPECT_GT(replays, 0);
+  std::cout << GetParam() << ": " << replays
+            << " continuous batching steps replayed from CUDA graphs\n";
 }
 
 // A tiny model trained on the device: its checkpoint loads on the CPU, and

@@ -429,4 +429,8 @@ int64_t ContinuousDecoder::rows() const {
   return static_cast<int64_t>(impl_->rows.size());
 }
 
+const StepGraphs* ContinuousDecoder::graphs() const {
+  return impl_->graphs.get();
+}
+
 }  // namespace fanyi

@@ -7,6 +7,7 @@
 
 namespace fanyi {
 
+class StepGraphs;
 class TransformerImpl;
 struct DecodingOptions;
 
@@ -76,6 +77,9 @@ class ContinuousDecoder {
   // Rows in the batch: one per greedy sentence, and per beam search one
   // until its first step, then beam_size.
   int64_t rows() const;
+  // The decoding step's CUDA graphs (their captures, replays and failure);
+  // null off CUDA or with DecodingOptions::cuda_graphs off.
+  const StepGraphs* graphs() const;
 
  private:
   struct Impl;

@@ -20,7 +20,9 @@ struct DecodingOptions {
   bool beam_stops_early = false;
   // On a CUDA device, replay the decoding step from CUDA graphs while a
   // batch keeps its rows (StepGraphs): the same tokens, one launch a step.
-  // Off until it is shown to pay at every batch size (docs/benchmarks.md).
+  // It pays where a decoder lives on from batch to batch (the server's
+  // decode workers, fanyi-bench: docs/benchmarks.md); off here, for a
+  // decoder of one call, whose captures would serve that call alone.
   bool cuda_graphs = false;
   // Steps a batch keeps its rows (and caches) before its step is captured:
   // a capture costs more than a plain step (docs/benchmarks.md).
