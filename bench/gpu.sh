@@ -154,7 +154,7 @@ serve() {
 }
 
 serve_graphs() {
-  # The server without CUDA graphs (its default), then with them, where
+  # The server without CUDA graphs, then with them (its default), where
   # launches weigh most: concurrency 1, 8 and 64.
   local graphs status=0
   for graphs in false true; do
