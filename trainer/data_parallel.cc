@@ -5,6 +5,7 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <csignal>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -58,6 +59,11 @@ DataParallel::DataParallel(const RendezvousEnvironment& environment,
                             static_cast<c10::DeviceIndex>(rank_ % gpus));
     current_device_.emplace(device_);
   }
+  // A rank that dies leaves sockets whose next write raises SIGPIPE, and its
+  // default action ends this rank without a word. Ignored (as Python, and so
+  // PyTorch, has it), the write fails and the collective throws, naming the
+  // rank and what failed.
+  std::signal(SIGPIPE, SIG_IGN);
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(environment.master_port);
   store_options.isServer = environment.rank == 0;
