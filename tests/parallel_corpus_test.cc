@@ -7,11 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace fanyi {
 namespace {
 
+// This test's folder in the process's scratch space.
+const std::string& Scratch() {
+  static const std::string* const folder =
+      new std::string(testing_util::MakeTempDir("parallel_corpus_test"));
+  return *folder;
+}
+
 std::string WriteTempFile(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + "/" + name;
+  const std::string path = Scratch() + "/" + name;
   std::ofstream file(path, std::ios::binary);
   file << text;
   return path;
@@ -103,7 +112,7 @@ TEST(ParallelCorpusTest, EmptyFileHasNoPairs) {
 }
 
 TEST(ParallelCorpusTest, MissingFileNamesIt) {
-  const std::string path = testing::TempDir() + "/no_such_corpus.tsv";
+  const std::string path = Scratch() + "/no_such_corpus.tsv";
   try {
     ReadParallelTsv(path);
     FAIL() << "expected std::runtime_error";

@@ -891,14 +891,39 @@ TEST(RequestBatcherTest, RealModelResultsMatchSingleDecoding) {
 
 // Two workers decoding on one shared model at the same time (as the server
 // runs with --workers 2) give each request the ids of decoding it alone.
+// Both workers taking part is made sure of, not left to the scheduler: each
+// engine's first Add waits until the other's has come too.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int parties) : waiting_for_(parties) {}
+
+  // Waits until `parties` threads have arrived, or 60 s (then the test's
+  // counts fail rather than hang).
+  void Arrive() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    --waiting_for_;
+    arrived_.notify_all();
+    arrived_.wait_for(lock, std::chrono::seconds(60),
+                      [this] { return waiting_for_ <= 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  int waiting_for_;  // Guarded by mutex_.
+};
+
 // A real engine that counts the sentences it was given: which worker took
 // part. Only its worker's thread drives it.
 class CountingEngine : public DecodeEngine {
  public:
-  explicit CountingEngine(const Translator& translator) : engine_(translator) {}
+  CountingEngine(const Translator& translator, Rendezvous* first_add)
+      : engine_(translator), first_add_(first_add) {}
 
   std::vector<int64_t> Add(const std::vector<EncodedSource>& sources) override {
-    added_ += static_cast<int>(sources.size());
+    if (added_.fetch_add(static_cast<int>(sources.size())) == 0) {
+      first_add_->Arrive();
+    }
     return engine_.Add(sources);
   }
   std::vector<Finished> Step() override { return engine_.Step(); }
@@ -911,6 +936,7 @@ class CountingEngine : public DecodeEngine {
 
  private:
   TranslatorDecodeEngine engine_;
+  Rendezvous* const first_add_;
   std::atomic<int> added_{0};
 };
 
@@ -920,8 +946,12 @@ TEST(RequestBatcherTest, TwoWorkersOnOneModelMatchSingleDecoding) {
   const std::vector<Ids> expected = DecodedAlone(*translator, sources);
 
   // Four rows a worker, 64 sentences: both workers decode, at once, on the
-  // one shared model (the TSan evidence for that contract).
-  CountingEngine first(*translator), second(*translator);
+  // one shared model (the TSan evidence for that contract). The first
+  // worker's first four rows wait in Add for the second worker, which
+  // takes the next ones.
+  Rendezvous first_adds(2);
+  CountingEngine first(*translator, &first_adds),
+      second(*translator, &first_adds);
   auto batcher = std::make_unique<RequestBatcher>(
       Options(4, 64, std::chrono::milliseconds(0)),
       std::vector<DecodeEngine*>{&first, &second}, nullptr);

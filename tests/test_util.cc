@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "trainer/trainer.h"
 
@@ -38,8 +39,36 @@ std::string SharedDataPath(const std::string& relative_path) {
   return path.string();
 }
 
+namespace {
+
+// This process's own folder in the test scratch space (TEST_TMPDIR, else
+// /tmp), made by mkdtemp: two runs of the suite at once, from one checkout
+// or two, never share a path. Removed when the process exits normally
+// (children fork only to exec, so none removes it).
+const fs::path& ProcessScratch() {
+  static const struct Scratch {
+    fs::path path;
+    Scratch() {
+      std::string pattern =
+          (fs::path(::testing::TempDir()) / "fanyi-test-XXXXXX").string();
+      if (mkdtemp(pattern.data()) == nullptr) {
+        throw std::runtime_error("cannot make a scratch folder from " +
+                                 pattern);
+      }
+      path = pattern;
+    }
+    ~Scratch() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } scratch;
+  return scratch.path;
+}
+
+}  // namespace
+
 std::string MakeTempDir(const std::string& name) {
-  const fs::path directory = fs::path(::testing::TempDir()) / name;
+  const fs::path directory = ProcessScratch() / name;
   fs::remove_all(directory);
   fs::create_directories(directory);
   return directory.string();

@@ -47,7 +47,8 @@ std::string TrainTinyReverseModel(const std::string& parent_dir);
 void AddModelVersion(const std::string& repository, const std::string& name,
                      int version, const std::string& from);
 
-// A fresh empty directory under the test temp dir.
+// A fresh empty directory `name` in this process's own scratch folder
+// (under TEST_TMPDIR, else /tmp; removed when the process exits).
 std::string MakeTempDir(const std::string& name);
 
 // A TCP port on 127.0.0.1 that nobody listens on right now (for servers

@@ -7,8 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace fanyi {
 namespace {
+
+// This test's folder in the process's scratch space.
+const std::string& Scratch() {
+  static const std::string* const folder =
+      new std::string(testing_util::MakeTempDir("vocabulary_test"));
+  return *folder;
+}
 
 using Sentences = std::vector<std::vector<std::string>>;
 
@@ -16,7 +25,7 @@ const Sentences kSentences = {
     {"the", "cat", "sat"}, {"the", "dog", "sat"}, {"a", "cat", "the"}};
 
 std::string WriteTempFile(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + "/" + name;
+  const std::string path = Scratch() + "/" + name;
   std::ofstream file(path, std::ios::binary);
   file << text;
   return path;
@@ -83,7 +92,7 @@ TEST(VocabularyTest, EncodeDecode) {
 TEST(VocabularyTest, SaveLoadRoundTrip) {
   const Vocabulary vocabulary =
       Vocabulary::Build({{"我", "喜", "欢", "我", "\"q\"", "a\\b"}}, 1, 0);
-  const std::string path = testing::TempDir() + "/vocabulary_roundtrip.json";
+  const std::string path = Scratch() + "/vocabulary_roundtrip.json";
   vocabulary.Save(path);
   const Vocabulary loaded = Vocabulary::Load(path);
   ASSERT_EQ(loaded.size(), vocabulary.size());
@@ -95,7 +104,7 @@ TEST(VocabularyTest, SaveLoadRoundTrip) {
 
 TEST(VocabularyTest, SaveToUnwritablePathNamesTheFile) {
   const Vocabulary vocabulary = Vocabulary::Build(kSentences, 1, 0);
-  const std::string path = testing::TempDir() + "/no/such/dir/v.json";
+  const std::string path = Scratch() + "/no/such/dir/v.json";
   try {
     vocabulary.Save(path);
     FAIL() << "expected std::runtime_error";
@@ -162,7 +171,7 @@ INSTANTIATE_TEST_SUITE_P(
         LoadErrorCase{"too_short", kHeader + R"(["<pad>"]})", "has 1 tokens"}));
 
 TEST(VocabularyTest, LoadMissingFileNamesIt) {
-  const std::string path = testing::TempDir() + "/does_not_exist.json";
+  const std::string path = Scratch() + "/does_not_exist.json";
   try {
     Vocabulary::Load(path);
     FAIL() << "expected std::runtime_error";
