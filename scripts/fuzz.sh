@@ -46,15 +46,25 @@ for target in "${targets[@]}"; do
   artifacts="$build_dir/artifacts/$target"
   log="$build_dir/fuzz-$target.log"
   mkdir -p "$corpus" "$artifacts"
-  # The JSON loaders get a dictionary of the keys they read.
-  dictionary=()
+  # Each target gets a dictionary of what its inputs are made of; the
+  # readers of requests and documents get room (-max_len) for inputs nested
+  # or repeated tens of thousands of times, as attacks are.
+  options=()
   case "$target" in
     vocabulary_fuzzer | model_config_fuzzer)
-      dictionary=(-dict=tests/fuzz/json.dict) ;;
+      options=(-dict=tests/fuzz/json.dict) ;;
+    request_fields_fuzzer)
+      options=(-dict=tests/fuzz/request.dict -max_len=262144) ;;
+    html_reader_fuzzer)
+      options=(-dict=tests/fuzz/html.dict -max_len=262144) ;;
+    document_readers_fuzzer)
+      options=(-dict=tests/fuzz/documents.dict -max_len=262144) ;;
   esac
-  # -timeout: one input taking 10 s is a hang worth reporting.
+  # -timeout: one input taking 10 s is a hang worth reporting; -rss_limit_mb:
+  # one taking 2 GiB is a memory bomb worth reporting.
   status=0
-  "$binary" "${dictionary[@]}" -max_total_time="$seconds" -timeout=10 \
+  "$binary" "${options[@]}" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 \
     -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$corpus" "tests/fuzz/corpus/$target" \
     >"$log" 2>&1 || status=$?

@@ -263,5 +263,103 @@ TEST(HtmlReaderTest, PlainTextIsOneText) {
   EXPECT_EQ(Translate("a < b and c > d", Same), "a &lt; b and c &gt; d");
 }
 
+// `text` repeated `times` times.
+std::string Repeat(const std::string& text, int times) {
+  std::string repeated;
+  for (int i = 0; i < times; ++i) repeated += text;
+  return repeated;
+}
+
+// The message ReadHtml throws for `html`, or "" when it reads it.
+std::string Refusal(const std::string& html, int max_depth) {
+  try {
+    ReadHtml(html, max_depth);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Elements nested past the limit are refused, naming the depth, at 100,000
+// levels too (the reader and Gumbo's own teardown once recursed per level
+// and overflowed the stack, and Gumbo's parse of them is quadratic: they
+// are refused before it); at the limit they are read.
+TEST(HtmlReaderTest, NestingDeeperThanTheLimitIsRefused) {
+  // <html> and <body> hold the divs.
+  EXPECT_EQ(Refusal(Repeat("<div>", 18) + "deep words", 20), "");
+  EXPECT_EQ(Refusal(Repeat("<div>", 19) + "deep words", 20),
+            "HTML nests elements 21 deep; the limit is 20");
+  const std::string deepest = Repeat("<div>", 100000) + "deep words";
+  EXPECT_EQ(Refusal(deepest, kDefaultMaxDocumentDepth),
+            "HTML nests elements more than 256 deep; the limit is 256");
+  const MarkedDocument read =
+      ReadHtml(Repeat("<div>", 200) + "deep words", kDefaultMaxDocumentDepth);
+  EXPECT_EQ(read.texts(), std::vector<std::string>{"deep words"});
+}
+
+// The pass before the parse counts only what nests: elements the parser
+// closes by themselves (paragraphs, list items, cells, links), void
+// elements, comments, raw text and quoted attributes do not add depth, so
+// long documents of them are read; end tags close what they name.
+TEST(HtmlReaderTest, OnlyWhatNestsCountsTowardsTheDepth) {
+  const std::string flat =
+      Repeat("<p>para <a href='x>y'>link</a><li>item<td>cell<br><img src=x>",
+             400) +
+      "<!-- <div><div><div> -->" +
+      "<script>for (i = 0; i<n; i++) { s += '<div>'; }</script>" +
+      Repeat("<div>x</div>", 400) + Repeat("<span>x</span>", 400) + "<svg>" +
+      Repeat("<path d='M0'/>", 400) + "</svg>";
+  EXPECT_EQ(Refusal(flat, 20), "");
+  // <div/> is a start tag in HTML: it nests.
+  EXPECT_EQ(Refusal(Repeat("<div/>", 30), 20),
+            "HTML nests elements more than 20 deep; the limit is 20");
+  EXPECT_EQ(Refusal(Repeat("<ul><li>", 30), 20),
+            "HTML nests elements more than 20 deep; the limit is 20");
+}
+
+// Formatting elements reopened in every block multiply elements (200
+// reopened in each of 20,000 paragraphs: 4 million of them, from 170 KB):
+// the parse is stopped at its memory bound and the document refused.
+TEST(HtmlReaderTest, MarkupThatMultipliesElementsIsRefused) {
+  std::string html = "<p>";
+  for (int i = 0; i < 200; ++i) {
+    html += "<b class=c" + std::to_string(i) + ">";
+  }
+  html += "</p>" + Repeat("<p>x</p>", 20000);
+  EXPECT_NE(Refusal(html, kDefaultMaxDocumentDepth).find("MiB"),
+            std::string::npos);
+}
+
+// Markup that nests in ways the pass before the parse does not follow, or
+// that slows the parser otherwise (a tag of 20,000 attributes: Gumbo looks
+// for each among those before it), is refused all the same: by the parse's
+// CPU time budget or, where the host parses it faster, by the depth check
+// after it. Tricks the pass does follow (a comment "<!-->", a quote never
+// closed, a div in SVG) are refused before the parse.
+TEST(HtmlReaderTest, MarkupThatSlowsTheParserIsRefused) {
+  const std::string deep_divs = Repeat("<div>", 40000);
+  for (const std::string& html :
+       {Repeat("<h1><li>", 40000), Repeat("<option><h1>", 40000),
+        "<!-->" + deep_divs, "<!-- --!>" + deep_divs, "<div ='>" + deep_divs,
+        "<svg>" + Repeat("<div/>", 40000),
+        "<svg><foreignObject>" + Repeat("<div/>", 40000)}) {
+    const std::string why = Refusal(html, kDefaultMaxDocumentDepth);
+    EXPECT_EQ(why.rfind("HTML", 0), 0u) << why << " for " << html.substr(0, 40);
+  }
+  std::string attributes = "<p";
+  for (int i = 0; i < 20000; ++i) attributes += " a" + std::to_string(i);
+  EXPECT_NE(Refusal(attributes + ">words", kDefaultMaxDocumentDepth)
+                .find("HTML: parsing it took more than"),
+            std::string::npos);
+}
+
+// Unclosed tags once had Gumbo record every parse error with a copy of the
+// open elements: such documents read as any other now.
+TEST(HtmlReaderTest, UnclosedTagsAreRead) {
+  const MarkedDocument document =
+      ReadHtml(Repeat("<a href=x>", 30000) + "words", kDefaultMaxDocumentDepth);
+  EXPECT_EQ(document.source().size(), 30000u * 10 + 5);
+}
+
 }  // namespace
 }  // namespace fanyi

@@ -107,6 +107,79 @@ TEST(WordReaderTest, MalformedXmlAndDoctypesAreRefused) {
                std::invalid_argument);
 }
 
+// The message ReadWordXml throws for `xml`, or "" when it reads it.
+std::string Refusal(const std::string& xml, int max_depth) {
+  try {
+    ReadWordXml(xml, max_depth);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string Repeat(const std::string& text, std::size_t times) {
+  std::string repeated;
+  for (std::size_t i = 0; i < times; ++i) repeated += text;
+  return repeated;
+}
+
+// XML is held to its depth (w:document and w:body are two levels), to
+// XmlTree::kMaxNodes nodes and to names of kMaxNameBytes: a few kilobytes
+// of zip could otherwise make gigabytes of tree.
+TEST(WordReaderTest, XmlBeyondItsBoundsIsRefused) {
+  const std::string paragraph = "<w:p><w:r><w:t>Deep words</w:t></w:r></w:p>";
+  const auto nested = [&](int tables) {
+    return WordXml(Repeat("<w:tbl>", tables) + paragraph +
+                   Repeat("</w:tbl>", tables));
+  };
+  // w:document, w:body, the tables, then w:p, w:r and w:t.
+  EXPECT_EQ(Refusal(nested(5), 10), "");
+  EXPECT_EQ(Refusal(nested(6), 10),
+            "XML nests elements more than 10 deep; the limit is 10");
+  EXPECT_NE(Refusal(nested(100000), kDefaultMaxDocumentDepth)
+                .find("more than 256 deep"),
+            std::string::npos);
+  EXPECT_NE(Refusal(WordXml(Repeat("<w:e/>", XmlTree::kMaxNodes)),
+                    kDefaultMaxDocumentDepth)
+                .find("more than " + std::to_string(XmlTree::kMaxNodes) +
+                      " elements and stretches of text"),
+            std::string::npos);
+  EXPECT_EQ(Refusal(WordXml(Repeat("<w:e/>", XmlTree::kMaxNodes - 10)),
+                    kDefaultMaxDocumentDepth),
+            "");
+  const std::string uri = "http://" + std::string(2000, 'n');
+  EXPECT_EQ(Refusal(WordXml("<x:e xmlns:x=\"" + uri + "\"/>"),
+                    kDefaultMaxDocumentDepth),
+            "XML element name of 2009 bytes, namespace included; the limit "
+            "is 1024");
+}
+
+// Expat writes a prefixed attribute's namespace URI into its name: 4,000
+// attributes of one tag in a 1 MB namespace would take it 4 GB. Its memory
+// has a budget, and the document is refused at it.
+TEST(WordReaderTest, ExpatIsHeldToAMemoryBudget) {
+  std::string attributes;
+  for (int i = 0; i < 4000; ++i) {
+    attributes += " a:x" + std::to_string(i) + "=\"\"";
+  }
+  const std::string xml =
+      WordXml("<w:p xmlns:a=\"urn:" + std::string(1 << 20, 'n') + "\"" +
+              attributes + "/>");
+  EXPECT_NE(Refusal(xml, kDefaultMaxDocumentDepth)
+                .find("XML: parsing it would take more than 18 MiB"),
+            std::string::npos);
+}
+
+// Each element's name is held once, however many elements share it.
+TEST(WordReaderTest, ElementsShareTheirNames) {
+  const std::string xml = WordXml(Repeat("<w:e/>", 100));
+  const XmlTree tree(xml);
+  const XmlTree::Node& body = tree.node(tree.node(tree.root()).children[0]);
+  ASSERT_EQ(body.children.size(), 101u);  // And w:sectPr.
+  EXPECT_EQ(tree.node(body.children[0]).name.data(),
+            tree.node(body.children[99]).name.data());
+}
+
 TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
   const std::string styles = "<w:styles>unchanged</w:styles>";
   const std::string image(3000, '\x89');
@@ -154,6 +227,29 @@ TEST(DocxPackageTest, TextPartsThatExpandTooFarAreRefused) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Entry names are matched in one pass (std::regex once recursed per
+// character and overflowed the stack on a name of 65,000): a long name is
+// one more entry kept as it is, and only the text parts are read.
+TEST(DocxPackageTest, TextPartsAreFoundByTheirNamesAlone) {
+  const std::string long_name =
+      "word/header" + std::string(65000, '1') + "x.xml";
+  const std::string docx =
+      testing_util::ZipOf({{"word/document.xml", WordXml("")},
+                           {long_name, "<x/>"},
+                           {"word/header.xml", "<x/>"},
+                           {"word/footer12.xml", "<x/>"},
+                           {"word/footnotes.xml", "<x/>"},
+                           {"word/endnotes.xml", "<x/>"},
+                           {"word/headers.xml", "<x/>"},
+                           {"word/header1.xml.bak", "<x/>"},
+                           {"Word/header2.xml", "<x/>"},
+                           {"word/sub/header3.xml", "<x/>"}});
+  EXPECT_EQ(DocxPackage(docx).part_names(),
+            (std::vector<std::string>{"word/document.xml", "word/header.xml",
+                                      "word/footer12.xml", "word/footnotes.xml",
+                                      "word/endnotes.xml"}));
 }
 
 TEST(DocxPackageTest, WhatIsNoDocxIsRefused) {

@@ -4,8 +4,8 @@
 
 #include <cstdio>
 #include <memory>
-#include <regex>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace fanyi {
@@ -73,6 +73,30 @@ std::string ReadEntry(zip_t* archive, zip_uint64_t index,
   return content;
 }
 
+// True for the parts whose text is translated: word/document.xml,
+// word/header<N>.xml, word/footer<N>.xml (N: digits, or none),
+// word/footnotes.xml and word/endnotes.xml. One pass over the name.
+bool IsTextPart(std::string_view name) {
+  constexpr std::string_view kFolder = "word/";
+  constexpr std::string_view kExtension = ".xml";
+  if (name.size() < kFolder.size() + kExtension.size() ||
+      name.substr(0, kFolder.size()) != kFolder ||
+      name.substr(name.size() - kExtension.size()) != kExtension) {
+    return false;
+  }
+  std::string_view stem = name.substr(
+      kFolder.size(), name.size() - kFolder.size() - kExtension.size());
+  if (stem == "document" || stem == "footnotes" || stem == "endnotes") {
+    return true;
+  }
+  for (std::string_view numbered : {"header", "footer"}) {
+    if (stem.substr(0, numbered.size()) != numbered) continue;
+    stem.remove_prefix(numbered.size());
+    return stem.find_first_not_of("0123456789") == std::string_view::npos;
+  }
+  return false;
+}
+
 }  // namespace
 
 DocxPackage::DocxPackage(std::string bytes) : bytes_(std::move(bytes)) {
@@ -80,13 +104,11 @@ DocxPackage::DocxPackage(std::string bytes) : bytes_(std::move(bytes)) {
   Archive archive = OpenArchive(bytes_, ZIP_RDONLY, &source);
   std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
                                                                zip_source_free);
-  static const std::regex kTextPart(
-      "word/(document|header[0-9]*|footer[0-9]*|footnotes|endnotes)\\.xml");
   const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
   std::size_t total = 0;
   for (zip_int64_t i = 0; i < entries; ++i) {
     const char* name = zip_get_name(archive.get(), i, 0);
-    if (name == nullptr || !std::regex_match(name, kTextPart)) continue;
+    if (name == nullptr || !IsTextPart(name)) continue;
     std::string part = ReadEntry(archive.get(), i, name, &total);
     // The document itself first.
     const bool main = std::string(name) == "word/document.xml";

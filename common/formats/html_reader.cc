@@ -1,11 +1,18 @@
 #include "common/formats/html_reader.h"
 
 #include <gumbo.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <memory>
+#include <new>
+#include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,6 +23,309 @@ namespace fanyi {
 namespace {
 
 constexpr std::size_t kNoPosition = static_cast<std::size_t>(-1);
+
+// What Gumbo may hold while it parses a document of n bytes: kParseFloor
+// plus kParseBytesPerByte * n, each block counted with kBlockOverhead for
+// malloc's header and its entry in ParseMemory's table. Real pages take 6
+// to 16 bytes a byte; markup made to multiply nodes (formatting elements
+// reopened in every block) is refused when it reaches the bound.
+constexpr std::size_t kParseFloor = std::size_t{16} << 20;
+constexpr std::size_t kParseBytesPerByte = 48;
+constexpr std::size_t kBlockOverhead = 64;
+// The CPU time Gumbo may take on a document of n MiB: kParseSecondsFloor
+// plus kParseSecondsPerMiB * n. Real pages parse at tens of MiB a second;
+// Gumbo has steps whose cost grows with the square of what a document
+// repeats (the open elements, a tag's attributes, the active formatting
+// elements), and markup made for them is refused when it reaches the bound.
+constexpr double kParseSecondsFloor = 0.5;
+constexpr double kParseSecondsPerMiB = 1.0;
+
+// This thread's CPU time, in seconds.
+double ThreadCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) +
+         1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// Gumbo's memory for one parse. Every block it holds is freed here, at the
+// end, in one loop: gumbo_destroy_output would free the tree recursively,
+// a call per level, which a deep enough document makes overflow the stack.
+// A parse that would hold more than its memory budget, or run past its CPU
+// time budget (checked every kCheckEvery allocations: every tag allocates),
+// is stopped by an exception thrown from Allocate, through Gumbo's C frames
+// (built with unwind tables, as Debian builds every library); what Gumbo
+// held then is freed here like the rest.
+class ParseMemory {
+ public:
+  ParseMemory(std::size_t budget, double seconds)
+      : budget_(budget),
+        seconds_(seconds),
+        deadline_(ThreadCpuSeconds() + seconds) {}
+  ParseMemory(const ParseMemory&) = delete;
+  ParseMemory& operator=(const ParseMemory&) = delete;
+  ~ParseMemory() {
+    for (const auto& [block, size] : blocks_) std::free(block);
+  }
+
+  // GumboOptions::allocator and deallocator, with `self` as userdata.
+  static void* Allocate(void* self, std::size_t size) {
+    return static_cast<ParseMemory*>(self)->Take(size);
+  }
+  static void Deallocate(void* self, void* block) {
+    static_cast<ParseMemory*>(self)->Give(block);
+  }
+
+ private:
+  static constexpr int kCheckEvery = 64;
+
+  void* Take(std::size_t size) {
+    const std::size_t charged = size + kBlockOverhead;
+    if (size > budget_ || charged > budget_ - held_) {
+      throw std::invalid_argument(
+          "HTML: parsing it would take more than " +
+          std::to_string(budget_ >> 20) +
+          " MiB (markup that multiplies elements); send simpler HTML");
+    }
+    if (++allocations_ % kCheckEvery == 0 && ThreadCpuSeconds() > deadline_) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f", seconds_);
+      throw std::invalid_argument(
+          "HTML: parsing it took more than " + std::string(seconds) +
+          " s of CPU time (markup the parser reads slowly, such as elements "
+          "nested "
+          "deep or tags with thousands of attributes); send simpler HTML");
+    }
+    void* block = std::malloc(size == 0 ? 1 : size);
+    if (block == nullptr) throw std::bad_alloc();
+    try {
+      blocks_.emplace(block, charged);
+    } catch (...) {
+      std::free(block);
+      throw;
+    }
+    held_ += charged;
+    return block;
+  }
+
+  void Give(void* block) {
+    const auto found = blocks_.find(block);
+    if (found == blocks_.end()) return;  // free(NULL), as Gumbo may call.
+    held_ -= found->second;
+    std::free(block);
+    blocks_.erase(found);
+  }
+
+  const std::size_t budget_;
+  const double seconds_;
+  const double deadline_;  // In ThreadCpuSeconds().
+  std::size_t held_ = 0;
+  std::uint64_t allocations_ = 0;
+  std::unordered_map<void*, std::size_t> blocks_;  // Held: block -> charged.
+};
+
+// Elements whose content the parser reads as text up to their end tag (in
+// HTML content).
+bool HoldsRawText(std::string_view name) {
+  for (std::string_view raw : {"script", "style", "textarea", "title", "xmp",
+                               "iframe", "noembed", "noframes"}) {
+    if (name == raw) return true;
+  }
+  return false;
+}
+
+// Elements that never hold others of their kind on the parser's stack:
+// void elements, those it merges (html, head, body), and those it closes
+// when another of their kind, or a block, starts (p, li, td, a, h1, ...).
+bool StaysShallow(std::string_view name) {
+  for (std::string_view shallow :
+       {"area",  "base",   "basefont", "bgsound",  "br",      "col",
+        "embed", "frame",  "hr",       "img",      "input",   "keygen",
+        "link",  "meta",   "param",    "source",   "track",   "wbr",
+        "html",  "head",   "body",     "p",        "li",      "dt",
+        "dd",    "option", "optgroup", "tr",       "td",      "th",
+        "tbody", "thead",  "tfoot",    "colgroup", "caption", "rb",
+        "rt",    "rtc",    "rp",       "a",        "nobr",    "button",
+        "form",  "select", "h1",       "h2",       "h3",      "h4",
+        "h5",    "h6"}) {
+    if (name == shallow) return true;
+  }
+  return false;
+}
+
+// HTML elements that end SVG or MathML content they appear in.
+bool LeavesForeignContent(std::string_view name) {
+  for (std::string_view html :
+       {"b",      "big",    "blockquote", "body",    "br",    "center", "code",
+        "dd",     "div",    "dl",         "dt",      "em",    "embed",  "h1",
+        "h2",     "h3",     "h4",         "h5",      "h6",    "head",   "hr",
+        "i",      "img",    "li",         "listing", "menu",  "meta",   "nobr",
+        "ol",     "p",      "pre",        "ruby",    "s",     "small",  "span",
+        "strong", "strike", "sub",        "sup",     "table", "tt",     "u",
+        "ul",     "var"}) {
+    if (name == html) return true;
+  }
+  return false;
+}
+
+// SVG and MathML elements whose content is HTML again.
+bool HoldsHtml(std::string_view name) {
+  for (std::string_view point : {"foreignobject", "desc", "title", "mi", "mo",
+                                 "mn", "ms", "mtext", "annotation-xml"}) {
+    if (name == point) return true;
+  }
+  return false;
+}
+
+// Where the end tag of raw text element `name` begins in `html` from `at`
+// on (any letter case), or npos.
+std::size_t RawTextEnd(std::string_view html, std::size_t at,
+                       std::string_view name) {
+  for (at = html.find("</", at); at != std::string_view::npos;
+       at = html.find("</", at + 2)) {
+    std::size_t k = 0;
+    while (k < name.size() && at + 2 + k < html.size() &&
+           std::tolower(static_cast<unsigned char>(html[at + 2 + k])) ==
+               name[k]) {
+      ++k;
+    }
+    if (k == name.size()) return at;
+  }
+  return std::string_view::npos;
+}
+
+// Where the comment whose "<!--" ends at `at` ends ("-->", "--!>", or at
+// once for "<!-->" and "<!--->"), past it; npos when it runs to the end.
+std::size_t CommentEnd(std::string_view html, std::size_t at) {
+  if (html.compare(at, 1, ">") == 0) return at + 1;
+  if (html.compare(at, 2, "->") == 0) return at + 2;
+  for (at = html.find("--", at); at != std::string_view::npos;
+       at = html.find("--", at + 1)) {
+    if (html.compare(at + 2, 1, ">") == 0) return at + 3;
+    if (html.compare(at + 2, 2, "!>") == 0) return at + 4;
+  }
+  return std::string_view::npos;
+}
+
+// True when the elements of `html` would nest more than `max_depth` deep,
+// by one pass over its tags that follows them roughly as the HTML5 parser
+// will: start tags open elements, an end tag closes its innermost open
+// element and those inside it; comments, raw text and elements that stay
+// shallow (StaysShallow) open nothing, nor, in SVG and MathML, tags that
+// close themselves. A cheap first refusal for plain deep nesting, whose
+// parse Gumbo makes quadratic (it looks through the open elements at each
+// start tag: 40,000 nested divs took 3 s). It is no bound: markup can nest
+// in ways it does not follow, which the parse's CPU time budget and the
+// exact depth check after it catch. Linear: each tag is read once, and an
+// end tag looks through at most max_depth open elements.
+bool NestsDeeperThan(std::string_view html, int max_depth) {
+  constexpr std::size_t kNone = std::string_view::npos;
+  struct Open {
+    std::string name;
+    bool foreign = false;  // Its content is SVG or MathML.
+  };
+  std::vector<Open> open;  // Innermost last.
+  std::size_t at = 0;
+  while ((at = html.find('<', at)) != kNone && ++at < html.size()) {
+    if (html.compare(at, 3, "!--") == 0) {
+      at = CommentEnd(html, at + 3);
+      if (at == kNone) break;
+      continue;
+    }
+    const bool closing = html[at] == '/';
+    if (closing) ++at;
+    if (at < html.size() && (html[at] == '!' || html[at] == '?' || closing) &&
+        !std::isalpha(static_cast<unsigned char>(html[at]))) {
+      at = html.find('>', at);  // A doctype or a bogus comment.
+      if (at == kNone) break;
+      continue;
+    }
+    if (at >= html.size() ||
+        !std::isalpha(static_cast<unsigned char>(html[at]))) {
+      continue;  // A '<' in text.
+    }
+    std::string name;
+    for (; at < html.size() && !IsAsciiSpace(html[at]) && html[at] != '/' &&
+           html[at] != '>';
+         ++at) {
+      if (name.size() < 32) {
+        name.push_back(static_cast<char>(
+            std::tolower(static_cast<unsigned char>(html[at]))));
+      }
+    }
+    // The attributes, to the '>' outside quoted values. A quote that is
+    // never closed is read as part of a name (no value), as a parser
+    // reading on would see the rest.
+    bool self_closing = false;
+    for (; at < html.size() && html[at] != '>'; ++at) {
+      self_closing = html[at] == '/';
+      if (html[at] != '=') continue;
+      std::size_t value = at + 1;
+      while (value < html.size() && IsAsciiSpace(html[value])) ++value;
+      if (value < html.size() && (html[value] == '"' || html[value] == '\'')) {
+        const std::size_t quote_end = html.find(html[value], value + 1);
+        if (quote_end != kNone) at = quote_end;
+      }
+    }
+    if (at >= html.size()) break;  // Cut short: the parser drops it.
+    ++at;
+    if (closing) {
+      for (std::size_t k = open.size(); k-- > 0;) {
+        if (open[k].name != name) continue;
+        open.resize(k);
+        break;
+      }
+      continue;
+    }
+    bool foreign = !open.empty() && open.back().foreign;
+    if (foreign && LeavesForeignContent(name)) {
+      while (!open.empty() && open.back().foreign) open.pop_back();
+      foreign = false;
+    }
+    if (foreign) {
+      if (self_closing) continue;
+      const bool stays_foreign = !HoldsHtml(name);
+      open.push_back({std::move(name), stays_foreign});
+    } else {
+      if (HoldsRawText(name)) {
+        at = RawTextEnd(html, at, name);
+        if (at == kNone) break;
+        continue;
+      }
+      if (name == "plaintext") break;  // The rest is text.
+      if (StaysShallow(name)) continue;
+      const bool starts_foreign = name == "svg" || name == "math";
+      open.push_back({std::move(name), starts_foreign});
+    }
+    if (open.size() > static_cast<std::size_t>(max_depth)) return true;
+  }
+  return false;
+}
+
+// The depth of the deepest element under the document node `root` (<html>
+// is at 1), walked with a stack of its own.
+int TreeDepth(const GumboNode* root) {
+  int deepest = 0;
+  std::vector<std::pair<const GumboNode*, int>> pending = {{root, 0}};
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    const GumboVector* children = nullptr;
+    if (node->type == GUMBO_NODE_DOCUMENT) {
+      children = &node->v.document.children;
+    } else if (node->type == GUMBO_NODE_ELEMENT ||
+               node->type == GUMBO_NODE_TEMPLATE) {
+      children = &node->v.element.children;
+      deepest = std::max(deepest, depth);
+    }
+    if (children == nullptr) continue;
+    for (unsigned i = 0; i < children->length; ++i) {
+      pending.emplace_back(static_cast<const GumboNode*>(children->data[i]),
+                           depth + 1);
+    }
+  }
+  return deepest;
+}
 
 // Phrasing elements a run of text crosses. Others (blocks, tables, lists,
 // unknown and custom elements) end it.
@@ -376,15 +686,33 @@ class HtmlReader {
 
 }  // namespace
 
-MarkedDocument ReadHtml(std::string html) {
+MarkedDocument ReadHtml(std::string html, int max_depth) {
   MarkedDocument document(std::move(html));
   const std::string& source = document.source();
-  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
-      gumbo_parse_with_options(&kGumboDefaultOptions, source.data(),
-                               source.size()),
-      [](GumboOutput* parsed) {
-        gumbo_destroy_output(&kGumboDefaultOptions, parsed);
-      });
+  if (NestsDeeperThan(source, max_depth)) {
+    throw std::invalid_argument(
+        "HTML nests elements more than " + std::to_string(max_depth) +
+        " deep; the limit is " + std::to_string(max_depth));
+  }
+  ParseMemory memory(
+      kParseFloor + kParseBytesPerByte * source.size(),
+      kParseSecondsFloor +
+          kParseSecondsPerMiB * static_cast<double>(source.size()) / (1 << 20));
+  GumboOptions options = kGumboDefaultOptions;
+  options.allocator = ParseMemory::Allocate;
+  options.deallocator = ParseMemory::Deallocate;
+  options.userdata = &memory;
+  // Gumbo records each parse error with a copy of the open elements: on
+  // unclosed tags, memory quadratic in the input. The reader needs none.
+  options.max_errors = 0;
+  // Freed with `memory`, never by gumbo_destroy_output (see ParseMemory).
+  const GumboOutput* output =
+      gumbo_parse_with_options(&options, source.data(), source.size());
+  if (const int depth = TreeDepth(output->document); depth > max_depth) {
+    throw std::invalid_argument("HTML nests elements " + std::to_string(depth) +
+                                " deep; the limit is " +
+                                std::to_string(max_depth));
+  }
   HtmlReader(&document).Read(output->document);
   return document;
 }

@@ -25,8 +25,13 @@ namespace fanyi {
 // made one space; translations are written back escaped. Where the parse
 // does not follow the source in order (misnested tags, tables' foster
 // parenting), a run ends, so that the source is never reordered.
-// Never fails: any bytes are some HTML. `html` must be valid UTF-8.
-MarkedDocument ReadHtml(std::string html);
+// Any bytes are some HTML; `html` must be valid UTF-8. Throws
+// std::invalid_argument, naming the limit, for a document whose elements
+// nest more than `max_depth` deep, or whose parse would take more memory
+// than a bound proportional to its size. Linear in the document, its stack
+// use bounded by `max_depth`.
+MarkedDocument ReadHtml(std::string html,
+                        int max_depth = kDefaultMaxDocumentDepth);
 
 }  // namespace fanyi
 

@@ -11,6 +11,11 @@
 
 namespace fanyi {
 
+// How deep a document's readers let its elements nest (HTML, XML) by
+// default: real documents stay far below it, and a reader's walk is
+// bounded by it.
+constexpr int kDefaultMaxDocumentDepth = 256;
+
 // How a translated text is written into its document.
 enum class TextEscape {
   kNone,            // As it is (plain text formats).

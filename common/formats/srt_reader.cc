@@ -37,11 +37,36 @@ bool IsBlank(std::string_view line) {
   return line.find_first_not_of(" \t") == std::string_view::npos;
 }
 
+// Where the searches of TagEnd last stopped, for one text asked at growing
+// positions: a search's answer still holds while it lies at or after the
+// position asked, so a cue's scan stays linear however many '<' it holds.
+struct TagSearches {
+  static constexpr std::size_t kUnset = std::string_view::npos - 1;
+  std::size_t angle = kUnset;  // The next '>' or '\n'.
+  std::size_t brace = kUnset;  // The next '}' or '\n'.
+};
+
+// The first of `stops` in `text` at or after `from`, or the one `*last`
+// holds when it is still that.
+std::size_t FindFrom(std::string_view text, std::size_t from,
+                     std::string_view stops, std::size_t* last) {
+  if (*last != TagSearches::kUnset &&
+      (*last == std::string_view::npos || *last >= from)) {
+    return *last;
+  }
+  *last = text.find_first_of(stops, from);
+  return *last;
+}
+
 // The end of the formatting tag at text[at] (<i>, </font>, {\an8}), or `at`
-// when none starts there. Tags do not cross lines.
-std::size_t TagEnd(std::string_view text, std::size_t at) {
+// when none starts there. Tags do not cross lines. `searches`, when given,
+// is shared by calls on the same text at growing positions.
+std::size_t TagEnd(std::string_view text, std::size_t at,
+                   TagSearches* searches = nullptr) {
+  TagSearches fresh;
+  if (searches == nullptr) searches = &fresh;
   if (text.compare(at, 2, "{\\") == 0) {
-    const std::size_t close = text.find_first_of("}\n", at);
+    const std::size_t close = FindFrom(text, at, "}\n", &searches->brace);
     return close != std::string_view::npos && text[close] == '}' ? close + 1
                                                                  : at;
   }
@@ -51,7 +76,7 @@ std::size_t TagEnd(std::string_view text, std::size_t at) {
       !std::isalpha(static_cast<unsigned char>(text[name]))) {
     return at;
   }
-  const std::size_t close = text.find_first_of(">\n", name);
+  const std::size_t close = FindFrom(text, name, ">\n", &searches->angle);
   return close != std::string_view::npos && text[close] == '>' ? close + 1 : at;
 }
 
@@ -76,18 +101,21 @@ void AddCue(std::size_t begin, std::size_t end, MarkedDocument* document) {
       continue;
     }
     if (last != '>' && last != '}') break;
-    const std::size_t open = source.rfind(last == '>' ? '<' : '{', end - 1);
-    if (open == std::string_view::npos || open < begin ||
-        TagEnd(source.substr(0, end), open) != end) {
-      break;
-    }
+    // Within the cue: a search past its start would read back through the
+    // file once per cue.
+    const std::size_t found =
+        source.substr(begin, end - begin).rfind(last == '>' ? '<' : '{');
+    if (found == std::string_view::npos) break;
+    const std::size_t open = begin + found;
+    if (TagEnd(source.substr(0, end), open) != end) break;
     end = open;
   }
   std::u32string text;
   std::vector<int> markers;
   std::size_t words = begin;  // Start of the words not yet added.
+  TagSearches searches;
   for (std::size_t at = begin; at < end; ++at) {
-    const std::size_t tag = TagEnd(source.substr(0, end), at);
+    const std::size_t tag = TagEnd(source.substr(0, end), at, &searches);
     if (tag == at || markers.size() == kMaxInlineMarkers) continue;
     text += DecodeWords(source.substr(words, at - words));
     text.push_back(InlineMarker(static_cast<int>(markers.size())));

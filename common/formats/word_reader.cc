@@ -226,9 +226,9 @@ class WordReader {
 
 }  // namespace
 
-MarkedDocument ReadWordXml(std::string xml) {
+MarkedDocument ReadWordXml(std::string xml, int max_depth) {
   MarkedDocument document(std::move(xml));
-  const XmlTree tree(document.source());
+  const XmlTree tree(document.source(), max_depth);
   WordReader(tree, &document).Walk(tree.root(), 0);
   return document;
 }

@@ -15,8 +15,11 @@ namespace fanyi {
 // a bold word stays bold. Everything else (paragraph and run properties,
 // tables, drawings, bookmarks, runs holding tabs or breaks) is kept byte
 // for byte; spell-check marks inside a paragraph are dropped. Throws
-// std::invalid_argument for XML that is not well-formed.
-MarkedDocument ReadWordXml(std::string xml);
+// std::invalid_argument for XML that is not well-formed, or beyond
+// XmlTree's limits: elements nested more than `max_depth` deep, too many
+// nodes.
+MarkedDocument ReadWordXml(std::string xml,
+                           int max_depth = kDefaultMaxDocumentDepth);
 
 }  // namespace fanyi
 

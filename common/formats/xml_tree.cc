@@ -2,18 +2,100 @@
 
 #include <expat.h>
 
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
 namespace fanyi {
+namespace {
+
+// What Expat may hold while it parses a document of n bytes:
+// kExpatFloor plus kExpatBytesPerByte * n. Expat writes a prefixed
+// attribute's namespace URI into its name, and a few kilobytes of zip can
+// declare a megabyte URI for thousands of attributes of one tag (gigabytes);
+// its own structures for a real part take a fraction of the part's size.
+constexpr std::size_t kExpatFloor = std::size_t{16} << 20;
+constexpr std::size_t kExpatBytesPerByte = 2;
+
+// Expat's memory for the parse running on this thread, within a budget:
+// its allocation functions take no context, hence thread_local. A request
+// past the budget gets NULL, which Expat reports as XML_ERROR_NO_MEMORY.
+struct ExpatMemory {
+  std::size_t left = 0;
+  bool exhausted = false;
+};
+thread_local ExpatMemory* expat_memory = nullptr;
+
+// Each block starts with its size (16 bytes keep malloc's alignment).
+constexpr std::size_t kHeader = 16;
+
+void* ExpatMalloc(std::size_t size) {
+  ExpatMemory& memory = *expat_memory;
+  if (size > memory.left || kHeader > memory.left - size) {
+    memory.exhausted = true;
+    return nullptr;
+  }
+  char* block = static_cast<char*>(std::malloc(kHeader + size));
+  if (block == nullptr) return nullptr;
+  std::memcpy(block, &size, sizeof size);
+  memory.left -= kHeader + size;
+  return block + kHeader;
+}
+
+void ExpatFree(void* pointer) {
+  if (pointer == nullptr) return;
+  char* block = static_cast<char*>(pointer) - kHeader;
+  std::size_t size = 0;
+  std::memcpy(&size, block, sizeof size);
+  expat_memory->left += kHeader + size;
+  std::free(block);
+}
+
+void* ExpatRealloc(void* pointer, std::size_t size) {
+  if (pointer == nullptr) return ExpatMalloc(size);
+  ExpatMemory& memory = *expat_memory;
+  char* block = static_cast<char*>(pointer) - kHeader;
+  std::size_t old_size = 0;
+  std::memcpy(&old_size, block, sizeof old_size);
+  if (size > old_size && size - old_size > memory.left) {
+    memory.exhausted = true;
+    return nullptr;
+  }
+  char* grown = static_cast<char*>(std::realloc(block, kHeader + size));
+  if (grown == nullptr) return nullptr;
+  std::memcpy(grown, &size, sizeof size);
+  memory.left = memory.left + old_size - size;
+  return grown + kHeader;
+}
+
+constexpr XML_Memory_Handling_Suite kExpatSuite = {ExpatMalloc, ExpatRealloc,
+                                                   ExpatFree};
+
+// Makes `memory` the budget of Expat's calls on this thread while alive.
+class ExpatMemoryScope {
+ public:
+  explicit ExpatMemoryScope(ExpatMemory* memory) : outer_(expat_memory) {
+    expat_memory = memory;
+  }
+  ~ExpatMemoryScope() { expat_memory = outer_; }
+  ExpatMemoryScope(const ExpatMemoryScope&) = delete;
+  ExpatMemoryScope& operator=(const ExpatMemoryScope&) = delete;
+
+ private:
+  ExpatMemory* const outer_;
+};
+
+}  // namespace
 
 // Expat's callbacks: each event's byte range is where Expat says the event
 // is in the buffer.
 struct XmlTreeBuilder {
   XmlTree* tree = nullptr;
   XML_Parser parser = nullptr;
+  int max_depth = 0;
   std::vector<int> open;  // Elements not yet closed, innermost last.
   bool doctype = false;
+  std::string refusal;  // Why the parse was stopped, if a limit did.
 
   std::size_t Offset() const {
     return static_cast<std::size_t>(XML_GetCurrentByteIndex(parser));
@@ -22,7 +104,21 @@ struct XmlTreeBuilder {
     return static_cast<std::size_t>(XML_GetCurrentByteCount(parser));
   }
 
+  // Stops the parse with `why`.
+  void Refuse(std::string why) {
+    refusal = std::move(why);
+    XML_StopParser(parser, XML_FALSE);
+  }
+
+  // Adds `node` under the innermost open element; -1, with the parse
+  // stopped, when the tree is full.
   int Add(XmlTree::Node node) {
+    if (tree->nodes_.size() == XmlTree::kMaxNodes) {
+      Refuse("XML has more than " + std::to_string(XmlTree::kMaxNodes) +
+             " elements and stretches of text; the limit is " +
+             std::to_string(XmlTree::kMaxNodes));
+      return -1;
+    }
     tree->nodes_.push_back(std::move(node));
     const int index = static_cast<int>(tree->nodes_.size()) - 1;
     if (!open.empty()) tree->nodes_[open.back()].children.push_back(index);
@@ -31,17 +127,33 @@ struct XmlTreeBuilder {
 
   static void OnStart(void* data, const XML_Char* name, const XML_Char**) {
     auto* self = static_cast<XmlTreeBuilder*>(data);
+    if (!self->refusal.empty()) return;  // Events already queued.
+    if (self->open.size() == static_cast<std::size_t>(self->max_depth)) {
+      self->Refuse("XML nests elements more than " +
+                   std::to_string(self->max_depth) + " deep; the limit is " +
+                   std::to_string(self->max_depth));
+      return;
+    }
+    const std::size_t name_bytes = std::strlen(name);
+    if (name_bytes > XmlTree::kMaxNameBytes) {
+      self->Refuse("XML element name of " + std::to_string(name_bytes) +
+                   " bytes, namespace included; the limit is " +
+                   std::to_string(XmlTree::kMaxNameBytes));
+      return;
+    }
     XmlTree::Node node;
-    node.name = name;
+    node.name = *self->tree->names_.emplace(name, name_bytes).first;
     node.begin = self->Offset();
     node.open_end = node.begin + self->Length();
     const int index = self->Add(std::move(node));
+    if (index < 0) return;
     if (self->open.empty()) self->tree->root_ = index;
     self->open.push_back(index);
   }
 
   static void OnEnd(void* data, const XML_Char*) {
     auto* self = static_cast<XmlTreeBuilder*>(data);
+    if (!self->refusal.empty()) return;
     XmlTree::Node& node = self->tree->nodes_[self->open.back()];
     // An empty-element tag (<w:b/>) ends where it starts: no end tag.
     const std::size_t length = self->Length();
@@ -52,7 +164,7 @@ struct XmlTreeBuilder {
 
   static void OnText(void* data, const XML_Char* text, int length) {
     auto* self = static_cast<XmlTreeBuilder*>(data);
-    if (self->open.empty()) return;
+    if (self->open.empty() || !self->refusal.empty()) return;
     const std::size_t begin = self->Offset();
     const std::size_t end = begin + self->Length();
     std::vector<int>& siblings = self->tree->nodes_[self->open.back()].children;
@@ -81,16 +193,21 @@ struct XmlTreeBuilder {
   }
 };
 
-XmlTree::XmlTree(std::string_view xml) {
+XmlTree::XmlTree(std::string_view xml, int max_depth) {
   if (xml.size() > static_cast<std::size_t>(INT32_MAX)) {
     throw std::invalid_argument("XML document too large");
   }
+  // Declared before the parser: the budget outlives its last free.
+  ExpatMemory memory{kExpatFloor + kExpatBytesPerByte * xml.size()};
+  const ExpatMemoryScope scope(&memory);
+  const XML_Char separator[] = " ";
   std::unique_ptr<XML_ParserStruct, void (*)(XML_Parser)> parser(
-      XML_ParserCreateNS("UTF-8", ' '), XML_ParserFree);
+      XML_ParserCreate_MM("UTF-8", &kExpatSuite, separator), XML_ParserFree);
   if (parser == nullptr) throw std::bad_alloc();
   XmlTreeBuilder builder;
   builder.tree = this;
   builder.parser = parser.get();
+  builder.max_depth = max_depth;
   XML_SetUserData(parser.get(), &builder);
   XML_SetElementHandler(parser.get(), XmlTreeBuilder::OnStart,
                         XmlTreeBuilder::OnEnd);
@@ -98,6 +215,13 @@ XmlTree::XmlTree(std::string_view xml) {
   XML_SetStartDoctypeDeclHandler(parser.get(), XmlTreeBuilder::OnDoctype);
   const XML_Status status = XML_Parse(parser.get(), xml.data(),
                                       static_cast<int>(xml.size()), XML_TRUE);
+  if (!builder.refusal.empty()) throw std::invalid_argument(builder.refusal);
+  if (memory.exhausted) {
+    throw std::invalid_argument(
+        "XML: parsing it would take more than " +
+        std::to_string((kExpatFloor + kExpatBytesPerByte * xml.size()) >> 20) +
+        " MiB (long namespaces on many attributes?); send simpler XML");
+  }
   if (builder.doctype) {
     throw std::invalid_argument("XML has a document type declaration");
   }

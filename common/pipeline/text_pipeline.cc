@@ -211,18 +211,19 @@ void TextPipeline::CheckOptions(const TextOptions& options) const {
 }
 
 MarkedDocument TextPipeline::ReadDocument(std::string_view text,
-                                          TextFormat format) {
+                                          TextFormat format) const {
+  const int max_depth = limits_.text_limits().max_document_depth;
   std::string source(text);
   switch (format) {
     case TextFormat::kHtml:
       DecodeUtf8(source);  // Throws for invalid UTF-8, as the splitter does.
-      return ReadHtml(std::move(source));
+      return ReadHtml(std::move(source), max_depth);
     case TextFormat::kSrt:
       return ReadSrt(std::move(source));
     case TextFormat::kMarkdown:
       return ReadMarkdown(std::move(source));
     case TextFormat::kWordXml:
-      return ReadWordXml(std::move(source));
+      return ReadWordXml(std::move(source), max_depth);
     case TextFormat::kText:
       break;
   }

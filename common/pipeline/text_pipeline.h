@@ -97,7 +97,7 @@ class TextPipeline {
   // Reads `text` as a document in `format` (not plain text) with its
   // format's reader. Throws std::invalid_argument when the reader refuses
   // it.
-  static MarkedDocument ReadDocument(std::string_view text, TextFormat format);
+  MarkedDocument ReadDocument(std::string_view text, TextFormat format) const;
   // A text after the cheap first pass: read (a document) and cut into
   // its runs' sentences, nothing masked or encoded yet.
   struct SplitInput {

@@ -29,6 +29,8 @@ struct TextLimits {
   int max_texts = 256;           // Texts per request.
   int default_beam_size = 4;     // For a request that asks for none (0).
   int max_beam_size = 8;         // Larger requested beams are capped.
+  // How deep a document's elements may nest (HTML, a .docx's XML).
+  int max_document_depth = kDefaultMaxDocumentDepth;
 };
 
 // What a text is written in. Every format but plain text is a document

@@ -1,7 +1,8 @@
 // libFuzzer target: the file formats' readers (ReadSrt, ReadMarkdown,
-// ReadWordXml) and MarkedDocument::Render, on arbitrary documents. The
-// first byte picks the reader ('s', 'm', else Word); the rest is the
-// document. Properties:
+// ReadWordXml, and DocxPackage around the last) and MarkedDocument::Render,
+// on arbitrary documents. The first byte picks the reader ('s', 'm', 'z'
+// for a .docx package whose text parts are read as Word parts, else Word);
+// the rest is the document. Properties:
 //   - reading throws nothing but std::invalid_argument (a refusal), and
 //     rendering nothing at all;
 //   - SubRip and Markdown, with every text upper-cased and its markers
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/formats/docx_package.h"
 #include "common/formats/markdown_reader.h"
 #include "common/formats/marked_document.h"
 #include "common/formats/srt_reader.h"
@@ -49,6 +51,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const char format = static_cast<char>(data[0]);
   const std::string source(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if (format == 'z') {
+    try {
+      const fanyi::DocxPackage package(source);
+      for (const std::string& part : package.parts()) {
+        fanyi::ReadWordXml(part);
+      }
+    } catch (const std::invalid_argument&) {
+    }
+    return 0;
+  }
   fanyi::MarkedDocument document("");
   try {
     document = format == 's'   ? fanyi::ReadSrt(source)

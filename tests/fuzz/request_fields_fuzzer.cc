@@ -7,13 +7,18 @@
 // the rest is the query string, the remainder the body. Properties:
 //   - it returns or throws std::invalid_argument, never anything else, never
 //     a crash;
+//   - what it read, through LibreTranslate's field readers (q, glossary,
+//     do_not_translate, beam_size, alternatives, format), gives values or
+//     HttpError 400, nothing else;
 //   - an url-encoded body of plain `name=value` pairs (no '%', '+', '&' or
 //     '=' in them) reads back each value.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
+#include "server/http/libretranslate_fields.h"
 #include "server/http/request_fields.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -33,6 +38,25 @@ void CheckPlainForm(const std::string& name, const std::string& value) {
             "the form field " + name + " does not read back as " + value);
 }
 
+// Each field reader of /translate on `fields`: a value or a 400.
+void ReadLibreTranslateFields(const RequestFields& fields) {
+  const std::function<void()> readers[] = {
+      [&] { ReadTexts(fields, nullptr); },
+      [&] { ReadGlossary(fields); },
+      [&] { StringList(fields, "do_not_translate"); },
+      [&] { IntegerField(fields, "beam_size", 0, 0, kMaxRequestedBeam); },
+      [&] { IntegerField(fields, "alternatives", 0, 0, kMaxRequestedBeam); },
+      [&] { StringField(fields, "format"); }};
+  for (const auto& read : readers) {
+    try {
+      read();
+    } catch (const HttpError& e) {
+      FuzzCheck(e.status == 400,
+                "a field reader answered " + std::to_string(e.status));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fanyi::fuzzing
 
@@ -46,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.query = input.substr(0, newline);
   request.body = newline == std::string::npos ? "" : input.substr(newline + 1);
   try {
-    fanyi::RequestFields::Read(request);
+    const fanyi::RequestFields fields = fanyi::RequestFields::Read(request);
+    fanyi::fuzzing::ReadLibreTranslateFields(fields);
   } catch (const std::invalid_argument&) {
     // A body it cannot read, said so.
   }
