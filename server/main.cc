@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include <csignal>
+#include <cstdint>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -47,6 +48,8 @@ ABSL_FLAG(int, max_queue, 1024,
 ABSL_FLAG(int, max_input_chars, 20000,
           "Texts with more characters are rejected (checked before the text "
           "is read further).");
+ABSL_FLAG(int, max_document_depth, 256,
+          "Documents (HTML, .docx) whose elements nest deeper are rejected.");
 ABSL_FLAG(int, max_request_sentences, 512,
           "Sentences (and clauses of long sentences) per request, over all "
           "its texts; more are rejected.");
@@ -98,10 +101,13 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificate: clients must present a certificate it "
           "signed.");
-ABSL_FLAG(std::string, http_listen, "0.0.0.0:5000",
+ABSL_FLAG(std::string, http_listen, "127.0.0.1:5000",
           "HTTP address of LibreTranslate's API (POST /translate, "
           "/languages, /health, ...); empty: no HTTP.");
 ABSL_FLAG(int, http_threads, 2, "Threads running the HTTP connections.");
+ABSL_FLAG(int, http_parsing_threads, 2,
+          "Threads that read HTTP request bodies and their documents, off the "
+          "connection threads.");
 ABSL_FLAG(int, http_max_connections, 4096,
           "Open HTTP connections, at most; more are closed at once.");
 ABSL_FLAG(int, http_request_timeout_ms, 10000,
@@ -115,6 +121,13 @@ ABSL_FLAG(int, http_requests_per_minute, 0,
 ABSL_FLAG(int, http_file_ttl_s, 600,
           "Seconds a file translated by HTTP /translate_file waits for its "
           "download; it is removed once downloaded.");
+ABSL_FLAG(int64_t, http_file_store_bytes, int64_t{256} << 20,
+          "What the files translated by HTTP /translate_file and waiting for "
+          "their download may take in all; beyond it /translate_file answers "
+          "503.");
+ABSL_FLAG(int64_t, http_file_store_client_bytes, int64_t{32} << 20,
+          "What one client's (its API key's, else its address's) waiting "
+          "files may take; beyond it that client gets 429.");
 ABSL_FLAG(std::string, api_keys_file, "",
           "File of API keys, one per line: HTTP /translate then needs one in "
           "api_key (403 without).");
@@ -157,6 +170,7 @@ int main(int argc, char** argv) {
   options.max_queue = absl::GetFlag(FLAGS_max_queue);
   options.max_input_chars = absl::GetFlag(FLAGS_max_input_chars);
   options.max_request_sentences = absl::GetFlag(FLAGS_max_request_sentences);
+  options.max_document_depth = absl::GetFlag(FLAGS_max_document_depth);
   options.max_glossary_entries = absl::GetFlag(FLAGS_max_glossary_entries);
   options.max_sentence_tokens = absl::GetFlag(FLAGS_max_sentence_tokens);
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
@@ -178,6 +192,7 @@ int main(int argc, char** argv) {
   options.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   options.http_listen = absl::GetFlag(FLAGS_http_listen);
   options.http_threads = absl::GetFlag(FLAGS_http_threads);
+  options.http_parsing_threads = absl::GetFlag(FLAGS_http_parsing_threads);
   options.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
   options.http_request_timeout_ms =
       absl::GetFlag(FLAGS_http_request_timeout_ms);
@@ -186,6 +201,9 @@ int main(int argc, char** argv) {
   options.http_requests_per_minute =
       absl::GetFlag(FLAGS_http_requests_per_minute);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);
+  options.http_file_store_bytes = absl::GetFlag(FLAGS_http_file_store_bytes);
+  options.http_file_store_client_bytes =
+      absl::GetFlag(FLAGS_http_file_store_client_bytes);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "server/decode_worker.h"
 #include "server/server_metrics.h"
 
 namespace fanyi {
@@ -21,6 +22,8 @@ RequestQueue::RequestQueue(const BatcherOptions& options, int workers,
 
 grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
   const auto now = std::chrono::steady_clock::now();
+  std::vector<PendingRequest> abandoned;
+  grpc::Status status;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) {
@@ -28,24 +31,57 @@ grpc::Status RequestQueue::Push(std::vector<PendingRequest>& requests) {
                           "server is shutting down");
     }
     if (WorkersLeftLocked() == 0) return NoWorkerLeft();
-    if (queue_.size() + requests.size() >
-        static_cast<size_t>(options_.max_queue)) {
-      return grpc::Status(
+    const auto fits = [&] {
+      return queue_.size() + requests.size() <=
+             static_cast<size_t>(options_.max_queue);
+    };
+    // Texts whose callers have gone (a cancelled RPC, a closed connection)
+    // make room before anyone is refused.
+    if (!fits()) abandoned = RemoveAbandonedLocked();
+    if (!fits()) {
+      status = grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           "request queue is full (" + std::to_string(options_.max_queue) +
               " sentences and clauses waiting at most, " +
               std::to_string(queue_.size()) + " now); retry later");
-    }
-    for (PendingRequest& request : requests) {
-      request.enqueued = now;
-      queued_rows_ += request.rows();
-      queue_.push_back(std::move(request));
+    } else {
+      for (PendingRequest& request : requests) {
+        request.enqueued = now;
+        queued_rows_ += request.rows();
+        queue_.push_back(std::move(request));
+      }
+      requests.clear();
     }
     PublishDepth();
   }
-  requests.clear();
-  changed_.notify_one();
-  return grpc::Status::OK;
+  for (PendingRequest& request : abandoned) {
+    CompleteRequest(request, grpc::Status(grpc::StatusCode::CANCELLED,
+                                          "request cancelled while queued"));
+  }
+  if (status.ok()) changed_.notify_one();
+  return status;
+}
+
+std::vector<PendingRequest> RequestQueue::RemoveAbandonedLocked() {
+  std::vector<PendingRequest> abandoned;
+  std::deque<PendingRequest> kept;
+  for (PendingRequest& request : queue_) {
+    bool cancelled = false;
+    try {
+      cancelled = request.cancelled && request.cancelled();
+    } catch (...) {
+      // A predicate that throws counts as not cancelled (as the workers
+      // read it).
+    }
+    if (cancelled) {
+      queued_rows_ -= request.rows();
+      abandoned.push_back(std::move(request));
+    } else {
+      kept.push_back(std::move(request));
+    }
+  }
+  queue_ = std::move(kept);
+  return abandoned;
 }
 
 void RequestQueue::Stop() {

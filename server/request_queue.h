@@ -78,7 +78,9 @@ class RequestQueue {
   // Queues all of `requests` or none (a TranslateBatch is admitted whole):
   // returns OK, or RESOURCE_EXHAUSTED when they do not all fit, UNAVAILABLE
   // once stopping or when no worker is left. On refusal the requests stay
-  // in `requests` and no callback has run.
+  // in `requests` and none of their callbacks has run. When they do not
+  // fit, the queued requests whose callers have given up (`cancelled`)
+  // leave first, answered CANCELLED: a client that hung up holds no place.
   grpc::Status Push(std::vector<PendingRequest>& requests);
 
   // Refuses new requests from now on; workers drain what is queued.
@@ -103,6 +105,9 @@ class RequestQueue {
   // Moves out what `worker` may take with `rows` rows decoding; needs
   // mutex_ held.
   std::vector<PendingRequest> TakeLocked(int worker, int rows);
+  // Moves out the queued requests whose `cancelled` says so; needs mutex_
+  // held.
+  std::vector<PendingRequest> RemoveAbandonedLocked();
   // Workers that have not stopped for good; needs mutex_ held.
   int WorkersLeftLocked() const;
   // Updates the queue depth gauge; needs mutex_ held.

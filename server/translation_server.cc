@@ -73,6 +73,9 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.max_request_sentences < 1) {
     throw std::invalid_argument("max_request_sentences must be at least 1");
   }
+  if (options.max_document_depth < 1) {
+    throw std::invalid_argument("max_document_depth must be at least 1");
+  }
   if (options.max_glossary_entries < 0) {
     throw std::invalid_argument("max_glossary_entries must not be negative");
   }
@@ -103,6 +106,15 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.http_requests_per_minute < 0) {
     throw std::invalid_argument(
         "http_requests_per_minute must not be negative (0: no limit)");
+  }
+  if (options.http_parsing_threads < 1) {
+    throw std::invalid_argument("http_parsing_threads must be at least 1");
+  }
+  if (options.http_file_store_bytes < 0 ||
+      options.http_file_store_client_bytes < 0) {
+    throw std::invalid_argument(
+        "http_file_store_bytes and http_file_store_client_bytes must not be "
+        "negative");
   }
   if (options.http_file_ttl_s < 1) {
     throw std::invalid_argument("http_file_ttl_s must be at least 1");
@@ -184,6 +196,7 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   TextLimits& limits = settings.translator.limits;
   limits.max_input_chars = options.max_input_chars;
   limits.max_glossary_terms = options.max_glossary_entries;
+  limits.max_document_depth = options.max_document_depth;
   // A request's sentences are queued whole, so more than the queue holds
   // could never be: they are refused as too many instead.
   limits.max_request_parts =
@@ -267,7 +280,12 @@ void TranslationServer::StartGrpc(
 void TranslationServer::StartHttp(const ServerOptions& options) {
   LibreTranslateOptions api_options;
   api_options.requests_per_minute = options.http_requests_per_minute;
+  api_options.parsing_threads = options.http_parsing_threads;
   api_options.file_time_to_live = std::chrono::seconds(options.http_file_ttl_s);
+  api_options.max_stored_file_bytes =
+      static_cast<std::size_t>(options.http_file_store_bytes);
+  api_options.max_client_stored_file_bytes =
+      static_cast<std::size_t>(options.http_file_store_client_bytes);
   if (!options.api_keys_file.empty()) {
     api_options.api_keys = ReadApiKeys(options.api_keys_file);
   }
@@ -289,7 +307,8 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
       [api](HttpRequest request, HttpResponder respond) {
         api->Handle(std::move(request), std::move(respond));
       },
-      [metrics](int status) { metrics->Record("other", status, 0); });
+      [metrics](int status) { metrics->Record("other", status, 0); },
+      [metrics] { metrics->RecordHangUp(); });
   http_port_ = http_server_->port();
 }
 
@@ -359,6 +378,9 @@ void TranslationServer::Shutdown() {
         model->Stop();
       }
     }
+    // HTTP requests being read are handed on (to stopped batchers, which
+    // refuse them) and new ones refused.
+    if (http_api_ != nullptr) http_api_->Stop();
     // Their last parts have decoded; their answers are being assembled.
     if (assembly_ != nullptr) assembly_->Drain();
     // Their HTTP answers are written; then HTTP stops.

@@ -1,6 +1,7 @@
 #ifndef FANYI_SERVER_TRANSLATION_SERVER_H_
 #define FANYI_SERVER_TRANSLATION_SERVER_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,8 @@ struct ServerOptions {
   int max_request_sentences = 512;  // Sentences and clauses per request, at
                                     // most (and at most max_queue).
   int max_glossary_entries = 256;   // Glossary terms per request, at most.
+  int max_document_depth = 256;     // Documents (HTML, .docx) whose elements
+                                    // nest deeper get INVALID_ARGUMENT.
   int max_sentence_tokens = 0;  // Longer sentences are translated in clauses;
                                 // 0 = what the model does well.
   std::string cpu_decoder = "packed";  // The CPU decoding step: "packed"
@@ -87,10 +90,13 @@ struct ServerOptions {
                                     // RESOURCE_EXHAUSTED before parsing.
   // LibreTranslate's HTTP API (server/http/): its address, HOST:PORT (port
   // 0 picks one); empty: no HTTP (fanyi-server's flag defaults to
-  // 0.0.0.0:5000, LibreTranslate's port).
+  // 127.0.0.1:5000, LibreTranslate's port on this host only, as
+  // LibreTranslate's own default; the images listen on 0.0.0.0).
   std::string http_listen;
-  int http_threads = 2;                 // Threads running HTTP connections.
-  int http_max_connections = 4096;      // Open HTTP connections, at most.
+  int http_threads = 2;             // Threads running HTTP connections.
+  int http_parsing_threads = 2;     // Threads reading HTTP bodies and their
+                                    // documents, off the connection threads.
+  int http_max_connections = 4096;  // Open HTTP connections, at most.
   int http_request_timeout_ms = 10000;  // A request must arrive within this.
   int http_max_body_bytes = 1 << 20;    // Larger HTTP bodies get 413.
   // A file of API keys, one per line (# comments); when set, HTTP
@@ -102,6 +108,10 @@ struct ServerOptions {
   // How long a file translated by HTTP /translate_file waits for its
   // download (it is removed once downloaded).
   int http_file_ttl_s = 600;
+  // What those files may take in all (503 beyond), and one client's (its
+  // API key's, else its address's; 429 beyond).
+  int64_t http_file_store_bytes = int64_t{256} << 20;
+  int64_t http_file_store_client_bytes = int64_t{32} << 20;
   // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
   std::string tls_cert;       // Server certificate chain; needs tls_key.
   std::string tls_key;        // Its private key.

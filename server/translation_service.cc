@@ -192,14 +192,23 @@ grpc::Status TranslationService::DetectSource(
         "source_language auto: no served model translates into \"" +
             choice->target_language() + "\"");
   }
+  // Every served model has the server's limits.
+  const int max_depth = registry_.Models()
+                            .front()
+                            ->translator()
+                            .pipeline()
+                            .limits()
+                            .text_limits()
+                            .max_document_depth;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const std::string name =
         texts.size() > 1 ? "texts[" + std::to_string(i) + "]" : "text";
     DetectedLanguage found;
     try {
-      found = DetectLanguages(html ? ReadHtml(std::string(texts[i])).Words()
-                                   : std::string(texts[i]),
-                              candidates)
+      found = DetectLanguages(
+                  html ? ReadHtml(std::string(texts[i]), max_depth).Words()
+                       : std::string(texts[i]),
+                  candidates)
                   .front();
     } catch (const std::invalid_argument& e) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,

@@ -54,6 +54,16 @@ ServerProcess::ServerProcess(const std::vector<std::string>& flags) {
   }
   grpc_port_ = std::stoi(match[1]);
   metrics_port_ = std::stoi(match[2]);
+  const std::string http_line =
+      fgets(line, sizeof(line), stdout_) != nullptr ? line : "";
+  if (!std::regex_search(
+          http_line, match,
+          std::regex(R"(LibreTranslate API on http://127\.0\.0\.1:(\d+))"))) {
+    Wait();
+    throw std::runtime_error("fanyi-server did not report its HTTP port: " +
+                             http_line);
+  }
+  http_port_ = std::stoi(match[1]);
 }
 
 ServerProcess::~ServerProcess() {

@@ -1,20 +1,29 @@
 #include "server/http/file_store.h"
 
+#include <openssl/rand.h>
+
+#include <algorithm>
 #include <cctype>
-#include <random>
+#include <cstdint>
+#include <iterator>
+#include <stdexcept>
 #include <utility>
 
 namespace fanyi {
 namespace {
 
-// 128 random bits as hex: a name no other client can guess.
+// 128 bits of OpenSSL's cryptographic generator as hex: a name no other
+// client can guess, even from the names it was given.
 std::string RandomHex() {
-  static thread_local std::mt19937_64 generator(std::random_device{}());
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    throw std::runtime_error("OpenSSL's random generator failed");
+  }
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string hex;
-  for (int word = 0; word < 2; ++word) {
-    std::uint64_t bits = generator();
-    for (int i = 0; i < 16; ++i, bits >>= 4) hex.push_back(kDigits[bits & 15]);
+  for (unsigned char byte : bytes) {
+    hex.push_back(kDigits[byte >> 4]);
+    hex.push_back(kDigits[byte & 15]);
   }
   return hex;
 }
@@ -35,20 +44,34 @@ std::string SafeName(const std::string& filename) {
 }  // namespace
 
 FileStore::FileStore(std::chrono::seconds time_to_live, std::size_t max_bytes,
-                     Clock clock)
+                     std::size_t max_client_bytes, Clock clock)
     : time_to_live_(time_to_live),
       max_bytes_(max_bytes),
+      max_client_bytes_(max_client_bytes),
       clock_(clock ? std::move(clock)
                    : [] { return std::chrono::steady_clock::now(); }) {}
 
-std::optional<std::string> FileStore::Put(StoredFile file) {
+std::optional<std::string> FileStore::Put(StoredFile file,
+                                          const std::string& client,
+                                          Refusal* refusal) {
   const auto now = clock_();
+  const std::string name = RandomHex() + "." + SafeName(file.filename);
+  const std::size_t size = file.content.size();
   std::lock_guard<std::mutex> lock(mutex_);
   DropExpired(now);
-  if (file.content.size() > max_bytes_ - bytes_) return std::nullopt;
-  const std::string name = RandomHex() + "." + SafeName(file.filename);
-  bytes_ += file.content.size();
-  files_[name] = {std::move(file), now + time_to_live_};
+  const auto held = client_bytes_.find(client);
+  const std::size_t client_held =
+      held == client_bytes_.end() ? 0 : held->second;
+  const Refusal why =
+      size > max_client_bytes_ - std::min(client_held, max_client_bytes_)
+          ? Refusal::kClientShare
+      : size > max_bytes_ - bytes_ ? Refusal::kFull
+                                   : Refusal::kNone;
+  if (refusal != nullptr) *refusal = why;
+  if (why != Refusal::kNone) return std::nullopt;
+  bytes_ += size;
+  if (size > 0) client_bytes_[client] += size;
+  files_[name] = {std::move(file), client, size, now + time_to_live_};
   return name;
 }
 
@@ -59,19 +82,28 @@ std::optional<StoredFile> FileStore::Take(const std::string& name) {
   const auto found = files_.find(name);
   if (found == files_.end()) return std::nullopt;
   StoredFile file = std::move(found->second.file);
-  bytes_ -= file.content.size();
-  files_.erase(found);
+  found->second.file.content.clear();
+  Remove(found);
   return file;
+}
+
+void FileStore::Remove(std::map<std::string, Entry>::iterator it) {
+  // Counted by what was put: Take has moved the content out already.
+  const std::size_t size = it->second.put_bytes;
+  bytes_ -= size;
+  if (size > 0) {  // An empty file was never counted to its client.
+    const auto client = client_bytes_.find(it->second.client);
+    client->second -= size;
+    if (client->second == 0) client_bytes_.erase(client);
+  }
+  files_.erase(it);
 }
 
 void FileStore::DropExpired(std::chrono::steady_clock::time_point now) {
   for (auto it = files_.begin(); it != files_.end();) {
-    if (it->second.expires <= now) {
-      bytes_ -= it->second.file.content.size();
-      it = files_.erase(it);
-    } else {
-      ++it;
-    }
+    const auto next = std::next(it);
+    if (it->second.expires <= now) Remove(it);
+    it = next;
   }
 }
 

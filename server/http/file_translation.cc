@@ -52,10 +52,12 @@ FileTranslation::FileTranslation(ModelRegistry& models, AssemblyPool& assembly,
       assembly_(assembly),
       options_(options),
       files_(std::make_shared<FileStore>(options.time_to_live,
-                                         options.max_stored_bytes)) {}
+                                         options.max_stored_bytes,
+                                         options.max_client_stored_bytes)) {}
 
 void FileTranslation::Translate(const RequestFields& fields,
                                 const HttpRequest& request,
+                                const std::string& client,
                                 HttpResponder respond) const {
   const UploadedFile* upload = fields.File("file");
   if (upload == nullptr) {
@@ -90,7 +92,8 @@ void FileTranslation::Translate(const RequestFields& fields,
   for (const std::string& text : file->texts()) {
     text_request.texts.push_back(text);
   }
-  text_request.beam_size = IntegerField(fields, "beam_size", 0);
+  text_request.beam_size =
+      IntegerField(fields, "beam_size", 0, 0, kMaxRequestedBeam);
   text_request.glossary = ReadGlossary(fields);
   text_request.do_not_translate = StringList(fields, "do_not_translate");
   if (pipeline.writes_chinese()) text_request.script = target->script;
@@ -98,8 +101,12 @@ void FileTranslation::Translate(const RequestFields& fields,
   job.texts = pipeline.Prepare(text_request);  // 400 when refused.
   job.model = std::move(model);
   job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
+  if (request.client_gone != nullptr) {
+    job.cancelled = [gone = request.client_gone] { return gone->load(); };
+  }
   job.done = [files = files_, file, base_url = ClientBaseUrl(request),
-              name = file->TranslatedName(target_code),
+              name = file->TranslatedName(target_code), client,
+              share = options_.max_client_stored_bytes,
               respond](const grpc::Status& status,
                        std::vector<TextTranslation> translations) {
     if (!status.ok()) return respond(StatusResponse(status));
@@ -114,8 +121,17 @@ void FileTranslation::Translate(const RequestFields& fields,
       return respond(ErrorResponse(
           500, std::string("writing the translated file failed: ") + e.what()));
     }
+    FileStore::Refusal refusal = FileStore::Refusal::kNone;
     const std::optional<std::string> stored_name =
-        files->Put(std::move(stored));
+        files->Put(std::move(stored), client, &refusal);
+    if (refusal == FileStore::Refusal::kClientShare) {
+      return respond(ErrorResponse(
+          429,
+          "Slowdown: your translated files waiting for their download "
+          "would take more than " +
+              std::to_string(share) +
+              " bytes, a client's share; download them first"));
+    }
     if (!stored_name) {
       return respond(
           ErrorResponse(503,

@@ -23,6 +23,9 @@ struct FileTranslationOptions {
   // What the translated files waiting for their download may take in all;
   // /translate_file answers 503 when they would take more.
   std::size_t max_stored_bytes = 256 << 20;
+  // What one client's (API key's, else address's) may take; /translate_file
+  // answers it 429 when they would take more.
+  std::size_t max_client_stored_bytes = 32 << 20;
 };
 
 // LibreTranslate's file routes on fanyi's engine: POST /translate_file
@@ -37,10 +40,11 @@ class FileTranslation {
 
   // POST /translate_file: the multipart `file` from `source` to `target`
   // (and fanyi's beam_size, glossary, do_not_translate, model), answered
-  // with {"translatedFileUrl": ...} on `request`'s host. Throws HttpError
-  // for what it refuses before translating; answers later otherwise.
+  // with {"translatedFileUrl": ...} on `request`'s host, the file held on
+  // `client`'s share (its API key or address). Throws HttpError for what it
+  // refuses before translating; answers later otherwise.
   void Translate(const RequestFields& fields, const HttpRequest& request,
-                 HttpResponder respond) const;
+                 const std::string& client, HttpResponder respond) const;
   // GET /download_file/<name>: a translated file, once; 404 when there is
   // none of `name`.
   HttpResponse Download(const std::string& name) const;

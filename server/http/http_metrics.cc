@@ -13,7 +13,16 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry)
                             .Help("Time from reading an HTTP request to "
                                   "handing its response to the connection, "
                                   "by route.")
-                            .Register(registry)) {}
+                            .Register(registry)),
+      hang_ups_(prometheus::BuildCounter()
+                    .Name("fanyi_http_hang_ups_total")
+                    .Help("HTTP clients that closed their connection while "
+                          "their request was handled; its decoding was "
+                          "cancelled.")
+                    .Register(registry)
+                    .Add({})) {}
+
+void HttpMetrics::RecordHangUp() { hang_ups_.Increment(); }
 
 void HttpMetrics::Record(const std::string& route, int status,
                          double duration_seconds) {

@@ -24,10 +24,14 @@ class HttpMetrics {
 
   // Records one answered request.
   void Record(const std::string& route, int status, double duration_seconds);
+  // Records one client that closed its connection while its request was
+  // handled (fanyi_http_hang_ups_total).
+  void RecordHangUp();
 
  private:
   prometheus::Family<prometheus::Counter>& requests_total_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Counter& hang_ups_;
 };
 
 }  // namespace fanyi

@@ -1,5 +1,7 @@
 #include "server/http/http_server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cerrno>
 #include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -90,10 +93,15 @@ std::string HttpRequest::Header(const std::string& name) const {
   return "";
 }
 
+bool HttpRequest::ClientGone() const {
+  return client_gone != nullptr && client_gone->load();
+}
+
 class HttpServer::Impl {
  public:
   Impl(const HttpServerOptions& server_options, HttpHandler request_handler,
-       HttpRefusalObserver refusal_observer);
+       HttpRefusalObserver refusal_observer,
+       HttpHangUpObserver hang_up_observer);
 
   void Accept();
   void Stop(std::chrono::milliseconds grace);
@@ -110,6 +118,7 @@ class HttpServer::Impl {
   const HttpServerOptions options;
   const HttpHandler handler;
   const HttpRefusalObserver on_refused;  // May be empty.
+  const HttpHangUpObserver on_hang_up;   // May be empty.
   std::atomic<int> connections{0};
   std::mutex mutex;
   std::condition_variable answered;  // in_flight reached 0.
@@ -237,6 +246,8 @@ class Session : public std::enable_shared_from_this<Session> {
     request.keep_alive = message.keep_alive();
     request.body = parser_->release().body();  // `message` is gone now.
     const bool keep_alive = request.keep_alive;
+    auto client_gone = std::make_shared<std::atomic<bool>>(false);
+    request.client_gone = client_gone;
 
     stream_.expires_never();  // The handler's own deadline applies.
     {
@@ -254,6 +265,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                /*counted=*/true);
                  });
     };
+    WatchForHangUp(std::move(client_gone));
     try {
       server_.handler(std::move(request), respond);
     } catch (const std::exception& e) {
@@ -261,9 +273,46 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
+  // While the handler works, waits for the socket to be readable: a client
+  // that closed its connection makes it readable with nothing to read, and
+  // `gone` is set, so that work nobody waits for is cancelled. Bytes to
+  // read are the client's next request (pipelined): they stay for Read,
+  // and the watch ends. Reply cancels it.
+  void WatchForHangUp(std::shared_ptr<std::atomic<bool>> gone) {
+    watching_ = true;
+    stream_.socket().async_wait(
+        tcp::socket::wait_read,
+        [self = shared_from_this(), gone](beast::error_code error) {
+          // Cancelled by Reply.
+          if (error == asio::error::operation_aborted || !self->watching_) {
+            return;
+          }
+          self->watching_ = false;
+          // A failed wait is a failed socket: the client is gone too.
+          char byte;
+          const ssize_t peeked =
+              error ? -1
+                    : recv(self->stream_.socket().native_handle(), &byte, 1,
+                           MSG_PEEK | MSG_DONTWAIT);
+          if (peeked == 0 ||
+              (peeked < 0 &&
+               (error || (errno != EAGAIN && errno != EWOULDBLOCK)))) {
+            gone->store(true);
+            if (self->server_.on_hang_up) self->server_.on_hang_up();
+          }
+        });
+  }
+
   // Writes `response`; then reads the next request, or closes. `counted`:
   // the response answers a request handed to the handler.
   void Reply(HttpResponse response, bool keep_alive, bool counted) {
+    if (watching_) {
+      // Ends WatchForHangUp's wait; nothing else is outstanding on the
+      // socket while a request is handled.
+      watching_ = false;
+      beast::error_code ignored;
+      stream_.socket().cancel(ignored);
+    }
     if (!counted && server_.on_refused) server_.on_refused(response.status);
     auto message = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(response.status), 11);
@@ -317,16 +366,19 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::array<char, 4096> scratch_;
+  bool watching_ = false;  // A WatchForHangUp wait is outstanding.
 };
 
 }  // namespace
 
 HttpServer::Impl::Impl(const HttpServerOptions& server_options,
                        HttpHandler request_handler,
-                       HttpRefusalObserver refusal_observer)
+                       HttpRefusalObserver refusal_observer,
+                       HttpHangUpObserver hang_up_observer)
     : options(server_options),
       handler(std::move(request_handler)),
       on_refused(std::move(refusal_observer)),
+      on_hang_up(std::move(hang_up_observer)),
       work(io.get_executor()),
       acceptor(io),
       accept_retry(io) {
@@ -387,7 +439,8 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
 }
 
 HttpServer::HttpServer(const HttpServerOptions& options, HttpHandler handler,
-                       HttpRefusalObserver on_refused) {
+                       HttpRefusalObserver on_refused,
+                       HttpHangUpObserver on_hang_up) {
   if (options.threads < 1) {
     throw std::invalid_argument("HTTP threads must be at least 1");
   }
@@ -398,7 +451,7 @@ HttpServer::HttpServer(const HttpServerOptions& options, HttpHandler handler,
     throw std::invalid_argument("the HTTP request timeout must be positive");
   }
   impl_ = std::make_unique<Impl>(options, std::move(handler),
-                                 std::move(on_refused));
+                                 std::move(on_refused), std::move(on_hang_up));
   impl_->Accept();
   for (int i = 0; i < options.threads; ++i) {
     impl_->threads.emplace_back([this] { impl_->io.run(); });

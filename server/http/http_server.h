@@ -1,6 +1,7 @@
 #ifndef FANYI_SERVER_HTTP_HTTP_SERVER_H_
 #define FANYI_SERVER_HTTP_HTTP_SERVER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -13,8 +14,8 @@ namespace fanyi {
 
 // Settings of an HttpServer, validated by its constructor.
 struct HttpServerOptions {
-  std::string listen = "0.0.0.0:5000";  // HOST:PORT; port 0 picks one.
-  int threads = 2;                      // Threads that run the connections.
+  std::string listen = "127.0.0.1:5000";  // HOST:PORT; port 0 picks one.
+  int threads = 2;                        // Threads that run the connections.
   // Open connections, at most; a connection beyond them is closed at once,
   // so idle or slow clients cannot exhaust the server's sockets.
   int max_connections = 4096;
@@ -37,9 +38,15 @@ struct HttpRequest {
   std::string body;
   std::string peer;  // The client's address, without the port.
   bool keep_alive = true;
+  // Set by the server once the client has closed its connection while the
+  // request is handled: nobody waits for the answer any more. Null for a
+  // request made otherwise (tests).
+  std::shared_ptr<const std::atomic<bool>> client_gone;
 
   // The value of header `name` (any letter case), or empty.
   std::string Header(const std::string& name) const;
+  // Whether the client has gone (client_gone); thread-safe.
+  bool ClientGone() const;
 };
 
 // One response.
@@ -59,19 +66,26 @@ using HttpHandler = std::function<void(HttpRequest, HttpResponder)>;
 // Told the status of each request the server refuses itself (413, 431,
 // 400), for the metrics.
 using HttpRefusalObserver = std::function<void(int status)>;
+// Told each time a client closes its connection while its request is
+// handled (its work is then cancelled), for the metrics.
+using HttpHangUpObserver = std::function<void()>;
 
 // An HTTP/1.1 server (Boost.Beast on Asio): every connection is
 // asynchronous, so idle and slow connections hold no thread, and requests
 // are bounded in time and size (HttpServerOptions). Requests that cannot be
 // read are answered here: 413 for a large body, 431 for a large head, 400
-// for a malformed one; everything else goes to the handler.
+// for a malformed one; everything else goes to the handler. While the
+// handler works, the connection is watched: a client that closes it is
+// marked gone on its request (HttpRequest::client_gone). A client that
+// half-closes its side after sending counts as gone too.
 class HttpServer {
  public:
   // Binds `options.listen` and starts the threads. Throws
   // std::invalid_argument for bad options and std::runtime_error when the
   // address cannot be bound.
   HttpServer(const HttpServerOptions& options, HttpHandler handler,
-             HttpRefusalObserver on_refused = nullptr);
+             HttpRefusalObserver on_refused = nullptr,
+             HttpHangUpObserver on_hang_up = nullptr);
   // Stops if that has not happened yet.
   ~HttpServer();
 

@@ -70,7 +70,9 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       rate_limiter_(options_.requests_per_minute),
       files_(models, assembly,
              {options_.translate_timeout, options_.file_time_to_live,
-              options_.max_stored_file_bytes}) {}
+              options_.max_stored_file_bytes,
+              options_.max_client_stored_file_bytes}),
+      parsing_(options_.parsing_threads, options_.max_waiting_requests) {}
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
@@ -131,6 +133,34 @@ void LibreTranslateApi::Handle(HttpRequest request,
         DecodePercent(request.path.substr(request.path.rfind('/') + 1),
                       /*plus_is_space=*/false)));
   }
+  if (request.path == "/languages") return answer(Languages());
+  if (request.path == "/health") return answer(Health());
+  if (request.path == "/frontend/settings") return answer(FrontendSettings());
+  // /translate, /detect and /translate_file read a body, and documents in
+  // it: on the parsing pool, never on the connection's thread, so that no
+  // request, however slow to read, holds up /health or other clients.
+  auto waiting = std::make_shared<const HttpRequest>(std::move(request));
+  if (!parsing_.TryPost([this, waiting, answer] { Serve(*waiting, answer); })) {
+    answer(stopping_
+               ? ErrorResponse(503, "server is shutting down")
+               : ErrorResponse(
+                     429, "Slowdown: " +
+                              std::to_string(options_.max_waiting_requests) +
+                              " requests are waiting to be "
+                              "read already; retry later"));
+  }
+}
+
+void LibreTranslateApi::Stop() {
+  stopping_ = true;
+  parsing_.StopTaking();
+}
+
+void LibreTranslateApi::Serve(const HttpRequest& request,
+                              const HttpResponder& answer) const {
+  if (request.ClientGone()) {
+    return answer(ErrorResponse(499, "the client closed its connection"));
+  }
   try {
     const RequestFields fields = [&] {
       try {
@@ -139,29 +169,26 @@ void LibreTranslateApi::Handle(HttpRequest request,
         throw HttpError(400, std::string("Invalid request: ") + e.what());
       }
     }();
-    if (request.path == "/translate" || request.path == "/detect" ||
-        request.path == "/translate_file") {
-      // Counted per valid key, else per address: made-up keys do not
-      // make new clients.
-      const nlohmann::json& key = fields.Get("api_key");
-      const bool known_key =
-          key.is_string() && options_.api_keys.count(key.get<std::string>());
-      if (!rate_limiter_.Admit(known_key ? "key " + key.get<std::string>()
-                                         : "address " + request.peer)) {
-        throw HttpError(
-            429, "Slowdown: " + std::to_string(rate_limiter_.per_minute()) +
-                     " per 1 minute");
-      }
-      if (request.path == "/translate") return Translate(fields, answer);
-      if (request.path == "/translate_file") {
-        if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
-        return files_.Translate(fields, request, answer);
-      }
-      return Detect(fields, answer);
+    // Counted per valid key, else per address: made-up keys do not make
+    // new clients.
+    const nlohmann::json& key = fields.Get("api_key");
+    const bool known_key =
+        key.is_string() && options_.api_keys.count(key.get<std::string>());
+    const std::string client =
+        known_key ? "key " + key.get<std::string>() : "address " + request.peer;
+    if (!rate_limiter_.Admit(client)) {
+      throw HttpError(
+          429, "Slowdown: " + std::to_string(rate_limiter_.per_minute()) +
+                   " per 1 minute");
     }
-    if (request.path == "/languages") return answer(Languages());
-    if (request.path == "/health") return answer(Health());
-    return answer(FrontendSettings());
+    if (request.path == "/translate") {
+      return Translate(fields, request.client_gone, answer);
+    }
+    if (request.path == "/translate_file") {
+      if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
+      return files_.Translate(fields, request, client, answer);
+    }
+    return Detect(fields, answer);
   } catch (const HttpError& e) {
     answer(ErrorResponse(e.status, e.what()));
   } catch (const std::invalid_argument& e) {  // A limit or a text refused.
@@ -242,8 +269,10 @@ struct LibreTranslateApi::Answer {
   }
 };
 
-void LibreTranslateApi::Translate(const RequestFields& fields,
-                                  HttpResponder respond) const {
+void LibreTranslateApi::Translate(
+    const RequestFields& fields,
+    std::shared_ptr<const std::atomic<bool>> client_gone,
+    HttpResponder respond) const {
   if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
   auto answer = std::make_shared<Answer>();
   answer->respond = std::move(respond);
@@ -255,10 +284,8 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     throw HttpError(400, "Invalid request: format must be text or html");
   }
   const bool html = format == "html";
-  const int alternatives = IntegerField(fields, "alternatives", 0);
-  if (alternatives < 0) {
-    throw HttpError(400, "Invalid request: alternatives must be 0 or more");
-  }
+  const int alternatives =
+      IntegerField(fields, "alternatives", 0, 0, kMaxRequestedBeam);
   answer->wants_alternatives = alternatives > 0;
   const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
   if (!target) throw HttpError(400, target_code + " is not supported");
@@ -284,8 +311,10 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
       DetectedLanguage found;
       try {
         // A document's words, not its tags, tell its language.
-        found = DetectLanguages(html ? ReadHtml(texts[i]).Words() : texts[i],
-                                candidates)
+        found = DetectLanguages(
+                    html ? ReadHtml(texts[i], limits.max_document_depth).Words()
+                         : texts[i],
+                    candidates)
                     .front();
       } catch (const std::invalid_argument& e) {
         throw HttpError(400,
@@ -321,7 +350,8 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     options.field = "q";
     options.indexed = answer->is_array;
     options.format = html ? TextFormat::kHtml : TextFormat::kText;
-    options.beam_size = IntegerField(fields, "beam_size", 0);
+    options.beam_size =
+        IntegerField(fields, "beam_size", 0, 0, kMaxRequestedBeam);
     options.alternatives = alternatives;
     options.glossary = ReadGlossary(fields);
     options.do_not_translate = StringList(fields, "do_not_translate");
@@ -346,6 +376,9 @@ void LibreTranslateApi::Translate(const RequestFields& fields,
     job.model = std::move(model);
     job.deadline =
         std::chrono::system_clock::now() + options_.translate_timeout;
+    if (client_gone != nullptr) {
+      job.cancelled = [client_gone] { return client_gone->load(); };
+    }
     jobs.emplace_back(std::move(job), indices);
   }
   if (jobs.empty()) return answer->Respond();

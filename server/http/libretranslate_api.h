@@ -1,6 +1,7 @@
 #ifndef FANYI_SERVER_HTTP_LIBRETRANSLATE_API_H_
 #define FANYI_SERVER_HTTP_LIBRETRANSLATE_API_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -41,6 +42,14 @@ struct LibreTranslateOptions {
   // What the translated files waiting for their download may take in all;
   // /translate_file answers 503 when they would take more.
   std::size_t max_stored_file_bytes = 256 << 20;
+  // What one client's (API key's, else address's) may take; it gets 429
+  // when they would take more.
+  std::size_t max_client_stored_file_bytes = 32 << 20;
+  // Threads that read the bodies of /translate, /detect and /translate_file
+  // (and their documents), off the connection threads.
+  int parsing_threads = 2;
+  // Such requests waiting for a parsing thread, at most; more get 429.
+  int max_waiting_requests = 64;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
@@ -58,8 +67,15 @@ class LibreTranslateApi {
                     HttpMetrics& metrics, std::function<bool()> serving,
                     LibreTranslateOptions options);
 
-  // The HttpServer's handler: routes `request` and answers it.
+  // The HttpServer's handler: routes `request` and answers it, those with
+  // a body to read from the parsing pool.
   void Handle(HttpRequest request, HttpResponder respond) const;
+
+  // Shutting down: body routes are refused with 503 from now on, and the
+  // requests already taken are read and handed on (their answers then come
+  // from the batchers and the assembly pool). Call it before the HTTP
+  // server stops, so that no answer comes after it.
+  void Stop();
 
   // Every route served (GET /spec describes the same).
   static const std::vector<HttpRoute>& Routes();
@@ -67,11 +83,18 @@ class LibreTranslateApi {
  private:
   struct Answer;  // One /translate request's answer while it decodes.
 
+  // On the parsing pool: reads the body of a request to /translate,
+  // /detect or /translate_file, counts it against its client's rate and
+  // serves it; 499 without reading when its client has gone already.
+  void Serve(const HttpRequest& request, const HttpResponder& answer) const;
   // POST /translate: q (a string or an array of strings), source (or
   // "auto": each text detected on its own, among the languages served into
   // the target), target, format (text or html), alternatives, api_key, and
-  // fanyi's beam_size, glossary, do_not_translate and model.
-  void Translate(const RequestFields& fields, HttpResponder respond) const;
+  // fanyi's beam_size, glossary, do_not_translate and model. Its decoding
+  // is cancelled once `client_gone` (may be null) is set.
+  void Translate(const RequestFields& fields,
+                 std::shared_ptr<const std::atomic<bool>> client_gone,
+                 HttpResponder respond) const;
   // POST /detect: q's languages among the served source languages, most
   // likely first.
   void Detect(const RequestFields& fields, HttpResponder respond) const;
@@ -94,6 +117,10 @@ class LibreTranslateApi {
   // Mutable: counting a request is not a change of the API's state.
   mutable RequestRateLimiter rate_limiter_;
   const FileTranslation files_;  // /translate_file and /download_file.
+  // Mutable: handing it work is not a change of the API's state. Last, so
+  // that it finishes its requests while the rest is still there.
+  mutable AssemblyPool parsing_;
+  std::atomic<bool> stopping_{false};  // Stop has been called.
 };
 
 }  // namespace fanyi

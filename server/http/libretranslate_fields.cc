@@ -1,6 +1,9 @@
 #include "server/http/libretranslate_fields.h"
 
+#include <climits>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <utility>
 
 namespace fanyi {
@@ -57,20 +60,39 @@ std::string StringField(const RequestFields& fields, const std::string& name) {
 }
 
 int IntegerField(const RequestFields& fields, const std::string& name,
-                 int fallback) {
+                 int fallback, int min, int max) {
   const nlohmann::json& value = fields.Get(name);
   if (value.is_null()) return fallback;
-  if (value.is_number_integer()) return value.get<int>();
-  if (value.is_string()) {
-    const std::string text = value.get<std::string>();
+  // Read wide, so that no value wraps into the range (2^32 + 2 is not 2).
+  std::optional<long long> number;
+  if (value.is_number_unsigned()) {
+    number = value.get<unsigned long long>() >
+                     static_cast<unsigned long long>(LLONG_MAX)
+                 ? LLONG_MAX
+                 : static_cast<long long>(value.get<unsigned long long>());
+  } else if (value.is_number_integer()) {
+    number = value.get<long long>();
+  } else if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
     try {
       std::size_t used = 0;
-      const int number = std::stoi(text, &used);
-      if (used == text.size()) return number;
-    } catch (const std::exception&) {
+      number = std::stoll(text, &used);
+      if (used != text.size()) number.reset();
+    } catch (const std::out_of_range&) {
+      number = text.find('-') == std::string::npos ? LLONG_MAX : LLONG_MIN;
+    } catch (const std::invalid_argument&) {
     }
   }
-  throw HttpError(400, "Invalid request: " + name + " must be a whole number");
+  if (!number) {
+    throw HttpError(400,
+                    "Invalid request: " + name + " must be a whole number");
+  }
+  if (*number < min || *number > max) {
+    throw HttpError(400, "Invalid request: " + name + " must be from " +
+                             std::to_string(min) + " to " +
+                             std::to_string(max));
+  }
+  return static_cast<int>(*number);
 }
 
 std::vector<std::string> StringList(const RequestFields& fields,
@@ -79,14 +101,18 @@ std::vector<std::string> StringList(const RequestFields& fields,
   if (is_array != nullptr) *is_array = value.is_array();
   std::vector<std::string> strings;
   if (value.is_null()) return strings;
-  for (const nlohmann::json& item :
-       value.is_array() ? value : nlohmann::json::array({value})) {
+  const auto add = [&](const nlohmann::json& item) {
     if (!item.is_string()) {
       throw HttpError(400, "Invalid request: " + name +
                                " must be a string or an array of strings");
     }
     strings.push_back(item.get<std::string>());
+  };
+  if (!value.is_array()) {
+    add(value);
+    return strings;
   }
+  for (const nlohmann::json& item : value) add(item);
   return strings;
 }
 
@@ -99,19 +125,26 @@ std::vector<std::string> ReadTexts(const RequestFields& fields,
 }
 
 std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields) {
-  nlohmann::json glossary = fields.Get("glossary");
-  if (glossary.is_string()) {  // A form's value: JSON in a string.
-    glossary =
-        nlohmann::json::parse(glossary.get<std::string>(), nullptr, false);
+  const nlohmann::json* glossary = &fields.Get("glossary");
+  nlohmann::json parsed;
+  if (glossary->is_string()) {  // A form's value: JSON in a string.
+    const std::string& text = glossary->get_ref<const std::string&>();
+    try {
+      CheckJsonDepth(text, 1, "glossary");
+    } catch (const std::invalid_argument& e) {
+      throw HttpError(400, std::string("Invalid request: ") + e.what());
+    }
+    parsed = nlohmann::json::parse(text, nullptr, false);
+    glossary = &parsed;
   }
   std::vector<GlossaryEntry> entries;
-  if (glossary.is_null()) return entries;
-  if (!glossary.is_object()) {
+  if (glossary->is_null()) return entries;
+  if (!glossary->is_object()) {
     throw HttpError(400,
                     "Invalid request: glossary must be an object of term: "
                     "translation");
   }
-  for (const auto& [term, translation] : glossary.items()) {
+  for (const auto& [term, translation] : glossary->items()) {
     if (!translation.is_string()) {
       throw HttpError(
           400, "Invalid request: glossary[" + term + "] must be a string");

@@ -37,10 +37,14 @@ HttpResponse StatusResponse(const grpc::Status& status);
 
 // Field `name`, which must be a string, or absent (empty).
 std::string StringField(const RequestFields& fields, const std::string& name);
-// A whole-number field sent as a number or as digits; `fallback` when
+// A whole-number field sent as a number or as digits, from `min` to `max`
+// (400 naming them otherwise, however large the number); `fallback` when
 // absent.
 int IntegerField(const RequestFields& fields, const std::string& name,
-                 int fallback);
+                 int fallback, int min, int max);
+// The range IntegerField takes for beam_size and alternatives: more than
+// the server's limits, which cap them.
+constexpr int kMaxRequestedBeam = 1000;
 // Field `name`'s strings: one string, or an array of strings
 // (`*is_array`); none when absent.
 std::vector<std::string> StringList(const RequestFields& fields,

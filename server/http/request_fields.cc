@@ -66,6 +66,33 @@ std::string HeaderParameter(std::string_view value, std::string_view name) {
 
 }  // namespace
 
+void CheckJsonDepth(std::string_view json, int max_depth,
+                    const std::string& what) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // The escaped character, whatever it is.
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        throw std::invalid_argument(
+            what + " nests arrays and objects more than " +
+            std::to_string(max_depth) + " deep; the limit is " +
+            std::to_string(max_depth));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 std::string DecodePercent(std::string_view text, bool plus_is_space) {
   std::string decoded;
   decoded.reserve(text.size());
@@ -147,6 +174,8 @@ void RequestFields::AddFormValue(const std::string& name, std::string value) {
 }
 
 void RequestFields::AddJson(std::string_view body) {
+  // Before nlohmann's parser, whose values copy and print recursively.
+  CheckJsonDepth(body, kMaxJsonDepth, "the JSON body");
   nlohmann::json object = nlohmann::json::parse(body, nullptr, false);
   if (object.is_discarded()) {
     throw std::invalid_argument("the body is not valid JSON");

@@ -25,6 +25,11 @@ struct UploadedFile {
 // name replace them.
 class RequestFields {
  public:
+  // How deep a JSON body may nest: LibreTranslate's fields go two levels
+  // deep (the body, then q's array or glossary's object); a few more are
+  // left for fields this server ignores.
+  static constexpr int kMaxJsonDepth = 8;
+
   // Reads the fields of `request`. The body is read by its Content-Type;
   // a body without one is read as JSON when it starts with '{', else as
   // an url-encoded form. Throws std::invalid_argument saying what is
@@ -48,6 +53,14 @@ class RequestFields {
   std::map<std::string, nlohmann::json> fields_;
   std::map<std::string, UploadedFile> files_;
 };
+
+// Throws std::invalid_argument, naming `what` ("the JSON body") and the
+// limit, when the arrays and objects of `json` nest more than `max_depth`
+// deep. One pass, counting brackets outside strings: the cheap check
+// before a parser, a copy or a dump whose recursion the depth would drive.
+// Says nothing of whether `json` is valid.
+void CheckJsonDepth(std::string_view json, int max_depth,
+                    const std::string& what);
 
 // `text` with %XX escapes decoded, and '+' as a space when `plus_is_space`
 // (forms and query strings). A '%' not followed by two hex digits stays.
