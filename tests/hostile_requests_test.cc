@@ -36,6 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing_util::HttpAnswer;
 using testing_util::HttpExchange;
+using testing_util::Repeat;
 using testing_util::ServerProcess;
 
 // What one hostile request may add to the server's peak resident memory:
@@ -79,13 +80,6 @@ std::string Post(const std::string& path, const std::string& content_type,
 std::string JsonTranslate(const std::string& fields) {
   return Post("/translate", "application/json",
               "{\"source\":\"en\",\"target\":\"zh\"," + fields + "}");
-}
-
-std::string Repeat(const std::string& piece, std::size_t times) {
-  std::string text;
-  text.reserve(piece.size() * times);
-  for (std::size_t i = 0; i < times; ++i) text += piece;
-  return text;
 }
 
 // A .txt, .html, .srt or .docx upload to /translate_file.

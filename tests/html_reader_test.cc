@@ -17,6 +17,7 @@
 namespace fanyi {
 namespace {
 
+using testing_util::Repeat;
 using testing_util::ShowMarkers;
 using testing_util::ShownTexts;
 
@@ -261,13 +262,6 @@ TEST(HtmlReaderTest, RenderChecksTheCount) {
 TEST(HtmlReaderTest, PlainTextIsOneText) {
   EXPECT_EQ(Translate("Just text, no tags.", Upper), "JUST TEXT, NO TAGS.");
   EXPECT_EQ(Translate("a < b and c > d", Same), "a &lt; b and c &gt; d");
-}
-
-// `text` repeated `times` times.
-std::string Repeat(const std::string& text, int times) {
-  std::string repeated;
-  for (int i = 0; i < times; ++i) repeated += text;
-  return repeated;
 }
 
 // The message ReadHtml throws for `html`, or "" when it reads it.

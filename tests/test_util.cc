@@ -67,6 +67,13 @@ const fs::path& ProcessScratch() {
 
 }  // namespace
 
+std::string Repeat(const std::string& piece, std::size_t times) {
+  std::string text;
+  text.reserve(piece.size() * times);
+  for (std::size_t i = 0; i < times; ++i) text += piece;
+  return text;
+}
+
 std::string MakeTempDir(const std::string& name) {
   const fs::path directory = ProcessScratch() / name;
   fs::remove_all(directory);

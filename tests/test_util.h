@@ -1,6 +1,7 @@
 #ifndef FANYI_TESTS_TEST_UTIL_H_
 #define FANYI_TESTS_TEST_UTIL_H_
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ std::string TrainTinyReverseModel(const std::string& parent_dir);
 // place.
 void AddModelVersion(const std::string& repository, const std::string& name,
                      int version, const std::string& from);
+
+// `piece` written `times` times: the deep and repeated inputs of the
+// hostile-input tests.
+std::string Repeat(const std::string& piece, std::size_t times);
 
 // A fresh empty directory `name` in this process's own scratch folder
 // (under TEST_TMPDIR, else /tmp; removed when the process exits).

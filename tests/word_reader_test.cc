@@ -13,12 +13,14 @@
 #include "common/formats/xml_tree.h"
 #include "gtest/gtest.h"
 #include "tests/marked_text.h"
+#include "tests/test_util.h"
 #include "tests/zip_files.h"
 
 namespace fanyi {
 namespace {
 
 using testing_util::RenderRewritten;
+using testing_util::Repeat;
 using testing_util::ShownTexts;
 using testing_util::UpperCase;
 
@@ -115,12 +117,6 @@ std::string Refusal(const std::string& xml, int max_depth) {
     return e.what();
   }
   return "";
-}
-
-std::string Repeat(const std::string& text, std::size_t times) {
-  std::string repeated;
-  for (std::size_t i = 0; i < times; ++i) repeated += text;
-  return repeated;
 }
 
 // XML is held to its depth (w:document and w:body are two levels), to
