@@ -5,18 +5,24 @@
 # 2. soak: CLIENTS closed-loop clients, WARMUP_S seconds of warm-up, then
 #    MINUTES one-minute runs back to back.
 # 3. deadlines: open loop at 2 x C with 100 ms deadlines for 20 s.
-# 4. overload: a second server with --max_queue 16, open loop at
+# 4. abuse: ABUSE_S seconds of honest traffic (16 gRPC clients of
+#    fanyi-loadgen and 2 HTTP clients asking for /health and a translation),
+#    first alone, then beside 4 clients sending hostile HTTP bodies
+#    (scripts/soak_abuse.py: deep HTML, JSON and .docx, unclosed markup,
+#    quadratic SubRip tags, wrapping integers, hang-ups).
+# 5. overload: a second server with --max_queue 16, open loop at
 #    OVERLOAD_FACTOR x C for OVERLOAD_S seconds.
 # The server's RSS is sampled every second. scripts/soak_check.py prints a
 # table and exits non-zero when a check fails (see there). SOURCES defaults
 # to the dev set. Environment: CLIENTS (256), MINUTES (3), WARMUP_S (30),
-# CAPACITY_S (20), OVERLOAD_S (30), OVERLOAD_FACTOR (4), THREADS (server
-# --threads, all cores), BUILD_DIR (build), WORK_DIR (/tmp/fanyi-soak).
+# CAPACITY_S (20), ABUSE_S (30), OVERLOAD_S (30), OVERLOAD_FACTOR (4),
+# THREADS (server --threads, all cores), BUILD_DIR (build), WORK_DIR (a new
+# folder from mktemp -d; its path is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 1 ]]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -25,15 +31,16 @@ clients="${CLIENTS:-256}"
 minutes="${MINUTES:-3}"
 warmup_s="${WARMUP_S:-30}"
 capacity_s="${CAPACITY_S:-20}"
+abuse_s="${ABUSE_S:-30}"
 overload_s="${OVERLOAD_S:-30}"
 overload_factor="${OVERLOAD_FACTOR:-4}"
 threads="${THREADS:-$(nproc)}"
 build_dir="${BUILD_DIR:-build}"
-work_dir="${WORK_DIR:-/tmp/fanyi-soak}"
+work_dir="${WORK_DIR:-$(mktemp -d)}"
+echo "== runs, RSS samples and scrapes in $work_dir"
 
 BUILD_DIR="$build_dir" bash scripts/build.sh >/dev/null
 bin="$build_dir/bin"
-rm -rf "$work_dir"
 mkdir -p "$work_dir"
 
 # shellcheck source=scripts/bench_common.sh
@@ -109,6 +116,24 @@ sleep 1
 metrics deadline-after1
 sleep 1
 metrics deadline-after2
+
+# abuse NAME ATTACKERS: ABUSE_S seconds of honest gRPC and HTTP traffic
+# beside ATTACKERS clients of hostile HTTP bodies; the HTTP side's report in
+# NAME-http.json.
+abuse() {
+  local http_port
+  http_port=$(sed -n 's|.*LibreTranslate API on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' \
+    "$work_dir/main.log")
+  python3 scripts/soak_abuse.py --port "$http_port" --sources "$sources" \
+    --seconds "$abuse_s" --attackers "$2" --json "$work_dir/$1-http.json" &
+  local abuser=$!
+  loadgen "$1" --concurrency 16 --duration_s "$abuse_s"
+  wait "$abuser"
+}
+echo "== abuse: 16 gRPC and 2 HTTP honest clients, ${abuse_s} s alone," \
+  "then ${abuse_s} s beside 4 hostile HTTP clients"
+abuse abuse-baseline 0
+abuse abuse 4
 stop_server
 
 start_server overload --max_queue 16

@@ -12,6 +12,11 @@ exits 1 if any check fails:
   deadlines  only OK and DEADLINE_EXCEEDED; every request answered; after the
              run no decoding step runs (fanyi_batch_size_count unchanged over
              a second) and no request is in flight.
+  abuse      honest traffic beside hostile HTTP bodies: every honest gRPC
+             request OK and every honest HTTP exchange 200, with p99s at
+             most ABUSE_P99_FACTOR x those of the same traffic alone; every
+             hostile body refused with 400 (the hang-ups get no answer);
+             peak RSS at most 256 MiB above the peak of the run alone.
   overload   only OK and RESOURCE_EXHAUSTED; every request answered; the
              slowest rejection under 1 s; peak RSS at most 1.5 x RSS after
              the overload server's warm-up (64 clients, whole batches).
@@ -23,6 +28,13 @@ import pathlib
 import re
 import statistics
 import sys
+
+
+# Two cores shared by decoding and by the parsing of hostile bodies (which
+# may take up to 0.5 s + 1 s/MiB of CPU each before it is refused): honest
+# requests may wait for a core, but not more than this.
+ABUSE_P99_FACTOR = 2.0
+ABUSE_RSS_MARGIN_KB = 256 * 1024
 
 
 def load_report(directory, name):
@@ -155,6 +167,51 @@ def main():
         'fanyi_requests_total{code="DEADLINE_EXCEEDED",method="Translate",'
         'model="en-zh"}')
     print(f"  server counted {server_expired:.0f} DEADLINE_EXCEEDED")
+
+    # Abuse.
+    print("abuse")
+    alone = load_report(directory, "abuse-baseline")
+    attacked = load_report(directory, "abuse")
+    row("16 clients alone", alone,
+        rss_summary(directory, "main", "abuse-baseline"))
+    row("16 clients beside 4 hostile HTTP clients", attacked,
+        rss_summary(directory, "main", "abuse"))
+    for label, report in (("alone", alone), ("attacked", attacked)):
+        checks.expect(
+            report["status_counts"] == {"OK": report["requests_sent"]},
+            f"gRPC {label}: all {report['requests_sent']} OK ({codes(report)})")
+    checks.expect(
+        attacked["latency_ms"]["p99"] <=
+        ABUSE_P99_FACTOR * alone["latency_ms"]["p99"],
+        f"gRPC p99 {alone['latency_ms']['p99']:.0f} ms alone, "
+        f"{attacked['latency_ms']['p99']:.0f} ms attacked "
+        f"(limit {ABUSE_P99_FACTOR} x)")
+    http_alone = json.loads((directory / "abuse-baseline-http.json").read_text())
+    http_attacked = json.loads((directory / "abuse-http.json").read_text())
+    for name in ("health", "translate"):
+        before = http_alone["honest"][name]
+        after = http_attacked["honest"][name]
+        for label, summary in (("alone", before), ("attacked", after)):
+            checks.expect(
+                set(summary["status_counts"]) == {"200"},
+                f"HTTP {name} {label}: {summary['status_counts']}")
+        checks.expect(
+            after["p99_ms"] <= ABUSE_P99_FACTOR * max(before["p99_ms"], 10),
+            f"HTTP {name} p99 {before['p99_ms']:.0f} ms alone, "
+            f"{after['p99_ms']:.0f} ms attacked (slowest {after['max_ms']:.0f}"
+            f" ms; limit {ABUSE_P99_FACTOR} x, at least 10 ms alone)")
+    for name, summary in sorted(http_attacked["hostile"].items()):
+        expected = {"0"} if "hang-up" in name else {"400"}
+        checks.expect(
+            set(summary["status_counts"]) == expected,
+            f"{name}: {summary['status_counts']}, slowest "
+            f"{summary['max_ms']:.0f} ms")
+    peak_alone = max(rss_during(directory, "main", "abuse-baseline"))
+    peak_attacked = max(rss_during(directory, "main", "abuse"))
+    checks.expect(
+        peak_attacked <= peak_alone + ABUSE_RSS_MARGIN_KB,
+        f"peak RSS {peak_alone / 1024:.0f} MB alone, "
+        f"{peak_attacked / 1024:.0f} MB attacked (limit +256 MiB)")
 
     # Overload.
     print("overload")

@@ -16,15 +16,10 @@ void RunQuietly(const std::function<void()>& task) {
 
 }  // namespace
 
-AssemblyPool::AssemblyPool(int threads, int max_waiting)
-    : max_waiting_(max_waiting) {
+AssemblyPool::AssemblyPool(int threads) {
   if (threads < 1) {
-    throw std::invalid_argument("a pool needs at least 1 thread, not " +
+    throw std::invalid_argument("assembly_threads must be at least 1, not " +
                                 std::to_string(threads));
-  }
-  if (max_waiting < 0) {
-    throw std::invalid_argument("a pool's bound must not be negative, not " +
-                                std::to_string(max_waiting));
   }
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
 }
@@ -39,38 +34,16 @@ AssemblyPool::~AssemblyPool() {
 }
 
 void AssemblyPool::Post(std::function<void()> task) {
-  Enqueue(std::move(task), /*bounded=*/false);
-}
-
-bool AssemblyPool::TryPost(std::function<void()> task) {
-  return Enqueue(std::move(task), /*bounded=*/true);
-}
-
-bool AssemblyPool::Enqueue(std::function<void()> task, bool bounded) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!stopping_) {
-      if (bounded && (!taking_ || (max_waiting_ > 0 &&
-                                   tasks_.size() >= static_cast<std::size_t>(
-                                                        max_waiting_)))) {
-        return false;
-      }
       tasks_.push_back(std::move(task));
       ++unfinished_;
       wake_.notify_one();
-      return true;
+      return;
     }
   }
   RunQuietly(task);
-  return true;
-}
-
-void AssemblyPool::StopTaking() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    taking_ = false;
-  }
-  Drain();
 }
 
 void AssemblyPool::Drain() {

@@ -17,18 +17,11 @@ namespace fanyi {
 // a document's assembly. Tasks run in the order posted. The queue needs no
 // bound of its own: it holds at most one task per RPC in flight, and the
 // batcher's queue bounds those. Thread-safe.
-//
-// With a bound on the tasks waiting, the same pool takes work off other
-// threads that must never wait on it: the HTTP API reads request bodies
-// and documents on one (LibreTranslateApi), so that its connection threads
-// stay free for /health and other clients, and refuses requests beyond
-// the bound.
 class AssemblyPool {
  public:
-  // Starts `threads` threads; `max_waiting` > 0 bounds the tasks TryPost
-  // leaves waiting (0: no bound). Throws std::invalid_argument when
-  // `threads` is not positive or `max_waiting` negative.
-  explicit AssemblyPool(int threads, int max_waiting = 0);
+  // Starts `threads` threads; throws std::invalid_argument when it is not
+  // positive.
+  explicit AssemblyPool(int threads);
   // Runs what is queued, then joins the threads.
   ~AssemblyPool();
 
@@ -40,20 +33,12 @@ class AssemblyPool {
   // An exception from `task` is caught and dropped: a task reports its own
   // failures.
   void Post(std::function<void()> task);
-  // As Post, unless max_waiting tasks wait already or StopTaking has
-  // been called: then drops `task` and returns false.
-  bool TryPost(std::function<void()> task);
-  // From now on TryPost refuses every task; then waits, as Drain, for those
-  // it took. For a pool whose tasks call into what is torn down after it.
-  void StopTaking();
 
   // Returns once every task posted so far, and every task those post, has
   // run.
   void Drain();
 
  private:
-  // Post, or TryPost when `bounded`.
-  bool Enqueue(std::function<void()> task, bool bounded);
   // Thread body: runs tasks until stopping and drained.
   void Run();
 
@@ -63,8 +48,6 @@ class AssemblyPool {
   std::deque<std::function<void()>> tasks_;  // Guarded by mutex_.
   int unfinished_ = 0;     // Guarded by mutex_: tasks queued or running.
   bool stopping_ = false;  // Guarded by mutex_.
-  const int max_waiting_;  // For TryPost; 0: no bound.
-  bool taking_ = true;     // Guarded by mutex_: TryPost takes tasks.
   std::vector<std::thread> threads_;  // Fixed once built.
 };
 

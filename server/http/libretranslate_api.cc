@@ -72,7 +72,8 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
               options_.max_client_stored_file_bytes}),
-      parsing_(options_.parsing_threads, options_.max_waiting_requests) {}
+      parsing_(options_.parsing_threads, options_.max_waiting_requests,
+               options_.max_client_waiting_requests) {}
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
@@ -139,20 +140,30 @@ void LibreTranslateApi::Handle(HttpRequest request,
   // /translate, /detect and /translate_file read a body, and documents in
   // it: on the parsing pool, never on the connection's thread, so that no
   // request, however slow to read, holds up /health or other clients.
+  // In turns with other clients: a client that sends slow bodies waits for
+  // its own, not others for them.
+  const std::string client = request.peer;
   auto waiting = std::make_shared<const HttpRequest>(std::move(request));
-  if (!parsing_.TryPost([this, waiting, answer] { Serve(*waiting, answer); })) {
-    answer(stopping_
-               ? ErrorResponse(503, "server is shutting down")
-               : ErrorResponse(
-                     429, "Slowdown: " +
-                              std::to_string(options_.max_waiting_requests) +
-                              " requests are waiting to be "
-                              "read already; retry later"));
+  switch (parsing_.TryPost(client,
+                           [this, waiting, answer] { Serve(*waiting, answer); })) {
+    case FairPool::Outcome::kTaken:
+      return;
+    case FairPool::Outcome::kFull:
+      return answer(ErrorResponse(
+          429, "Slowdown: " + std::to_string(options_.max_waiting_requests) +
+                   " requests are waiting to be read already; retry later"));
+    case FairPool::Outcome::kClientFull:
+      return answer(ErrorResponse(
+          429, "Slowdown: " +
+                   std::to_string(options_.max_client_waiting_requests) +
+                   " of your requests are waiting to be read already; "
+                   "retry later"));
+    case FairPool::Outcome::kStopped:
+      return answer(ErrorResponse(503, "server is shutting down"));
   }
 }
 
 void LibreTranslateApi::Stop() {
-  stopping_ = true;
   parsing_.StopTaking();
 }
 

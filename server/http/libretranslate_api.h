@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/assembly_pool.h"
+#include "server/http/fair_pool.h"
 #include "server/http/file_translation.h"
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
@@ -46,10 +47,13 @@ struct LibreTranslateOptions {
   // when they would take more.
   std::size_t max_client_stored_file_bytes = 32 << 20;
   // Threads that read the bodies of /translate, /detect and /translate_file
-  // (and their documents), off the connection threads.
+  // (and their documents), off the connection threads, taking the clients
+  // (addresses) in turns (FairPool).
   int parsing_threads = 2;
   // Such requests waiting for a parsing thread, at most; more get 429.
   int max_waiting_requests = 64;
+  // Of those, one client's at most; its next ones get 429.
+  int max_client_waiting_requests = 16;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
@@ -119,8 +123,7 @@ class LibreTranslateApi {
   const FileTranslation files_;  // /translate_file and /download_file.
   // Mutable: handing it work is not a change of the API's state. Last, so
   // that it finishes its requests while the rest is still there.
-  mutable AssemblyPool parsing_;
-  std::atomic<bool> stopping_{false};  // Stop has been called.
+  mutable FairPool parsing_;
 };
 
 }  // namespace fanyi
