@@ -25,6 +25,7 @@
 
 #include "common/model/checkpoint.h"
 #include "common/model/cpu_threading.h"
+#include "tests/random_model.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
 #include "trainer/local_ranks.h"

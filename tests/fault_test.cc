@@ -29,6 +29,7 @@
 #include "tests/server_process.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
+#include "trainer/trainer.h"
 
 namespace fanyi {
 namespace {

@@ -1,5 +1,7 @@
 #include "tests/random_model.h"
 
+#include <algorithm>
+
 namespace fanyi::testing_util {
 
 Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings,
@@ -20,6 +22,18 @@ Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings,
   model->to(at::kDouble);
   model->eval();
   return model;
+}
+
+double LargestWeightDifference(const Transformer& a, const Transformer& b) {
+  auto expected = b->named_parameters();
+  double largest = 0;
+  for (const auto& parameter : a->named_parameters()) {
+    largest = std::max(largest, (parameter.value() - expected[parameter.key()])
+                                    .abs()
+                                    .max()
+                                    .item<double>());
+  }
+  return largest;
 }
 
 }  // namespace fanyi::testing_util

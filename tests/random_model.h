@@ -13,6 +13,10 @@ namespace fanyi::testing_util {
 Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings = true,
                             int64_t target_vocab_size = 19);
 
+// The largest absolute difference between the same-named weights of two
+// models of one shape.
+double LargestWeightDifference(const Transformer& a, const Transformer& b);
+
 }  // namespace fanyi::testing_util
 
 #endif  // FANYI_TESTS_RANDOM_MODEL_H_

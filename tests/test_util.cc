@@ -167,18 +167,6 @@ void AddModelVersion(const std::string& repository, const std::string& name,
   fs::rename(staging, folder / std::to_string(version));
 }
 
-double LargestWeightDifference(const Transformer& a, const Transformer& b) {
-  auto expected = b->named_parameters();
-  double largest = 0;
-  for (const auto& parameter : a->named_parameters()) {
-    largest = std::max(largest, (parameter.value() - expected[parameter.key()])
-                                    .abs()
-                                    .max()
-                                    .item<double>());
-  }
-  return largest;
-}
-
 std::vector<std::string> TestDevices() {
   std::vector<std::string> devices = {"cpu"};
   if (torch::cuda::is_available()) devices.push_back("cuda");

@@ -6,9 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/model/transformer.h"
 #include "tests/html_structure.h"
-#include "trainer/trainer.h"
+#include "trainer/training_options.h"
 
 namespace fanyi::testing_util {
 
@@ -59,10 +58,6 @@ std::string MakeTempDir(const std::string& name);
 // A TCP port on 127.0.0.1 that nobody listens on right now (for servers
 // that need their port before they start, such as a rendezvous store).
 int FreePort();
-
-// The largest absolute difference between the same-named weights of two
-// models of one shape.
-double LargestWeightDifference(const Transformer& a, const Transformer& b);
 
 // The devices a device-parameterized test runs on: "cpu", and "cuda" where
 // one is available.

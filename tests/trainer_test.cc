@@ -18,6 +18,7 @@
 #include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
+#include "tests/random_model.h"
 #include "tests/test_util.h"
 #include "trainer/corpus_preparation.h"
 #include "trainer/dev_evaluation.h"
