@@ -7,9 +7,9 @@
 # 3. deadlines: open loop at 2 x C with 100 ms deadlines for 20 s.
 # 4. abuse: ABUSE_S seconds of honest traffic (16 gRPC clients of
 #    fanyi-loadgen and 2 HTTP clients asking for /health and a translation),
-#    first alone, then beside 4 clients sending hostile HTTP bodies
-#    (scripts/soak_abuse.py: deep HTML, JSON and .docx, unclosed markup,
-#    quadratic SubRip tags, wrapping integers, hang-ups).
+#    first alone, then beside 4 clients sending hostile HTTP bodies from
+#    two other addresses (scripts/soak_abuse.py: deep HTML, JSON and .docx,
+#    unclosed markup, quadratic SubRip tags, wrapping integers, hang-ups).
 # 5. overload: a second server with --max_queue 16, open loop at
 #    OVERLOAD_FACTOR x C for OVERLOAD_S seconds.
 # The server's RSS is sampled every second. scripts/soak_check.py prints a
@@ -127,11 +127,12 @@ abuse() {
   python3 scripts/soak_abuse.py --port "$http_port" --sources "$sources" \
     --seconds "$abuse_s" --attackers "$2" --json "$work_dir/$1-http.json" &
   local abuser=$!
-  loadgen "$1" --concurrency 16 --duration_s "$abuse_s"
+  loadgen "$1" --concurrency 16 --duration_s "$abuse_s" ||
+    { kill "$abuser"; exit 1; }
   wait "$abuser"
 }
 echo "== abuse: 16 gRPC and 2 HTTP honest clients, ${abuse_s} s alone," \
-  "then ${abuse_s} s beside 4 hostile HTTP clients"
+  "then ${abuse_s} s beside 4 hostile HTTP clients from 2 addresses"
 abuse abuse-baseline 0
 abuse abuse 4
 stop_server

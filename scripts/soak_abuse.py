@@ -6,9 +6,9 @@ Runs for --seconds against a fanyi-server's LibreTranslate API on
   --honest clients, each asking in turn for /health and a plain translation
   of a short dev sentence, timing each exchange;
   --attackers clients, each sending the hostile classes below one after the
-  other, round and round (none when 0: the baseline), from another address
-  (--attacker_address, 127.0.0.2: the server keeps each address's requests
-  in their own queue, FairPool).
+  other, round and round (none when 0: the baseline), from the addresses
+  of --attacker_addresses in turn (127.0.0.2 and 127.0.0.3: the server
+  keeps each address's requests in their own queue, FairPool).
 Writes a JSON report (--json): the honest exchanges' status counts and
 latency percentiles, and per hostile class the status counts and the
 slowest answer. soak_check.py checks it.
@@ -138,7 +138,8 @@ def timed(recorder, name, port, request, hang_up=False, source="127.0.0.1"):
     start = time.monotonic()
     try:
         status = exchange(port, request, hang_up, source)
-    except OSError as error:
+    except Exception as error:  # pylint: disable=broad-except
+        # Counted under its name: a check fails on it, nothing is lost.
         status = type(error).__name__
     recorder.add(name, status, time.monotonic() - start)
 
@@ -173,7 +174,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--honest", type=int, default=2)
     parser.add_argument("--attackers", type=int, default=4)
-    parser.add_argument("--attacker_address", default="127.0.0.2")
+    parser.add_argument("--attacker_addresses", default="127.0.0.2,127.0.0.3")
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
 
@@ -181,6 +182,7 @@ def main():
         sentences = [line.split("\t")[0].strip() for line in sources]
     sentences = [sentence for sentence in sentences if sentence][:500]
     classes = hostile_classes() if args.attackers else []
+    addresses = args.attacker_addresses.split(",")
     recorder = Recorder()
     deadline = time.monotonic() + args.seconds
     threads = [
@@ -190,7 +192,7 @@ def main():
     ] + [
         threading.Thread(target=attacker,
                          args=(args.port, classes, deadline, offset,
-                               args.attacker_address, recorder))
+                               addresses[offset % len(addresses)], recorder))
         for offset in range(args.attackers)
     ]
     for thread in threads:

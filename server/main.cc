@@ -105,9 +105,9 @@ ABSL_FLAG(std::string, http_listen, "127.0.0.1:5000",
           "HTTP address of LibreTranslate's API (POST /translate, "
           "/languages, /health, ...); empty: no HTTP.");
 ABSL_FLAG(int, http_threads, 2, "Threads running the HTTP connections.");
-ABSL_FLAG(int, http_parsing_threads, 2,
+ABSL_FLAG(int, http_parsing_threads, 4,
           "Threads that read HTTP request bodies and their documents, off the "
-          "connection threads.");
+          "connection threads; each client (address) on one at a time.");
 ABSL_FLAG(int, http_max_connections, 4096,
           "Open HTTP connections, at most; more are closed at once.");
 ABSL_FLAG(int, http_request_timeout_ms, 10000,

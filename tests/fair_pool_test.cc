@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -15,15 +16,37 @@ namespace {
 
 using Outcome = FairPool::Outcome;
 
-// A gate tasks wait at until the test opens it.
+// Bounds a wait that only a broken pool makes long, so that the test
+// fails instead of hanging.
+constexpr std::chrono::seconds kGuard{60};
+
+// A gate tasks wait at until the test opens it; it also tells when the
+// first task reached it.
 class Gate {
  public:
-  void Wait() const { open_.wait(); }
+  void Wait() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!reached_) {
+        reached_ = true;
+        reached_promise_.set_value();
+      }
+    }
+    open_.wait();
+  }
   void Open() { promise_.set_value(); }
+  // True once a task waits at the gate (within kGuard).
+  bool Reached() {
+    return reached_future_.wait_for(kGuard) == std::future_status::ready;
+  }
 
  private:
   std::promise<void> promise_;
   std::shared_future<void> open_ = promise_.get_future().share();
+  std::mutex mutex_;
+  bool reached_ = false;  // Guarded by mutex_.
+  std::promise<void> reached_promise_;
+  std::future<void> reached_future_ = reached_promise_.get_future();
 };
 
 // The order tasks ran in, by name.
@@ -43,27 +66,32 @@ class Log {
   std::vector<std::string> names_;  // Guarded by mutex_.
 };
 
+const auto kNoRefusal = [] { FAIL() << "refused"; };
+
 // The case the pool exists for: a client whose tasks are slow (held at a
-// gate) takes at most half the threads, so another client's task runs at
-// once; with one queue it would wait behind all of them.
-TEST(FairPoolTest, ASlowClientLeavesAThreadToTheOthers) {
-  FairPool pool(2, 64, 16);
-  ASSERT_EQ(pool.max_client_running(), 1);
+// gate) runs one at a time, so another client's task runs at once; with
+// one queue it would wait behind all of them.
+TEST(FairPoolTest, ASlowClientLeavesTheOtherThreadsToOthers) {
   Gate slow;
   std::atomic<int> slow_started{0};
+  std::promise<void> honest_ran;
+  FairPool pool(2, 64, 16);
   for (int i = 0; i < 8; ++i) {
     ASSERT_EQ(pool.TryPost("10.0.0.66",
                            [&] {
                              ++slow_started;
                              slow.Wait();
-                           }),
+                           },
+                           kNoRefusal),
               Outcome::kTaken);
   }
-  std::promise<void> honest_ran;
-  ASSERT_EQ(pool.TryPost("10.0.0.1", [&] { honest_ran.set_value(); }),
+  ASSERT_TRUE(slow.Reached());
+  ASSERT_EQ(pool.TryPost("10.0.0.1", [&] { honest_ran.set_value(); },
+                         kNoRefusal),
             Outcome::kTaken);
-  // Returns while every slow task is still held: no timing involved.
-  honest_ran.get_future().wait();
+  // Ready while every slow task is still held: no timing involved.
+  EXPECT_EQ(honest_ran.get_future().wait_for(kGuard),
+            std::future_status::ready);
   EXPECT_EQ(slow_started.load(), 1);
   slow.Open();
   pool.StopTaking();
@@ -71,79 +99,106 @@ TEST(FairPoolTest, ASlowClientLeavesAThreadToTheOthers) {
 }
 
 TEST(FairPoolTest, ClientsTakeTurnsOneTaskEach) {
-  FairPool pool(1, 64, 16);
   Gate first;
   Log log;
-  ASSERT_EQ(pool.TryPost("a", [&] {
-    first.Wait();
-    log.Add("a1");
-  }),
+  FairPool pool(1, 64, 16);
+  ASSERT_EQ(pool.TryPost("a",
+                         [&] {
+                           first.Wait();
+                           log.Add("a1");
+                         },
+                         kNoRefusal),
             Outcome::kTaken);
   for (const std::string name : {"a2", "a3"}) {
-    ASSERT_EQ(pool.TryPost("a", [&log, name] { log.Add(name); }),
+    ASSERT_EQ(pool.TryPost("a", [&log, name] { log.Add(name); }, kNoRefusal),
               Outcome::kTaken);
   }
   for (const std::string name : {"b1", "b2"}) {
-    ASSERT_EQ(pool.TryPost("b", [&log, name] { log.Add(name); }),
+    ASSERT_EQ(pool.TryPost("b", [&log, name] { log.Add(name); }, kNoRefusal),
               Outcome::kTaken);
   }
-  ASSERT_EQ(pool.TryPost("c", [&log] { log.Add("c1"); }), Outcome::kTaken);
+  ASSERT_EQ(pool.TryPost("c", [&log] { log.Add("c1"); }, kNoRefusal),
+            Outcome::kTaken);
   first.Open();
   pool.StopTaking();
-  // a1 was running when the others came; then b and c before a's next, and
-  // so on in turns.
+  // a1 came first; then b and c before a's next, and so on in turns.
   EXPECT_EQ(log.names(), (std::vector<std::string>{"a1", "b1", "c1", "a2",
                                                    "b2", "a3"}));
 }
 
-TEST(FairPoolTest, WaitingTasksAreBoundedPerClientAndInAll) {
-  FairPool pool(1, 5, 3);
+TEST(FairPoolTest, WaitingTasksAreBoundedPerClient) {
   Gate held;
-  ASSERT_EQ(pool.TryPost("a", [&held] { held.Wait(); }), Outcome::kTaken);
-  // The held task may still be waiting for the thread: count from there.
-  Gate second;
-  ASSERT_EQ(pool.TryPost("b", [&] { second.Wait(); }), Outcome::kTaken);
-  int a_taken = 0;
-  while (pool.TryPost("a", [] {}) == Outcome::kTaken) ++a_taken;
-  EXPECT_LE(a_taken, 3);
-  EXPECT_GE(a_taken, 2);
-  EXPECT_EQ(pool.TryPost("a", [] {}), Outcome::kClientFull);
-  // Another client still gets in, up to the bound in all.
-  int c_taken = 0;
-  Outcome last = Outcome::kTaken;
-  while ((last = pool.TryPost("c", [] {})) == Outcome::kTaken) ++c_taken;
-  EXPECT_EQ(last, Outcome::kFull);
-  EXPECT_GE(c_taken, 1);
+  FairPool pool(1, 64, 3);
+  ASSERT_EQ(pool.TryPost("a", [&held] { held.Wait(); }, kNoRefusal),
+            Outcome::kTaken);
+  ASSERT_TRUE(held.Reached());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(pool.TryPost("a", [] {}, kNoRefusal), Outcome::kTaken);
+  }
+  EXPECT_EQ(pool.TryPost("a", [] {}, kNoRefusal), Outcome::kClientFull);
+  EXPECT_EQ(pool.TryPost("b", [] {}, kNoRefusal), Outcome::kTaken);
   held.Open();
-  second.Open();
   pool.StopTaking();
 }
 
+// When all the room is taken, a client with a shorter queue pushes out the
+// newest task of the longest, down to one more than its own.
+TEST(FairPoolTest, AFullPoolMakesRoomFromTheLongestQueue) {
+  Gate held;
+  Log log;
+  FairPool pool(1, 4, 4);
+  ASSERT_EQ(pool.TryPost("a", [&held] { held.Wait(); }, kNoRefusal),
+            Outcome::kTaken);
+  ASSERT_TRUE(held.Reached());
+  for (const std::string name : {"a1", "a2", "a3", "a4"}) {
+    ASSERT_EQ(pool.TryPost("a", [&log, name] { log.Add(name); },
+                           [&log, name] { log.Add("refused " + name); }),
+              Outcome::kTaken);
+  }
+  for (const std::string name : {"b1", "b2"}) {
+    ASSERT_EQ(pool.TryPost("b", [&log, name] { log.Add(name); }, kNoRefusal),
+              Outcome::kTaken);
+  }
+  // a has 2 waiting, b 2: b's third would leave a no longer queue. Then b,
+  // listed while a ran, goes first.
+  EXPECT_EQ(pool.TryPost("b", [] {}, kNoRefusal), Outcome::kFull);
+  EXPECT_EQ(log.names(),
+            (std::vector<std::string>{"refused a4", "refused a3"}));
+  held.Open();
+  pool.StopTaking();
+  EXPECT_EQ(log.names(),
+            (std::vector<std::string>{"refused a4", "refused a3", "b1", "a1",
+                                      "b2", "a2"}));
+}
+
 TEST(FairPoolTest, StopTakingWaitsForWhatItTookAndRefusesTheRest) {
+  Gate gate;
   std::atomic<int> ran{0};
   FairPool pool(2, 64, 16);
-  Gate gate;
   for (int i = 0; i < 10; ++i) {
     ASSERT_EQ(pool.TryPost(i % 2 ? "a" : "b",
                            [&] {
                              gate.Wait();
                              ++ran;
-                           }),
+                           },
+                           kNoRefusal),
               Outcome::kTaken);
   }
   std::thread opener([&gate] { gate.Open(); });
   pool.StopTaking();
   EXPECT_EQ(ran.load(), 10);
-  EXPECT_EQ(pool.TryPost("a", [] {}), Outcome::kStopped);
+  EXPECT_EQ(pool.TryPost("a", [] {}, kNoRefusal), Outcome::kStopped);
   opener.join();
 }
 
 TEST(FairPoolTest, ATaskThatThrowsLeavesThePoolWorking) {
-  FairPool pool(1, 64, 16);
   std::atomic<bool> ran{false};
-  ASSERT_EQ(pool.TryPost("a", [] { throw std::runtime_error("bad body"); }),
+  FairPool pool(1, 64, 16);
+  ASSERT_EQ(pool.TryPost("a", [] { throw std::runtime_error("bad body"); },
+                         kNoRefusal),
             Outcome::kTaken);
-  ASSERT_EQ(pool.TryPost("a", [&ran] { ran = true; }), Outcome::kTaken);
+  ASSERT_EQ(pool.TryPost("a", [&ran] { ran = true; }, kNoRefusal),
+            Outcome::kTaken);
   pool.StopTaking();
   EXPECT_TRUE(ran.load());
 }

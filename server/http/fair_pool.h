@@ -17,16 +17,21 @@ namespace fanyi {
 // its parse budget (a second of CPU and more) before it is refused; in one
 // queue, a client that sends such bodies over several connections would
 // hold every honest request behind them. Here each client (its address) has
-// its own queue; the threads take the clients in turn, one task each, and
-// one client runs at most half the threads (rounded up) at once, so another
-// client always finds a thread within one task's time. Waiting tasks are
-// bounded in all and per client. Thread-safe.
+// its own queue and runs one task at a time; the threads take the clients
+// in turns. So while fewer clients than threads are busy, another client's
+// task starts at once, and the operating system shares the cores between
+// them; beyond that, it waits for one task, not for a queue.
+//
+// Waiting tasks are bounded per client and in all; when all is full, a
+// client with a shorter queue than the longest pushes out that queue's
+// newest task (its `refuse` runs instead), so that a few clients cannot
+// fill the room and lock every other out. Thread-safe.
 class FairPool {
  public:
   // What TryPost did with a task.
   enum class Outcome {
-    kTaken,       // Queued; it will run.
-    kFull,        // max_waiting tasks wait already.
+    kTaken,       // Queued; it will run, or be refused if pushed out.
+    kFull,        // max_waiting tasks wait, none in a longer queue.
     kClientFull,  // The client has max_client_waiting tasks waiting.
     kStopped,     // StopTaking has been called.
   };
@@ -40,39 +45,47 @@ class FairPool {
   FairPool(const FairPool&) = delete;
   FairPool& operator=(const FairPool&) = delete;
 
-  // Queues `task` in `client`'s turn, unless an Outcome other than kTaken
-  // says why not (then `task` is dropped). An exception from `task` is
-  // caught and dropped: a task reports its own failures.
-  Outcome TryPost(const std::string& client, std::function<void()> task);
+  // Queues `run` in `client`'s turn, unless an Outcome other than kTaken
+  // says why not (then neither callback is called). A task pushed out of
+  // its queue later calls `refuse` (on the thread posting the task that
+  // took its place) instead of `run`. Exceptions from either are caught and
+  // dropped: a task reports its own failures.
+  Outcome TryPost(const std::string& client, std::function<void()> run,
+                  std::function<void()> refuse);
   // From now on TryPost refuses every task; returns once every task it
-  // took has run.
+  // took has run. Not from one of the pool's tasks (it would wait for
+  // itself).
   void StopTaking();
 
-  // Tasks one client may run at once.
-  int max_client_running() const { return max_client_running_; }
-
  private:
+  struct Task {
+    std::function<void()> run;
+    std::function<void()> refuse;
+  };
   struct Client {
-    std::deque<std::function<void()>> waiting;
-    int running = 0;
+    std::deque<Task> waiting;
+    bool running = false;
     bool in_turns = false;  // Listed in turns_.
   };
 
   // Thread body: runs the clients' tasks in turns until stopping.
   void Run();
-  // Lists `name` at the end of turns_ when it has a task waiting, may run
-  // one more and is not listed; drops its entry when it has nothing left.
-  // Needs mutex_ held.
+  // Removes the newest task of the client with the longest queue, if that
+  // queue is longer than `own` + 1, and returns its refusal; else returns
+  // null. Needs mutex_ held.
+  std::function<void()> PushOutLongest(std::size_t own);
+  // Lists `name` at the end of turns_ when it has a task waiting, runs none
+  // and is not listed; drops its entry when it has nothing left. Needs
+  // mutex_ held.
   void Schedule(const std::string& name);
 
   const int max_waiting_;
   const int max_client_waiting_;
-  const int max_client_running_;
   std::mutex mutex_;
   std::condition_variable wake_;     // Signalled when turns_ grows, and on stop.
   std::condition_variable drained_;  // Signalled when unfinished_ hits 0.
   // Guarded by mutex_: the clients with tasks waiting or running, and the
-  // order in which those that may run one more take their turns.
+  // order in which those that run none take their turns.
   std::unordered_map<std::string, Client> clients_;
   std::deque<std::string> turns_;
   int waiting_ = 0;        // Guarded by mutex_: tasks queued, all clients.

@@ -144,8 +144,15 @@ void LibreTranslateApi::Handle(HttpRequest request,
   // its own, not others for them.
   const std::string client = request.peer;
   auto waiting = std::make_shared<const HttpRequest>(std::move(request));
-  switch (parsing_.TryPost(client,
-                           [this, waiting, answer] { Serve(*waiting, answer); })) {
+  const FairPool::Outcome outcome = parsing_.TryPost(
+      client, [this, waiting, answer] { Serve(*waiting, answer); },
+      [answer] {
+        answer(ErrorResponse(429,
+                             "Slowdown: the server's queue of requests to "
+                             "read is full, and yours was the newest of "
+                             "the longest; retry later"));
+      });
+  switch (outcome) {
     case FairPool::Outcome::kTaken:
       return;
     case FairPool::Outcome::kFull:

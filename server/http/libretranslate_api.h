@@ -48,9 +48,12 @@ struct LibreTranslateOptions {
   std::size_t max_client_stored_file_bytes = 32 << 20;
   // Threads that read the bodies of /translate, /detect and /translate_file
   // (and their documents), off the connection threads, taking the clients
-  // (addresses) in turns (FairPool).
-  int parsing_threads = 2;
-  // Such requests waiting for a parsing thread, at most; more get 429.
+  // (addresses) in turns, each on one thread at a time (FairPool). More
+  // threads than cores: a client's cheap request need not wait for another
+  // client's slow one to end, the cores are shared.
+  int parsing_threads = 4;
+  // Such requests waiting for a parsing thread, at most; more get 429 (or
+  // push out the newest of the longest queue's).
   int max_waiting_requests = 64;
   // Of those, one client's at most; its next ones get 429.
   int max_client_waiting_requests = 16;
