@@ -93,11 +93,11 @@ struct ServerOptions {
   // 127.0.0.1:5000, LibreTranslate's port on this host only, as
   // LibreTranslate's own default; the images listen on 0.0.0.0).
   std::string http_listen;
-  int http_threads = 2;             // Threads running HTTP connections.
-  int http_parsing_threads = 4;     // Threads reading HTTP bodies and their
-                                    // documents, off the connection threads
-                                    // (a client on one at a time).
-  int http_max_connections = 4096;  // Open HTTP connections, at most.
+  int http_threads = 2;                 // Threads running HTTP connections.
+  int http_parsing_threads = 4;         // Threads reading HTTP bodies and their
+                                        // documents, off the connection threads
+                                        // (a client on one at a time).
+  int http_max_connections = 4096;      // Open HTTP connections, at most.
   int http_request_timeout_ms = 10000;  // A request must arrive within this.
   int http_max_body_bytes = 1 << 20;    // Larger HTTP bodies get 413.
   // A file of API keys, one per line (# comments); when set, HTTP

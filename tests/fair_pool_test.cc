@@ -77,17 +77,18 @@ TEST(FairPoolTest, ASlowClientLeavesTheOtherThreadsToOthers) {
   std::promise<void> honest_ran;
   FairPool pool(2, 64, 16);
   for (int i = 0; i < 8; ++i) {
-    ASSERT_EQ(pool.TryPost("10.0.0.66",
-                           [&] {
-                             ++slow_started;
-                             slow.Wait();
-                           },
-                           kNoRefusal),
+    ASSERT_EQ(pool.TryPost(
+                  "10.0.0.66",
+                  [&] {
+                    ++slow_started;
+                    slow.Wait();
+                  },
+                  kNoRefusal),
               Outcome::kTaken);
   }
   ASSERT_TRUE(slow.Reached());
-  ASSERT_EQ(pool.TryPost("10.0.0.1", [&] { honest_ran.set_value(); },
-                         kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "10.0.0.1", [&] { honest_ran.set_value(); }, kNoRefusal),
             Outcome::kTaken);
   // Ready while every slow task is still held: no timing involved.
   EXPECT_EQ(honest_ran.get_future().wait_for(kGuard),
@@ -102,41 +103,52 @@ TEST(FairPoolTest, ClientsTakeTurnsOneTaskEach) {
   Gate first;
   Log log;
   FairPool pool(1, 64, 16);
-  ASSERT_EQ(pool.TryPost("a",
-                         [&] {
-                           first.Wait();
-                           log.Add("a1");
-                         },
-                         kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "a",
+                [&] {
+                  first.Wait();
+                  log.Add("a1");
+                },
+                kNoRefusal),
             Outcome::kTaken);
   for (const std::string name : {"a2", "a3"}) {
-    ASSERT_EQ(pool.TryPost("a", [&log, name] { log.Add(name); }, kNoRefusal),
+    ASSERT_EQ(pool.TryPost(
+                  "a", [&log, name] { log.Add(name); }, kNoRefusal),
               Outcome::kTaken);
   }
   for (const std::string name : {"b1", "b2"}) {
-    ASSERT_EQ(pool.TryPost("b", [&log, name] { log.Add(name); }, kNoRefusal),
+    ASSERT_EQ(pool.TryPost(
+                  "b", [&log, name] { log.Add(name); }, kNoRefusal),
               Outcome::kTaken);
   }
-  ASSERT_EQ(pool.TryPost("c", [&log] { log.Add("c1"); }, kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "c", [&log] { log.Add("c1"); }, kNoRefusal),
             Outcome::kTaken);
   first.Open();
   pool.StopTaking();
   // a1 came first; then b and c before a's next, and so on in turns.
-  EXPECT_EQ(log.names(), (std::vector<std::string>{"a1", "b1", "c1", "a2",
-                                                   "b2", "a3"}));
+  EXPECT_EQ(log.names(),
+            (std::vector<std::string>{"a1", "b1", "c1", "a2", "b2", "a3"}));
 }
 
 TEST(FairPoolTest, WaitingTasksAreBoundedPerClient) {
   Gate held;
   FairPool pool(1, 64, 3);
-  ASSERT_EQ(pool.TryPost("a", [&held] { held.Wait(); }, kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "a", [&held] { held.Wait(); }, kNoRefusal),
             Outcome::kTaken);
   ASSERT_TRUE(held.Reached());
   for (int i = 0; i < 3; ++i) {
-    ASSERT_EQ(pool.TryPost("a", [] {}, kNoRefusal), Outcome::kTaken);
+    ASSERT_EQ(pool.TryPost(
+                  "a", [] {}, kNoRefusal),
+              Outcome::kTaken);
   }
-  EXPECT_EQ(pool.TryPost("a", [] {}, kNoRefusal), Outcome::kClientFull);
-  EXPECT_EQ(pool.TryPost("b", [] {}, kNoRefusal), Outcome::kTaken);
+  EXPECT_EQ(pool.TryPost(
+                "a", [] {}, kNoRefusal),
+            Outcome::kClientFull);
+  EXPECT_EQ(pool.TryPost(
+                "b", [] {}, kNoRefusal),
+            Outcome::kTaken);
   held.Open();
   pool.StopTaking();
 }
@@ -147,28 +159,32 @@ TEST(FairPoolTest, AFullPoolMakesRoomFromTheLongestQueue) {
   Gate held;
   Log log;
   FairPool pool(1, 4, 4);
-  ASSERT_EQ(pool.TryPost("a", [&held] { held.Wait(); }, kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "a", [&held] { held.Wait(); }, kNoRefusal),
             Outcome::kTaken);
   ASSERT_TRUE(held.Reached());
   for (const std::string name : {"a1", "a2", "a3", "a4"}) {
-    ASSERT_EQ(pool.TryPost("a", [&log, name] { log.Add(name); },
-                           [&log, name] { log.Add("refused " + name); }),
+    ASSERT_EQ(pool.TryPost(
+                  "a", [&log, name] { log.Add(name); },
+                  [&log, name] { log.Add("refused " + name); }),
               Outcome::kTaken);
   }
   for (const std::string name : {"b1", "b2"}) {
-    ASSERT_EQ(pool.TryPost("b", [&log, name] { log.Add(name); }, kNoRefusal),
+    ASSERT_EQ(pool.TryPost(
+                  "b", [&log, name] { log.Add(name); }, kNoRefusal),
               Outcome::kTaken);
   }
   // a has 2 waiting, b 2: b's third would leave a no longer queue. Then b,
   // listed while a ran, goes first.
-  EXPECT_EQ(pool.TryPost("b", [] {}, kNoRefusal), Outcome::kFull);
+  EXPECT_EQ(pool.TryPost(
+                "b", [] {}, kNoRefusal),
+            Outcome::kFull);
   EXPECT_EQ(log.names(),
             (std::vector<std::string>{"refused a4", "refused a3"}));
   held.Open();
   pool.StopTaking();
-  EXPECT_EQ(log.names(),
-            (std::vector<std::string>{"refused a4", "refused a3", "b1", "a1",
-                                      "b2", "a2"}));
+  EXPECT_EQ(log.names(), (std::vector<std::string>{"refused a4", "refused a3",
+                                                   "b1", "a1", "b2", "a2"}));
 }
 
 TEST(FairPoolTest, StopTakingWaitsForWhatItTookAndRefusesTheRest) {
@@ -176,28 +192,32 @@ TEST(FairPoolTest, StopTakingWaitsForWhatItTookAndRefusesTheRest) {
   std::atomic<int> ran{0};
   FairPool pool(2, 64, 16);
   for (int i = 0; i < 10; ++i) {
-    ASSERT_EQ(pool.TryPost(i % 2 ? "a" : "b",
-                           [&] {
-                             gate.Wait();
-                             ++ran;
-                           },
-                           kNoRefusal),
+    ASSERT_EQ(pool.TryPost(
+                  i % 2 ? "a" : "b",
+                  [&] {
+                    gate.Wait();
+                    ++ran;
+                  },
+                  kNoRefusal),
               Outcome::kTaken);
   }
   std::thread opener([&gate] { gate.Open(); });
   pool.StopTaking();
   EXPECT_EQ(ran.load(), 10);
-  EXPECT_EQ(pool.TryPost("a", [] {}, kNoRefusal), Outcome::kStopped);
+  EXPECT_EQ(pool.TryPost(
+                "a", [] {}, kNoRefusal),
+            Outcome::kStopped);
   opener.join();
 }
 
 TEST(FairPoolTest, ATaskThatThrowsLeavesThePoolWorking) {
   std::atomic<bool> ran{false};
   FairPool pool(1, 64, 16);
-  ASSERT_EQ(pool.TryPost("a", [] { throw std::runtime_error("bad body"); },
-                         kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "a", [] { throw std::runtime_error("bad body"); }, kNoRefusal),
             Outcome::kTaken);
-  ASSERT_EQ(pool.TryPost("a", [&ran] { ran = true; }, kNoRefusal),
+  ASSERT_EQ(pool.TryPost(
+                "a", [&ran] { ran = true; }, kNoRefusal),
             Outcome::kTaken);
   pool.StopTaking();
   EXPECT_TRUE(ran.load());

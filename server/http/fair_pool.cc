@@ -22,8 +22,8 @@ FairPool::FairPool(int threads, int max_waiting, int max_client_waiting)
     throw std::invalid_argument(
         "a fair pool needs at least 1 thread and room for 1 waiting task "
         "in all and per client, not " +
-        std::to_string(threads) + ", " + std::to_string(max_waiting) +
-        " and " + std::to_string(max_client_waiting));
+        std::to_string(threads) + ", " + std::to_string(max_waiting) + " and " +
+        std::to_string(max_client_waiting));
   }
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
 }
@@ -68,8 +68,7 @@ FairPool::Outcome FairPool::TryPost(const std::string& client,
 std::function<void()> FairPool::PushOutLongest(std::size_t own) {
   Client* longest = nullptr;
   for (auto& [name, client] : clients_) {
-    if (longest == nullptr ||
-        client.waiting.size() > longest->waiting.size()) {
+    if (longest == nullptr || client.waiting.size() > longest->waiting.size()) {
       longest = &client;
     }
   }

@@ -82,7 +82,7 @@ class FairPool {
   const int max_waiting_;
   const int max_client_waiting_;
   std::mutex mutex_;
-  std::condition_variable wake_;     // Signalled when turns_ grows, and on stop.
+  std::condition_variable wake_;  // Signalled when turns_ grows, and on stop.
   std::condition_variable drained_;  // Signalled when unfinished_ hits 0.
   // Guarded by mutex_: the clients with tasks waiting or running, and the
   // order in which those that run none take their turns.

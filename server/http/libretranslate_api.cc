@@ -161,18 +161,16 @@ void LibreTranslateApi::Handle(HttpRequest request,
                    " requests are waiting to be read already; retry later"));
     case FairPool::Outcome::kClientFull:
       return answer(ErrorResponse(
-          429, "Slowdown: " +
-                   std::to_string(options_.max_client_waiting_requests) +
-                   " of your requests are waiting to be read already; "
-                   "retry later"));
+          429,
+          "Slowdown: " + std::to_string(options_.max_client_waiting_requests) +
+              " of your requests are waiting to be read already; "
+              "retry later"));
     case FairPool::Outcome::kStopped:
       return answer(ErrorResponse(503, "server is shutting down"));
   }
 }
 
-void LibreTranslateApi::Stop() {
-  parsing_.StopTaking();
-}
+void LibreTranslateApi::Stop() { parsing_.StopTaking(); }
 
 void LibreTranslateApi::Serve(const HttpRequest& request,
                               const HttpResponder& answer) const {
