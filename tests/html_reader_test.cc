@@ -264,6 +264,18 @@ TEST(HtmlReaderTest, PlainTextIsOneText) {
   EXPECT_EQ(Translate("a < b and c > d", Same), "a &lt; b and c &gt; d");
 }
 
+// A character reference past U+10FFFF reads as U+FFFD, as HTML says, also
+// where Gumbo wraps it (above 2^31 it writes one stray byte, which was once
+// refused as invalid UTF-8: a document the client could not fix).
+TEST(HtmlReaderTest, CharacterReferencesOutOfRangeReadAsReplacement) {
+  for (const std::string ref : {"&#x110000;", "&#xaaaaaaaa;", "&#xaaaaaaaa",
+                                "&#99999999999;", "&#xD800;"}) {
+    const MarkedDocument document = ReadHtml("<p>a" + ref + "z</p>");
+    ASSERT_EQ(document.texts().size(), 1u) << ref;
+    EXPECT_EQ(document.texts()[0], "a\uFFFDz") << ref;
+  }
+}
+
 // The message ReadHtml throws for `html`, or "" when it reads it.
 std::string Refusal(const std::string& html, int max_depth) {
   try {
