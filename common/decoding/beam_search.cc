@@ -13,6 +13,8 @@
 #include <stdexcept>
 
 #include "common/decoding/beam_candidates.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {

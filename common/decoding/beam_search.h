@@ -4,10 +4,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/decoding/greedy_decoder.h"
-#include "common/model/transformer.h"
+#include "common/decoding/decoding_options.h"
 
 namespace fanyi {
+
+class TransformerImpl;
 
 // Settings of beam search, validated by BeamSearch.
 struct BeamSearchOptions {

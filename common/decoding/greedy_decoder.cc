@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -34,13 +35,6 @@ torch::Tensor RowsToTensor(const std::vector<std::vector<int64_t>>& rows,
 }
 
 }  // namespace
-
-int64_t MaxTargetLength(const DecodingOptions& options, int64_t source_length) {
-  const auto scaled =
-      static_cast<int64_t>(std::floor(options.length_ratio * source_length)) +
-      options.length_offset;
-  return std::max<int64_t>(1, std::min(options.max_length, scaled));
-}
 
 torch::Tensor MakeSourceTensor(const std::vector<std::vector<int64_t>>& sources,
                                const torch::Device& device) {

@@ -1,6 +1,7 @@
 #include "common/model/device.h"
 
 #include <torch/cuda.h>
+#include <torch/types.h>
 
 #include <stdexcept>
 

@@ -1,7 +1,7 @@
 #ifndef FANYI_COMMON_MODEL_DEVICE_H_
 #define FANYI_COMMON_MODEL_DEVICE_H_
 
-#include <torch/types.h>
+#include <c10/core/Device.h>
 
 #include <string>
 
@@ -11,7 +11,7 @@ namespace fanyi {
 // std::runtime_error when no CUDA device is available) or "auto" (the first
 // CUDA device when there is one, the CPU otherwise). Any other value throws
 // std::invalid_argument.
-torch::Device ResolveDevice(const std::string& name);
+c10::Device ResolveDevice(const std::string& name);
 
 }  // namespace fanyi
 

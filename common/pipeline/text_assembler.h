@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/decoding/greedy_decoder.h"
+#include "common/decoding/decoding_options.h"
 #include "common/pipeline/text_translation.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"

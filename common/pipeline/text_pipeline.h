@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/decoding/greedy_decoder.h"
+#include "common/decoding/decoding_options.h"
 #include "common/pipeline/request_limits.h"
 #include "common/pipeline/text_assembler.h"
 #include "common/pipeline/text_translation.h"

@@ -1,0 +1,15 @@
+#include "common/decoding/decoding_options.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fanyi {
+
+int64_t MaxTargetLength(const DecodingOptions& options, int64_t source_length) {
+  const auto scaled =
+      static_cast<int64_t>(std::floor(options.length_ratio * source_length)) +
+      options.length_offset;
+  return std::max<int64_t>(1, std::min(options.max_length, scaled));
+}
+
+}  // namespace fanyi

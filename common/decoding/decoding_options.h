@@ -1,0 +1,38 @@
+// The limits and switches of a decoding run, apart from the model: the
+// options greedy decoding, beam search and the continuous decoder share.
+// Free of LibTorch, so that the text pipeline and the server can hold them.
+#ifndef FANYI_COMMON_DECODING_DECODING_OPTIONS_H_
+#define FANYI_COMMON_DECODING_DECODING_OPTIONS_H_
+
+#include <cstdint>
+
+namespace fanyi {
+
+// Limits on how long a translation may grow.
+struct DecodingOptions {
+  int64_t max_length = 256;    // Hard cap on generated tokens (</s> excluded).
+  double length_ratio = 2.0;   // Per row: at most length_ratio * source_len
+  int64_t length_offset = 10;  //   + length_offset tokens, below the cap.
+  // Beam search: a sentence ends once beam_size hypotheses have ended (as
+  // CTranslate2 with patience 1 and fairseq stop), instead of once no live
+  // beam can still beat them (exact, but it often runs to the length
+  // limit: docs/quality.md).
+  bool beam_stops_early = false;
+  // On a CUDA device, replay the decoding step from CUDA graphs while a
+  // batch keeps its rows (StepGraphs): the same tokens, one launch a step.
+  // It pays where a decoder lives on from batch to batch (the server's
+  // decode workers, fanyi-bench: docs/benchmarks.md); off here, for a
+  // decoder of one call, whose captures would serve that call alone.
+  bool cuda_graphs = false;
+  // Steps a batch keeps its rows (and caches) before its step is captured:
+  // a capture costs more than a plain step (docs/benchmarks.md).
+  int64_t cuda_graph_after_steps = 3;
+};
+
+// The most tokens a row whose source has `source_length` tokens may generate:
+// min(max_length, length_ratio * source_length + length_offset).
+int64_t MaxTargetLength(const DecodingOptions& options, int64_t source_length);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_DECODING_DECODING_OPTIONS_H_
