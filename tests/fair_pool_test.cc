@@ -75,7 +75,7 @@ TEST(FairPoolTest, ASlowClientLeavesTheOtherThreadsToOthers) {
   Gate slow;
   std::atomic<int> slow_started{0};
   std::promise<void> honest_ran;
-  FairPool pool(2, 64, 16);
+  FairPool pool(2, 64, 16, 1);
   for (int i = 0; i < 8; ++i) {
     ASSERT_EQ(pool.TryPost(
                   "10.0.0.66",
@@ -102,7 +102,7 @@ TEST(FairPoolTest, ASlowClientLeavesTheOtherThreadsToOthers) {
 TEST(FairPoolTest, ClientsTakeTurnsOneTaskEach) {
   Gate first;
   Log log;
-  FairPool pool(1, 64, 16);
+  FairPool pool(1, 64, 16, 1);
   ASSERT_EQ(pool.TryPost(
                 "a",
                 [&] {
@@ -133,7 +133,7 @@ TEST(FairPoolTest, ClientsTakeTurnsOneTaskEach) {
 
 TEST(FairPoolTest, WaitingTasksAreBoundedPerClient) {
   Gate held;
-  FairPool pool(1, 64, 3);
+  FairPool pool(1, 64, 3, 1);
   ASSERT_EQ(pool.TryPost(
                 "a", [&held] { held.Wait(); }, kNoRefusal),
             Outcome::kTaken);
@@ -158,7 +158,7 @@ TEST(FairPoolTest, WaitingTasksAreBoundedPerClient) {
 TEST(FairPoolTest, AFullPoolMakesRoomFromTheLongestQueue) {
   Gate held;
   Log log;
-  FairPool pool(1, 4, 4);
+  FairPool pool(1, 4, 4, 1);
   ASSERT_EQ(pool.TryPost(
                 "a", [&held] { held.Wait(); }, kNoRefusal),
             Outcome::kTaken);
@@ -187,10 +187,55 @@ TEST(FairPoolTest, AFullPoolMakesRoomFromTheLongestQueue) {
                                                    "b1", "a1", "b2", "a2"}));
 }
 
+// Large tasks run one at a time (max_large_running 1), and a client whose
+// next task is large waits without a thread: with a's large task held and
+// one thread free, b's large task (posted first) waits while c's small one
+// runs; b's runs once a's ends. With one free thread this is an order, not
+// a race: a pool that ran b would have run it before c.
+TEST(FairPoolTest, LargeTasksRunOneAtATimeAndSmallOnesPassThem) {
+  Gate held;
+  Log log;
+  std::atomic<bool> b_started{false};
+  std::atomic<bool> b_had_started_when_c_ran{true};
+  std::promise<void> c_ran;
+  FairPool pool(2, 64, 16, 1);
+  ASSERT_EQ(pool.TryPost(
+                "a",
+                [&] {
+                  held.Wait();
+                  log.Add("a");
+                },
+                kNoRefusal, /*large=*/true),
+            Outcome::kTaken);
+  ASSERT_TRUE(held.Reached());
+  ASSERT_EQ(pool.TryPost(
+                "b",
+                [&] {
+                  b_started = true;
+                  log.Add("b");
+                },
+                kNoRefusal, /*large=*/true),
+            Outcome::kTaken);
+  ASSERT_EQ(pool.TryPost(
+                "c",
+                [&] {
+                  b_had_started_when_c_ran = b_started.load();
+                  log.Add("c");
+                  c_ran.set_value();
+                },
+                kNoRefusal),
+            Outcome::kTaken);
+  ASSERT_EQ(c_ran.get_future().wait_for(kGuard), std::future_status::ready);
+  EXPECT_FALSE(b_had_started_when_c_ran.load());
+  held.Open();
+  pool.StopTaking();
+  EXPECT_EQ(log.names(), (std::vector<std::string>{"c", "a", "b"}));
+}
+
 TEST(FairPoolTest, StopTakingWaitsForWhatItTookAndRefusesTheRest) {
   Gate gate;
   std::atomic<int> ran{0};
-  FairPool pool(2, 64, 16);
+  FairPool pool(2, 64, 16, 1);
   for (int i = 0; i < 10; ++i) {
     ASSERT_EQ(pool.TryPost(
                   i % 2 ? "a" : "b",
@@ -212,7 +257,7 @@ TEST(FairPoolTest, StopTakingWaitsForWhatItTookAndRefusesTheRest) {
 
 TEST(FairPoolTest, ATaskThatThrowsLeavesThePoolWorking) {
   std::atomic<bool> ran{false};
-  FairPool pool(1, 64, 16);
+  FairPool pool(1, 64, 16, 1);
   ASSERT_EQ(pool.TryPost(
                 "a", [] { throw std::runtime_error("bad body"); }, kNoRefusal),
             Outcome::kTaken);
@@ -224,9 +269,10 @@ TEST(FairPoolTest, ATaskThatThrowsLeavesThePoolWorking) {
 }
 
 TEST(FairPoolTest, RefusesNoThreadsOrNoRoom) {
-  EXPECT_THROW(FairPool(0, 64, 16), std::invalid_argument);
-  EXPECT_THROW(FairPool(2, 0, 16), std::invalid_argument);
-  EXPECT_THROW(FairPool(2, 64, 0), std::invalid_argument);
+  EXPECT_THROW(FairPool(0, 64, 16, 1), std::invalid_argument);
+  EXPECT_THROW(FairPool(2, 0, 16, 1), std::invalid_argument);
+  EXPECT_THROW(FairPool(2, 64, 0, 1), std::invalid_argument);
+  EXPECT_THROW(FairPool(2, 64, 16, 0), std::invalid_argument);
 }
 
 }  // namespace

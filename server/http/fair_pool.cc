@@ -1,5 +1,6 @@
 #include "server/http/fair_pool.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -16,14 +17,19 @@ void RunQuietly(const std::function<void()>& task) {
 
 }  // namespace
 
-FairPool::FairPool(int threads, int max_waiting, int max_client_waiting)
-    : max_waiting_(max_waiting), max_client_waiting_(max_client_waiting) {
-  if (threads < 1 || max_waiting < 1 || max_client_waiting < 1) {
+FairPool::FairPool(int threads, int max_waiting, int max_client_waiting,
+                   int max_large_running)
+    : max_waiting_(max_waiting),
+      max_client_waiting_(max_client_waiting),
+      max_large_running_(max_large_running) {
+  if (threads < 1 || max_waiting < 1 || max_client_waiting < 1 ||
+      max_large_running < 1) {
     throw std::invalid_argument(
-        "a fair pool needs at least 1 thread and room for 1 waiting task "
-        "in all and per client, not " +
-        std::to_string(threads) + ", " + std::to_string(max_waiting) + " and " +
-        std::to_string(max_client_waiting));
+        "a fair pool needs at least 1 thread, room for 1 waiting task in all "
+        "and per client, and 1 large task running, not " +
+        std::to_string(threads) + ", " + std::to_string(max_waiting) + ", " +
+        std::to_string(max_client_waiting) + " and " +
+        std::to_string(max_large_running));
   }
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
 }
@@ -40,7 +46,7 @@ FairPool::~FairPool() {
 
 FairPool::Outcome FairPool::TryPost(const std::string& client,
                                     std::function<void()> run,
-                                    std::function<void()> refuse) {
+                                    std::function<void()> refuse, bool large) {
   std::function<void()> pushed_out;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -56,7 +62,7 @@ FairPool::Outcome FairPool::TryPost(const std::string& client,
       if (!pushed_out) return Outcome::kFull;
     }
     Client& entry = clients_[client];
-    entry.waiting.push_back({std::move(run), std::move(refuse)});
+    entry.waiting.push_back({std::move(run), std::move(refuse), large});
     ++waiting_;
     ++unfinished_;
     Schedule(client);
@@ -99,25 +105,40 @@ void FairPool::Schedule(const std::string& name) {
   }
 }
 
+std::deque<std::string>::iterator FairPool::NextRunnable() {
+  if (large_running_ < max_large_running_) return turns_.begin();
+  return std::find_if(turns_.begin(), turns_.end(), [this](const auto& name) {
+    return !clients_.at(name).waiting.front().large;
+  });
+}
+
 void FairPool::Run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !turns_.empty(); });
-    if (turns_.empty()) return;  // Stopping, and nothing was taken.
-    const std::string name = std::move(turns_.front());
-    turns_.pop_front();
+    wake_.wait(lock,
+               [this] { return stopping_ || NextRunnable() != turns_.end(); });
+    const auto next = NextRunnable();
+    if (next == turns_.end()) return;  // Stopping, and nothing was taken.
+    const std::string name = std::move(*next);
+    turns_.erase(next);
     Client& client = clients_.at(name);
     client.in_turns = false;
     client.running = true;
     std::function<void()> run = std::move(client.waiting.front().run);
+    const bool large = client.waiting.front().large;
     client.waiting.pop_front();
     --waiting_;
+    if (large) ++large_running_;
     lock.unlock();
     RunQuietly(run);
     run = nullptr;  // What it held goes before StopTaking returns.
     lock.lock();
     clients_.at(name).running = false;
     Schedule(name);  // Its next task, if any, after the other clients'.
+    if (large) {
+      --large_running_;
+      wake_.notify_all();  // A client that waited for it may run now.
+    }
     if (--unfinished_ == 0) drained_.notify_all();
   }
 }

@@ -25,7 +25,14 @@ namespace fanyi {
 // Waiting tasks are bounded per client and in all; when all is full, a
 // client with a shorter queue than the longest pushes out that queue's
 // newest task (its `refuse` runs instead), so that a few clients cannot
-// fill the room and lock every other out. Thread-safe.
+// fill the room and lock every other out.
+//
+// A task may be posted as large (a large body, a document): those run at
+// most `max_large_running` at a time, in the clients' turns, so that what
+// large reads take in all (memory, cores) stays that of a few, however many
+// clients send them. A client whose next task is large waits for one to
+// end without holding a thread; others' small tasks go on past it.
+// Thread-safe.
 class FairPool {
  public:
   // What TryPost did with a task.
@@ -38,7 +45,8 @@ class FairPool {
 
   // Starts `threads` threads. Throws std::invalid_argument unless every
   // argument is positive.
-  FairPool(int threads, int max_waiting, int max_client_waiting);
+  FairPool(int threads, int max_waiting, int max_client_waiting,
+           int max_large_running);
   // StopTaking, then joins the threads.
   ~FairPool();
 
@@ -49,9 +57,10 @@ class FairPool {
   // says why not (then neither callback is called). A task pushed out of
   // its queue later calls `refuse` (on the thread posting the task that
   // took its place) instead of `run`. Exceptions from either are caught and
-  // dropped: a task reports its own failures.
+  // dropped: a task reports its own failures. A `large` task runs only while
+  // fewer than max_large_running others do.
   Outcome TryPost(const std::string& client, std::function<void()> run,
-                  std::function<void()> refuse);
+                  std::function<void()> refuse, bool large = false);
   // From now on TryPost refuses every task; returns once every task it
   // took has run. Not from one of the pool's tasks (it would wait for
   // itself).
@@ -61,6 +70,7 @@ class FairPool {
   struct Task {
     std::function<void()> run;
     std::function<void()> refuse;
+    bool large = false;
   };
   struct Client {
     std::deque<Task> waiting;
@@ -70,6 +80,9 @@ class FairPool {
 
   // Thread body: runs the clients' tasks in turns until stopping.
   void Run();
+  // The first client in turns_ whose next task may start now (a large one
+  // only below max_large_running_), or turns_.end(). Needs mutex_ held.
+  std::deque<std::string>::iterator NextRunnable();
   // Removes the newest task of the client with the longest queue, if that
   // queue is longer than `own` + 1, and returns its refusal; else returns
   // null. Needs mutex_ held.
@@ -81,8 +94,10 @@ class FairPool {
 
   const int max_waiting_;
   const int max_client_waiting_;
+  const int max_large_running_;
   std::mutex mutex_;
-  std::condition_variable wake_;  // Signalled when turns_ grows, and on stop.
+  // Signalled when turns_ grows, when a large task ends, and on stop.
+  std::condition_variable wake_;
   std::condition_variable drained_;  // Signalled when unfinished_ hits 0.
   // Guarded by mutex_: the clients with tasks waiting or running, and the
   // order in which those that run none take their turns.
@@ -90,6 +105,7 @@ class FairPool {
   std::deque<std::string> turns_;
   int waiting_ = 0;        // Guarded by mutex_: tasks queued, all clients.
   int unfinished_ = 0;     // Guarded by mutex_: tasks queued or running.
+  int large_running_ = 0;  // Guarded by mutex_.
   bool taking_ = true;     // Guarded by mutex_.
   bool stopping_ = false;  // Guarded by mutex_: the threads are to end.
   std::vector<std::thread> threads_;  // Fixed once built.

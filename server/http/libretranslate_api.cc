@@ -73,7 +73,8 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
               options_.max_stored_file_bytes,
               options_.max_client_stored_file_bytes}),
       parsing_(options_.parsing_threads, options_.max_waiting_requests,
-               options_.max_client_waiting_requests) {}
+               options_.max_client_waiting_requests, options_.max_large_reads) {
+}
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
@@ -142,7 +143,10 @@ void LibreTranslateApi::Handle(HttpRequest request,
   // request, however slow to read, holds up /health or other clients.
   // In turns with other clients: a client that sends slow bodies waits for
   // its own, not others for them.
+  // Large ones (files; bodies over large_body_bytes) a few at a time.
   const std::string client = request.peer;
+  const bool large = found->path == "/translate_file" ||
+                     request.body.size() > options_.large_body_bytes;
   auto waiting = std::make_shared<const HttpRequest>(std::move(request));
   const FairPool::Outcome outcome = parsing_.TryPost(
       client, [this, waiting, answer] { Serve(*waiting, answer); },
@@ -151,7 +155,8 @@ void LibreTranslateApi::Handle(HttpRequest request,
                              "Slowdown: the server's queue of requests to "
                              "read is full, and yours was the newest of "
                              "the longest; retry later"));
-      });
+      },
+      large);
   switch (outcome) {
     case FairPool::Outcome::kTaken:
       return;
