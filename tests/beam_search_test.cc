@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/decoding/greedy_decoder.h"
+#include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
 #include "tests/random_model.h"
 

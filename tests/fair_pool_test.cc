@@ -34,19 +34,37 @@ class Gate {
     }
     open_.wait();
   }
-  void Open() { promise_.set_value(); }
+  // Opens the gate; again, does nothing.
+  void Open() {
+    std::call_once(opened_, [this] { promise_.set_value(); });
+  }
   // True once a task waits at the gate (within kGuard).
   bool Reached() {
     return reached_future_.wait_for(kGuard) == std::future_status::ready;
   }
 
  private:
+  std::once_flag opened_;
   std::promise<void> promise_;
   std::shared_future<void> open_ = promise_.get_future().share();
   std::mutex mutex_;
   bool reached_ = false;  // Guarded by mutex_.
   std::promise<void> reached_promise_;
   std::future<void> reached_future_ = reached_promise_.get_future();
+};
+
+// Opens a gate when it goes out of scope: declared after the pool, so that
+// a test that stops early (a failed ASSERT) opens the gate before the pool's
+// destructor waits for the tasks held at it, and fails instead of hanging.
+class OpenOnExit {
+ public:
+  explicit OpenOnExit(Gate& gate) : gate_(gate) {}
+  ~OpenOnExit() { gate_.Open(); }
+  OpenOnExit(const OpenOnExit&) = delete;
+  OpenOnExit& operator=(const OpenOnExit&) = delete;
+
+ private:
+  Gate& gate_;
 };
 
 // The order tasks ran in, by name.
@@ -76,6 +94,7 @@ TEST(FairPoolTest, ASlowClientLeavesTheOtherThreadsToOthers) {
   std::atomic<int> slow_started{0};
   std::promise<void> honest_ran;
   FairPool pool(2, 64, 16, 1);
+  OpenOnExit opens_slow(slow);
   for (int i = 0; i < 8; ++i) {
     ASSERT_EQ(pool.TryPost(
                   "10.0.0.66",
@@ -103,6 +122,7 @@ TEST(FairPoolTest, ClientsTakeTurnsOneTaskEach) {
   Gate first;
   Log log;
   FairPool pool(1, 64, 16, 1);
+  OpenOnExit opens_first(first);
   ASSERT_EQ(pool.TryPost(
                 "a",
                 [&] {
@@ -134,6 +154,7 @@ TEST(FairPoolTest, ClientsTakeTurnsOneTaskEach) {
 TEST(FairPoolTest, WaitingTasksAreBoundedPerClient) {
   Gate held;
   FairPool pool(1, 64, 3, 1);
+  OpenOnExit opens_held(held);
   ASSERT_EQ(pool.TryPost(
                 "a", [&held] { held.Wait(); }, kNoRefusal),
             Outcome::kTaken);
@@ -159,6 +180,7 @@ TEST(FairPoolTest, AFullPoolMakesRoomFromTheLongestQueue) {
   Gate held;
   Log log;
   FairPool pool(1, 4, 4, 1);
+  OpenOnExit opens_held(held);
   ASSERT_EQ(pool.TryPost(
                 "a", [&held] { held.Wait(); }, kNoRefusal),
             Outcome::kTaken);
@@ -199,6 +221,7 @@ TEST(FairPoolTest, LargeTasksRunOneAtATimeAndSmallOnesPassThem) {
   std::atomic<bool> b_had_started_when_c_ran{true};
   std::promise<void> c_ran;
   FairPool pool(2, 64, 16, 1);
+  OpenOnExit opens_held(held);
   ASSERT_EQ(pool.TryPost(
                 "a",
                 [&] {
@@ -232,10 +255,59 @@ TEST(FairPoolTest, LargeTasksRunOneAtATimeAndSmallOnesPassThem) {
   EXPECT_EQ(log.names(), (std::vector<std::string>{"c", "a", "b"}));
 }
 
+// Large tasks may take half the waiting places: past that a large task is
+// refused (kLargeFull) while small ones are still taken.
+TEST(FairPoolTest, LargeTasksTakeHalfTheWaitingRoomAtMost) {
+  Gate held;
+  FairPool pool(1, 4, 4, 1);
+  OpenOnExit opens_held(held);
+  ASSERT_EQ(pool.TryPost(
+                "a", [&held] { held.Wait(); }, kNoRefusal, /*large=*/true),
+            Outcome::kTaken);
+  ASSERT_TRUE(held.Reached());
+  EXPECT_EQ(pool.TryPost(
+                "b", [] {}, kNoRefusal, /*large=*/true),
+            Outcome::kTaken);
+  EXPECT_EQ(pool.TryPost(
+                "c", [] {}, kNoRefusal, /*large=*/true),
+            Outcome::kTaken);
+  EXPECT_EQ(pool.TryPost(
+                "d", [] {}, kNoRefusal, /*large=*/true),
+            Outcome::kLargeFull);
+  EXPECT_EQ(pool.TryPost(
+                "d", [] {}, kNoRefusal),
+            Outcome::kTaken);
+  held.Open();
+  pool.StopTaking();
+}
+
+// Once the pool stops taking, large tasks no longer wait for one another:
+// with a's held, b's runs on the free thread, so that a shutdown drains the
+// queue on every thread.
+TEST(FairPoolTest, StoppingLetsLargeTasksRunOnEveryThread) {
+  Gate held;
+  std::promise<void> b_ran;
+  FairPool pool(2, 64, 16, 1);
+  OpenOnExit opens_held(held);
+  ASSERT_EQ(pool.TryPost(
+                "a", [&held] { held.Wait(); }, kNoRefusal, /*large=*/true),
+            Outcome::kTaken);
+  ASSERT_TRUE(held.Reached());
+  ASSERT_EQ(pool.TryPost(
+                "b", [&b_ran] { b_ran.set_value(); }, kNoRefusal,
+                /*large=*/true),
+            Outcome::kTaken);
+  std::thread stopper([&pool] { pool.StopTaking(); });
+  EXPECT_EQ(b_ran.get_future().wait_for(kGuard), std::future_status::ready);
+  held.Open();
+  stopper.join();
+}
+
 TEST(FairPoolTest, StopTakingWaitsForWhatItTookAndRefusesTheRest) {
   Gate gate;
   std::atomic<int> ran{0};
   FairPool pool(2, 64, 16, 1);
+  OpenOnExit opens_gate(gate);
   for (int i = 0; i < 10; ++i) {
     ASSERT_EQ(pool.TryPost(
                   i % 2 ? "a" : "b",

@@ -265,15 +265,22 @@ TEST(HtmlReaderTest, PlainTextIsOneText) {
 }
 
 // A character reference past U+10FFFF reads as U+FFFD, as HTML says, also
-// where Gumbo wraps it (above 2^31 it writes one stray byte, which was once
-// refused as invalid UTF-8: a document the client could not fix).
+// where Gumbo's sum of its digits wraps (from 2^31 on it wrote the low
+// byte: 0xAA, refused as invalid UTF-8, or `<`, NUL, `A`).
 TEST(HtmlReaderTest, CharacterReferencesOutOfRangeReadAsReplacement) {
-  for (const std::string ref : {"&#x110000;", "&#xaaaaaaaa;", "&#xaaaaaaaa",
-                                "&#99999999999;", "&#xD800;"}) {
+  for (const std::string ref :
+       {"&#x110000;", "&#xaaaaaaaa;", "&#xaaaaaaaa", "&#x8000003C;",
+        "&#x80000000;", "&#x100000041;", "&#X0000000100000041;",
+        "&#99999999999;", "&#2147483708;", "&#xD800;"}) {
     const MarkedDocument document = ReadHtml("<p>a" + ref + "z</p>");
     ASSERT_EQ(document.texts().size(), 1u) << ref;
     EXPECT_EQ(document.texts()[0], "a\uFFFDz") << ref;
   }
+  // In an attribute too, and what is around it stays where it was.
+  const MarkedDocument document =
+      ReadHtml("<p title=\"x&#x8000003C;y\">a &#x10FFFD; b</p>");
+  EXPECT_EQ(ShownTexts(document),
+            (std::vector<std::string>{"x\uFFFDy", "a \U0010FFFD b"}));
 }
 
 // The message ReadHtml throws for `html`, or "" when it reads it.

@@ -128,18 +128,6 @@ TEST(Utf8Test, EncodeDecodeRoundTripsBoundaryCodePoints) {
   EXPECT_THROW(EncodeUtf8(std::u32string(1, 0x110000)), std::invalid_argument);
 }
 
-// The replacing decoder reads what the strict one reads, and puts one
-// U+FFFD for each byte that does not start a well-formed sequence.
-TEST(Utf8Test, ReplacingDecoderMarksEachBadByte) {
-  const std::string valid = "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80";
-  EXPECT_EQ(DecodeUtf8Replacing(valid), DecodeUtf8(valid));
-  EXPECT_EQ(DecodeUtf8Replacing("\xAAx"), U"\uFFFDx");
-  EXPECT_EQ(DecodeUtf8Replacing("a\xE4\xB8"), U"a\uFFFD\uFFFD");
-  EXPECT_EQ(DecodeUtf8Replacing("\xED\xA0\x80"), U"\uFFFD\uFFFD\uFFFD");
-  EXPECT_EQ(DecodeUtf8Replacing("\xC0\xAF"), U"\uFFFD\uFFFD");
-  EXPECT_EQ(DecodeUtf8Replacing(""), U"");
-}
-
 TEST(Utf8Test, CharacterClassesAndLowercase) {
   const std::vector<std::pair<char32_t, char32_t>> lower = {
       {'A', 'a'},       {'z', 'z'},       {0xC9, 0xE9},     {0xD7, 0xD7},

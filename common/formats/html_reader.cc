@@ -462,11 +462,53 @@ bool Translatable(std::u32string_view text) {
          word.compare(0, 4, U"www.") != 0;
 }
 
+// The value of the hexadecimal (or, with !hex, decimal) digit `c`, or -1.
+int DigitValue(char c, bool hex) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (!hex) return -1;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// `html` with the digits of each numeric character reference above U+10FFFF
+// rewritten to name U+FFFD, as HTML reads such a reference, with leading
+// zeros so that every byte keeps its offset; "" when it has none. Gumbo
+// sums the digits in an int that wraps: from 2^31 on it writes the low byte
+// of what it summed, which may be any byte, `<` or NUL as well.
+std::string WithoutOverflowingReferences(const std::string& html) {
+  std::string rewritten;
+  std::size_t i = 0;
+  while ((i = html.find("&#", i)) != std::string::npos) {
+    i += 2;
+    const bool hex = i < html.size() && (html[i] == 'x' || html[i] == 'X');
+    if (hex) ++i;
+    const std::size_t digits = i;
+    std::uint32_t value = 0;  // Stops growing past U+10FFFF.
+    for (int digit; i < html.size() && (digit = DigitValue(html[i], hex)) >= 0;
+         ++i) {
+      value =
+          std::min<std::uint32_t>(value * (hex ? 16 : 10) + digit, 0x110000);
+    }
+    if (value <= 0x10FFFF) continue;
+    // At least 6 hexadecimal or 7 decimal digits: room for the new ones.
+    const std::string replacement = hex ? "FFFD" : "65533";
+    if (rewritten.empty()) rewritten = html;
+    const std::size_t length = i - digits;
+    rewritten.replace(
+        digits, length,
+        std::string(length - replacement.size(), '0') + replacement);
+  }
+  return rewritten;
+}
+
 // Walks the parse, adding each text to translate to the document.
 class HtmlReader {
  public:
-  explicit HtmlReader(MarkedDocument* document)
-      : document_(*document), source_(document->source()) {}
+  // `parsed` is what Gumbo parsed: the document's source, or a copy of the
+  // same length (WithoutOverflowingReferences).
+  HtmlReader(MarkedDocument* document, std::string_view parsed)
+      : document_(*document), source_(document->source()), parsed_(parsed) {}
 
   void Read(const GumboNode* root) { Children(root, 0); }
 
@@ -482,11 +524,11 @@ class HtmlReader {
   // The offset of `piece` in the source, or kNoPosition for text the
   // parser made up.
   std::size_t Offset(const GumboStringPiece& piece) const {
-    if (piece.length == 0 || piece.data < source_.data() ||
-        piece.data + piece.length > source_.data() + source_.size()) {
+    if (piece.length == 0 || piece.data < parsed_.data() ||
+        piece.data + piece.length > parsed_.data() + parsed_.size()) {
       return kNoPosition;
     }
-    return static_cast<std::size_t>(piece.data - source_.data());
+    return static_cast<std::size_t>(piece.data - parsed_.data());
   }
 
   // Where `node` begins and ends in the source; kNoPosition for either
@@ -682,6 +724,7 @@ class HtmlReader {
 
   MarkedDocument& document_;
   const std::string& source_;
+  const std::string_view parsed_;  // Gumbo's pointers point into it.
 };
 
 }  // namespace
@@ -698,6 +741,9 @@ MarkedDocument ReadHtml(std::string html, int max_depth) {
       kParseFloor + kParseBytesPerByte * source.size(),
       kParseSecondsFloor +
           kParseSecondsPerMiB * static_cast<double>(source.size()) / (1 << 20));
+  const std::string rewritten = WithoutOverflowingReferences(source);
+  const std::string_view parsed =
+      rewritten.empty() ? std::string_view(source) : rewritten;
   GumboOptions options = kGumboDefaultOptions;
   options.allocator = ParseMemory::Allocate;
   options.deallocator = ParseMemory::Deallocate;
@@ -707,13 +753,13 @@ MarkedDocument ReadHtml(std::string html, int max_depth) {
   options.max_errors = 0;
   // Freed with `memory`, never by gumbo_destroy_output (see ParseMemory).
   const GumboOutput* output =
-      gumbo_parse_with_options(&options, source.data(), source.size());
+      gumbo_parse_with_options(&options, parsed.data(), parsed.size());
   if (const int depth = TreeDepth(output->document); depth > max_depth) {
     throw std::invalid_argument("HTML nests elements " + std::to_string(depth) +
                                 " deep; the limit is " +
                                 std::to_string(max_depth));
   }
-  HtmlReader(&document).Read(output->document);
+  HtmlReader(&document, parsed).Read(output->document);
   return document;
 }
 

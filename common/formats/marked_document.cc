@@ -144,7 +144,7 @@ std::string EscapeText(std::string_view text, TextEscape escape, char quote) {
 }
 
 std::u32string DecodeWords(std::string_view text) {
-  std::u32string decoded = DecodeUtf8Replacing(text);
+  std::u32string decoded = DecodeUtf8(text);
   for (char32_t& c : decoded) {
     if (InlineMarkerIndex(c) >= 0) c = 0xFFFD;
   }

@@ -113,8 +113,7 @@ std::string EscapeText(std::string_view text, TextEscape escape,
 
 // `text` (UTF-8) decoded, with the noncharacters that would read as inline
 // markers made U+FFFD: a document's own words as a reader hands them on.
-// Bytes that are not UTF-8 become U+FFFD too: a parser's output, not the
-// request, which the pipeline has checked before any reader sees it.
+// Throws std::invalid_argument for invalid UTF-8.
 std::u32string DecodeWords(std::string_view text);
 
 // `text` with each run of ASCII whitespace made one space, trimmed: how a

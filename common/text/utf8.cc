@@ -94,67 +94,49 @@ constexpr CodePointRange kSpaceRanges[] = {
                               std::to_string(offset));
 }
 
-// The length of the well-formed UTF-8 sequence at `text[i]`, with its value
-// in `*value`; 0 when the bytes there are not one.
-int DecodeOne(std::string_view text, std::size_t i, char32_t* value) {
-  const unsigned char lead = static_cast<unsigned char>(text[i]);
-  if (lead < 0x80) {
-    *value = lead;
-    return 1;
-  }
-  int length = 0;
-  char32_t minimum = 0;  // smallest value allowed for this length
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    *value = lead & 0x1F;
-    minimum = 0x80;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    *value = lead & 0x0F;
-    minimum = 0x800;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    *value = lead & 0x07;
-    minimum = 0x10000;
-  } else {
-    return 0;  // stray continuation byte, 0xC0/0xC1, 0xF5..0xFF
-  }
-  if (i + length > text.size()) return 0;
-  for (int k = 1; k < length; ++k) {
-    const unsigned char next = static_cast<unsigned char>(text[i + k]);
-    if ((next & 0xC0) != 0x80) return 0;
-    *value = (*value << 6) | (next & 0x3F);
-  }
-  if (*value < minimum || *value > 0x10FFFF ||
-      (*value >= 0xD800 && *value <= 0xDFFF)) {
-    return 0;
-  }
-  return length;
-}
-
 }  // namespace
 
 std::u32string DecodeUtf8(std::string_view text) {
   std::u32string code_points;
   code_points.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      code_points.push_back(lead);
+      ++i;
+      continue;
+    }
+    int length = 0;
     char32_t value = 0;
-    const int length = DecodeOne(text, i, &value);
-    if (length == 0) ThrowInvalid(i);
+    char32_t minimum = 0;  // smallest value allowed for this length
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+      value = lead & 0x1F;
+      minimum = 0x80;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      value = lead & 0x0F;
+      minimum = 0x800;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      value = lead & 0x07;
+      minimum = 0x10000;
+    } else {
+      ThrowInvalid(i);  // stray continuation byte, 0xC0/0xC1, 0xF5..0xFF
+    }
+    if (i + length > text.size()) ThrowInvalid(i);
+    for (int k = 1; k < length; ++k) {
+      const unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) ThrowInvalid(i);
+      value = (value << 6) | (next & 0x3F);
+    }
+    if (value < minimum || value > 0x10FFFF ||
+        (value >= 0xD800 && value <= 0xDFFF)) {
+      ThrowInvalid(i);
+    }
     code_points.push_back(value);
     i += length;
-  }
-  return code_points;
-}
-
-std::u32string DecodeUtf8Replacing(std::string_view text) {
-  std::u32string code_points;
-  code_points.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    char32_t value = 0;
-    const int length = DecodeOne(text, i, &value);
-    code_points.push_back(length == 0 ? char32_t{0xFFFD} : value);
-    i += length == 0 ? 1 : length;
   }
   return code_points;
 }

@@ -14,12 +14,6 @@ namespace fanyi {
 // U+10FFFF.
 std::u32string DecodeUtf8(std::string_view text);
 
-// Decodes UTF-8 as DecodeUtf8 does, but puts U+FFFD in place of each byte
-// that does not start a well-formed sequence, for text that came from a
-// library that may write ill-formed UTF-8 (Gumbo writes a character
-// reference above 2^31 as one stray byte).
-std::u32string DecodeUtf8Replacing(std::string_view text);
-
 // Appends the UTF-8 encoding of `code_point` to `out`. Throws
 // std::invalid_argument for surrogates and values above U+10FFFF.
 void AppendUtf8(char32_t code_point, std::string* out);

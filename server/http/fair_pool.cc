@@ -57,6 +57,9 @@ FairPool::Outcome FairPool::TryPost(const std::string& client,
     if (own >= static_cast<std::size_t>(max_client_waiting_)) {
       return Outcome::kClientFull;
     }
+    if (large && large_waiting_ >= std::max(1, max_waiting_ / 2)) {
+      return Outcome::kLargeFull;
+    }
     if (waiting_ >= max_waiting_) {
       pushed_out = PushOutLongest(own);
       if (!pushed_out) return Outcome::kFull;
@@ -64,6 +67,7 @@ FairPool::Outcome FairPool::TryPost(const std::string& client,
     Client& entry = clients_[client];
     entry.waiting.push_back({std::move(run), std::move(refuse), large});
     ++waiting_;
+    if (large) ++large_waiting_;
     ++unfinished_;
     Schedule(client);
   }
@@ -80,6 +84,7 @@ std::function<void()> FairPool::PushOutLongest(std::size_t own) {
   }
   if (longest == nullptr || longest->waiting.size() <= own + 1) return nullptr;
   std::function<void()> refuse = std::move(longest->waiting.back().refuse);
+  if (longest->waiting.back().large) --large_waiting_;
   longest->waiting.pop_back();  // Still not empty: it was longer than 1.
   --waiting_;
   --unfinished_;  // Not 0: the pushing task is about to count.
@@ -89,6 +94,7 @@ std::function<void()> FairPool::PushOutLongest(std::size_t own) {
 void FairPool::StopTaking() {
   std::unique_lock<std::mutex> lock(mutex_);
   taking_ = false;
+  wake_.notify_all();  // Large tasks waiting for their turn may run now.
   drained_.wait(lock, [this] { return unfinished_ == 0; });
 }
 
@@ -97,8 +103,8 @@ void FairPool::Schedule(const std::string& name) {
   Client& client = found->second;
   if (client.in_turns || client.running) return;
   if (!client.waiting.empty()) {
-    client.in_turns = true;
     turns_.push_back(name);
+    client.in_turns = true;
     wake_.notify_one();
   } else {
     clients_.erase(found);
@@ -106,7 +112,7 @@ void FairPool::Schedule(const std::string& name) {
 }
 
 std::deque<std::string>::iterator FairPool::NextRunnable() {
-  if (large_running_ < max_large_running_) return turns_.begin();
+  if (!taking_ || large_running_ < max_large_running_) return turns_.begin();
   return std::find_if(turns_.begin(), turns_.end(), [this](const auto& name) {
     return !clients_.at(name).waiting.front().large;
   });
@@ -128,7 +134,10 @@ void FairPool::Run() {
     const bool large = client.waiting.front().large;
     client.waiting.pop_front();
     --waiting_;
-    if (large) ++large_running_;
+    if (large) {
+      --large_waiting_;
+      ++large_running_;
+    }
     lock.unlock();
     RunQuietly(run);
     run = nullptr;  // What it held goes before StopTaking returns.

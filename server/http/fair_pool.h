@@ -31,7 +31,10 @@ namespace fanyi {
 // most `max_large_running` at a time, in the clients' turns, so that what
 // large reads take in all (memory, cores) stays that of a few, however many
 // clients send them. A client whose next task is large waits for one to
-// end without holding a thread; others' small tasks go on past it.
+// end without holding a thread; other clients' small tasks go on past it
+// (its own wait behind it: one client's tasks run in order). Large tasks
+// may fill half the waiting room at most, so that small ones always have
+// room. Once StopTaking is called, large tasks run as threads allow.
 // Thread-safe.
 class FairPool {
  public:
@@ -39,6 +42,7 @@ class FairPool {
   enum class Outcome {
     kTaken,       // Queued; it will run, or be refused if pushed out.
     kFull,        // max_waiting tasks wait, none in a longer queue.
+    kLargeFull,   // A large task, and max_waiting / 2 large ones wait.
     kClientFull,  // The client has max_client_waiting tasks waiting.
     kStopped,     // StopTaking has been called.
   };
@@ -81,7 +85,8 @@ class FairPool {
   // Thread body: runs the clients' tasks in turns until stopping.
   void Run();
   // The first client in turns_ whose next task may start now (a large one
-  // only below max_large_running_), or turns_.end(). Needs mutex_ held.
+  // only below max_large_running_, or once stopping), or turns_.end().
+  // Needs mutex_ held.
   std::deque<std::string>::iterator NextRunnable();
   // Removes the newest task of the client with the longest queue, if that
   // queue is longer than `own` + 1, and returns its refusal; else returns
@@ -106,6 +111,7 @@ class FairPool {
   int waiting_ = 0;        // Guarded by mutex_: tasks queued, all clients.
   int unfinished_ = 0;     // Guarded by mutex_: tasks queued or running.
   int large_running_ = 0;  // Guarded by mutex_.
+  int large_waiting_ = 0;  // Guarded by mutex_.
   bool taking_ = true;     // Guarded by mutex_.
   bool stopping_ = false;  // Guarded by mutex_: the threads are to end.
   std::vector<std::thread> threads_;  // Fixed once built.

@@ -143,10 +143,12 @@ void LibreTranslateApi::Handle(HttpRequest request,
   // request, however slow to read, holds up /health or other clients.
   // In turns with other clients: a client that sends slow bodies waits for
   // its own, not others for them.
-  // Large ones (files; bodies over large_body_bytes) a few at a time.
+  // Large ones (files; queries and bodies over large_body_bytes) a few at
+  // a time.
   const std::string client = request.peer;
-  const bool large = found->path == "/translate_file" ||
-                     request.body.size() > options_.large_body_bytes;
+  const bool large =
+      found->path == "/translate_file" ||
+      request.query.size() + request.body.size() > options_.large_body_bytes;
   auto waiting = std::make_shared<const HttpRequest>(std::move(request));
   const FairPool::Outcome outcome = parsing_.TryPost(
       client, [this, waiting, answer] { Serve(*waiting, answer); },
@@ -164,6 +166,13 @@ void LibreTranslateApi::Handle(HttpRequest request,
       return answer(ErrorResponse(
           429, "Slowdown: " + std::to_string(options_.max_waiting_requests) +
                    " requests are waiting to be read already; retry later"));
+    case FairPool::Outcome::kLargeFull:
+      return answer(ErrorResponse(
+          429,
+          "Slowdown: " + std::to_string(options_.max_waiting_requests / 2) +
+              " large requests (files, bodies over " +
+              std::to_string(options_.large_body_bytes >> 10) +
+              " KiB) are waiting to be read already; retry later"));
     case FairPool::Outcome::kClientFull:
       return answer(ErrorResponse(
           429,

@@ -57,13 +57,15 @@ struct LibreTranslateOptions {
   int max_waiting_requests = 64;
   // Of those, one client's at most; its next ones get 429.
   int max_client_waiting_requests = 16;
-  // Large reads (a body over large_body_bytes, or a file to translate) run
-  // this many at a time, in the clients' turns: a hostile document may take
-  // a core and its parse budget's memory (about 16 MiB + 48 B a byte of
-  // HTML) before it is refused, and clients on many addresses would
-  // otherwise take that many times over.
+  // Large reads (a query and body over large_body_bytes, or a file to
+  // translate) run this many at a time, in the clients' turns, and may take
+  // half the waiting places: a hostile document may take a core and its
+  // parse budget's memory (about 16 MiB + 48 B a byte of HTML) before it is
+  // refused, and clients on many addresses would otherwise take that many
+  // times over. Below 16 KiB, markup that Gumbo reads slowly (a tag with
+  // thousands of attributes) costs little.
   int max_large_reads = 1;
-  std::size_t large_body_bytes = 64 << 10;
+  std::size_t large_body_bytes = 16 << 10;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
