@@ -48,6 +48,7 @@ void ReadOptions(const Request& request, TextRequest* text_request) {
   }
   text_request->do_not_translate.assign(request.do_not_translate().begin(),
                                         request.do_not_translate().end());
+  text_request->template_tokens = !request.translate_template_tokens();
 }
 
 // What `request` asks; its texts are views into it.

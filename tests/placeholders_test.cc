@@ -89,6 +89,46 @@ TEST(PlaceholderMaskerTest, APlaceholdersFormInTheTextComesBackAsWritten) {
             "我付了｟1｠。");
 }
 
+// Template tokens are masked always, like inline markers: before numbers
+// take the placeholders, and past the limit (then appended where the model
+// leaves them out). Told not to, the masker leaves them as text.
+TEST(PlaceholderMaskerTest, TemplateTokensAreAlwaysMasked) {
+  const MaskedSentence masked = PlaceholderMasker({}, 3).Mask(
+      "Visit %(url)s in 5 days to get {count} keys for 3 apps.");
+  EXPECT_EQ(masked.text,
+            "Visit ｟1｠ in ｟2｠ days to get ｟3｠ keys for 3 apps.");
+  EXPECT_EQ(masked.restorations, (Strings{"%(url)s", "5", "{count}"}));
+  const MaskedSentence unplaceable =
+      PlaceholderMasker({}, 0).Mask("Missing %s parameter.", nullptr);
+  EXPECT_EQ(unplaceable.restorations, (Strings{"%s"}));
+  EXPECT_EQ(RestorePlaceholders("缺少参数。", unplaceable.restorations).text,
+            "缺少参数%s。");
+  const MaskedSentence off = PlaceholderMasker({}, 8, /*template_tokens=*/false)
+                                 .Mask("Visit %(url)s in 5 days.");
+  EXPECT_EQ(off.text, "Visit %(url)s in ｟1｠ days.");
+}
+
+// A span the model left out is appended after the spans placed, not into
+// a placed span that ends in a closing sign (it once turned "{0}" into
+// "{0 cats}"), and after one appended before it.
+TEST(PlaceholderMaskerTest, UnplacedSpansGoAfterPlacedOnes) {
+  const RestoredText restored =
+      RestorePlaceholders("我有｟1｠", {"{0}", "cats", "(x)"});
+  EXPECT_EQ(restored.text, "我有{0}cats(x)");
+  EXPECT_EQ(restored.unplaced, 2);
+  EXPECT_EQ(RestorePlaceholders("我有｟1｠。", {"{0}", "cats"}).text,
+            "我有{0}cats。");
+}
+
+// In training pairs, a token written the same on both sides is masked on
+// both, so that the model learns to carry it.
+TEST(PairMaskerTest, TemplateTokensOnBothSidesBecomePlaceholders) {
+  const MaskedPair pair = PairMasker(8).Mask("Delete %d files from {folder}?",
+                                             "从{folder}删除%d个文件？", 0);
+  EXPECT_EQ(pair.source, "Delete ｟1｠ files from ｟2｠?");
+  EXPECT_EQ(pair.target, "从｟2｠删除｟1｠个文件？");
+}
+
 TEST(PlaceholderMaskerTest, GlossaryTermsMatchWholeWordsIgnoringCase) {
   const PlaceholderMasker masker(
       {{"machine translation", "机器翻译"}, {"fanyi", ""}, {"machine", "机器"}},

@@ -21,13 +21,98 @@ std::vector<std::string> Shown(const SpanFinder& finder,
   for (const Span& span : finder.Find(decoded)) {
     static const char* const kKinds[] = {
         "markup", "glossary", "url", "email", "number", "word", "literal"};
-    shown.push_back(std::string(kKinds[static_cast<int>(span.kind)]) + ":" +
-                    SpanText(decoded, span));
+    const std::string kind =
+        span.kind == SpanKind::kTemplate
+            ? std::string(TemplateTokenKindName(span.token))
+            : kKinds[static_cast<int>(span.kind)];
+    shown.push_back(kind + ":" + SpanText(decoded, span));
   }
   return shown;
 }
 
 using Strings = std::vector<std::string>;
+
+// The template tokens alone, each as "kind:text".
+Strings Tokens(const std::string& text) {
+  const std::u32string decoded = DecodeUtf8(text);
+  Strings shown;
+  for (const Span& span : SpanFinder().Find(decoded)) {
+    if (span.kind != SpanKind::kTemplate) continue;
+    shown.push_back(std::string(TemplateTokenKindName(span.token)) + ":" +
+                    SpanText(decoded, span));
+  }
+  return shown;
+}
+
+// Every kind of template token is found whole, where it is.
+TEST(SpanFinderTest, FindsTemplateTokensOfEveryKind) {
+  EXPECT_EQ(Tokens("%s, %d, %1$s, %(name)s, %-5.2f, %lu, %05d, %@, %%, %1 "
+                   "and %2"),
+            (Strings{"printf:%s", "printf:%d", "printf:%1$s", "printf:%(name)s",
+                     "printf:%-5.2f", "printf:%lu", "printf:%05d", "printf:%@",
+                     "printf:%%", "printf:%1", "printf:%2"}));
+  EXPECT_EQ(
+      Tokens("{0} files in {name}: {{count}} {}, "
+             "{count, plural, one {# item} other {# items}}."),
+      (Strings{"braces:{0}", "braces:{name}", "braces:{{count}}", "braces:{}",
+               "braces:{count, plural, one {# item} other {# items}}"}));
+  EXPECT_EQ(Tokens("Hello ${name} and $user_2!"),
+            (Strings{"dollar:${name}", "dollar:$user_2"}));
+  EXPECT_EQ(Tokens("Hello :name, you have :count messages (:unit)."),
+            (Strings{"colon::name", "colon::count", "colon::unit"}));
+  EXPECT_EQ(Tokens("&File, Save &As, Fi&le"),
+            (Strings{"accelerator:&", "accelerator:&", "accelerator:&"}));
+  EXPECT_EQ(Tokens("Tom &amp; Jerry &#169; &#x1F600;"),
+            (Strings{"entity:&amp;", "entity:&#169;", "entity:&#x1F600;"}));
+  EXPECT_EQ(
+      Tokens("Click <0>here</0> or <12/>."),
+      (Strings{"numbered_tag:<0>", "numbered_tag:</0>", "numbered_tag:<12/>"}));
+  EXPECT_EQ(Tokens("Line one\\nLine two\\t\\\""),
+            (Strings{"escape:\\n", "escape:\\t", "escape:\\\""}));
+  EXPECT_EQ(
+      Tokens("Great 👍🏽 job 👨‍👩‍👧 ❤️!"),
+      (Strings{"emoji:👍🏽", "emoji:👨‍👩‍👧", "emoji:❤️"}));
+}
+
+// What only looks like a token is text: prices, percentages, a colon after
+// a word, a lone ampersand, unbalanced braces, letters in angle brackets.
+TEST(SpanFinderTest, WhatOnlyLooksLikeATemplateTokenIsText) {
+  for (const std::string text :
+       {"50% off",    "100 % sure",  "% d",     "Note: this", "a:b",
+        "::x",        "AT & T",      "&& both", "{ unclosed", "a}b",
+        "$5 and $ 6", "<b>bold</b>", "<1234>",  "</>",        "\\q",
+        "%(name",     "%()s",        "x{\ny}",  "${",         "&#;",
+        "&;"}) {
+    EXPECT_EQ(Tokens(text), Strings{}) << text;
+  }
+  EXPECT_EQ(Shown(SpanFinder(), "50% off"),
+            (Strings{"number:50%", "word:off"}));
+}
+
+// Braces nested past 8 levels, or longer than 256 characters, open no
+// token; and a finder told not to look finds none.
+TEST(SpanFinderTest, TemplateTokensAreBoundedAndCanBeTurnedOff) {
+  EXPECT_EQ(Tokens("{{{{{{{{x}}}}}}}}"), (Strings{"braces:{{{{{{{{x}}}}}}}}"}));
+  // Nine deep: the outer brace opens no token, the eight inside it do.
+  EXPECT_EQ(Tokens("{{{{{{{{{x}}}}}}}}}"),
+            (Strings{"braces:{{{{{{{{x}}}}}}}}"}));
+  EXPECT_EQ(Tokens("{" + std::string(254, 'a') + "}").size(), 1u);
+  EXPECT_EQ(Tokens("{" + std::string(255, 'a') + "}"), Strings{});
+  EXPECT_EQ(Shown(SpanFinder({}, /*template_tokens=*/false), "%s {name}"),
+            (Strings{"word:s", "word:name"}));
+}
+
+// A scan that tries a token at every position looks a bounded way ahead:
+// 100,000 unclosed braces, percent signs and dollars find nothing, and
+// 100,000 tokens are 100,000 spans.
+TEST(SpanFinderTest, TemplateTokensScanLinearly) {
+  EXPECT_EQ(Tokens(std::string(100000, '{')), Strings{});
+  EXPECT_EQ(Tokens(std::string(100000, '$')), Strings{});
+  EXPECT_EQ(Tokens(std::string(100000, '%')).size(), 50000u);  // %% each.
+  std::string many;
+  for (int i = 0; i < 100000; ++i) many += "{a}";
+  EXPECT_EQ(Tokens(many).size(), 100000u);
+}
 
 TEST(SpanFinderTest, FindsAddressesInsideLongRunsOfAddressCharacters) {
   const SpanFinder finder;

@@ -211,6 +211,40 @@ TEST_F(TextTranslationTest, NumbersCodesAndGlossaryTermsComeThroughExactly) {
       << metrics;
 }
 
+// A software string's template tokens come back exactly, once each, in plain
+// text and in HTML: the tiny model never saw one (beyond its placeholders
+// they are appended, never lost or translated).
+TEST_F(TextTranslationTest, TemplateTokensComeThroughExactly) {
+  const std::vector<std::string> tokens = {
+      "%(name)s",   "%1$s", "{0}",  "{{count}}", "${user}",
+      ":attribute", "<0>",  "</0>", "\\n",       "👍🏽"};
+  v1::TranslateRequest request;
+  request.set_text(
+      "Tom is missing %(name)s and %1$s. I have {0} cats and "
+      "{{count}} dogs. Hello ${user}, :attribute is <0>mine</0>."
+      "\\nThank you 👍🏽");
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  for (const std::string& token : tokens) {
+    EXPECT_EQ(Count(response.translation().text(), token), 1)
+        << token << " in " << response.translation().text();
+  }
+  // The & of an accelerator and an entity written as text, in HTML (where
+  // the entity is the document's own &amp;amp;).
+  request.set_format(v1::FORMAT_HTML);
+  request.set_text("<p>Open the &amp;File of %s with <b>{name}</b>.</p>");
+  status = Translate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::string& html = response.translation().text();
+  EXPECT_EQ(Count(html, "&amp;"), 1) << html;
+  EXPECT_EQ(Count(html, "%s"), 1) << html;
+  EXPECT_EQ(Count(html, "{name}"), 1) << html;
+  EXPECT_EQ(Count(html, "<b>"), 1) << html;
+  EXPECT_EQ(Count(html, "</b>"), 1) << html;
+  EXPECT_EQ(html.rfind("<p>", 0), 0u) << html;
+}
+
 TEST_F(TextTranslationTest, EachScriptKeepsToItsOwnCharacters) {
   const ParallelCorpus mini =
       ReadParallelTsv(testing_util::SharedDataPath("en-zh/train_mini.tsv"));

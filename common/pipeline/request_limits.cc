@@ -75,6 +75,7 @@ TextOptions RequestLimits::ReadOptions(const TextRequest& request) const {
   options.beam_size = std::max(options.beam_size, options.alternatives + 1);
   options.script = request.script;
   options.format = request.format;
+  options.template_tokens = request.template_tokens;
   const std::size_t terms =
       request.glossary.size() + request.do_not_translate.size();
   if (terms > static_cast<std::size_t>(limits_.max_glossary_terms)) {

@@ -251,7 +251,8 @@ PreparedText TextPipeline::PrepareSplit(SplitInput input,
   if (writes_chinese()) {
     prepared.script = options.script.value_or(ChineseScript::kSimplified);
   }
-  const PlaceholderMasker masker(options.glossary, max_placeholders_);
+  const PlaceholderMasker masker(options.glossary, max_placeholders_,
+                                 options.template_tokens);
   prepared.document = std::move(input.document);
   prepared.runs = std::move(input.runs);
   int sentence = 0;

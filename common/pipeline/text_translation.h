@@ -55,6 +55,9 @@ struct TextOptions {
   std::optional<ChineseScript> script;
   // Terms with a fixed translation, or kept as written (empty target).
   std::vector<GlossaryEntry> glossary;
+  // Template tokens (%s, {name}, {{x}}, &File's &, emoji ...: see
+  // TemplateTokenEnd) pass through as written; false: text like any other.
+  bool template_tokens = true;
 };
 
 // A request as any surface receives it, not yet checked. The texts are
@@ -77,6 +80,7 @@ struct TextRequest {
   std::optional<ChineseScript> script;        // Unset: Simplified for Chinese.
   std::vector<GlossaryEntry> glossary;        // Terms with a fixed translation.
   std::vector<std::string> do_not_translate;  // Terms kept as written.
+  bool template_tokens = true;  // TextOptions::template_tokens.
 };
 
 // A text cut into the parts the decoder takes, from TextPipeline: its

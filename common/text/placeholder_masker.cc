@@ -20,9 +20,9 @@ std::vector<std::string> GlossarySources(
 }  // namespace
 
 PlaceholderMasker::PlaceholderMasker(std::vector<GlossaryEntry> glossary,
-                                     int max_placeholders)
+                                     int max_placeholders, bool template_tokens)
     : glossary_(std::move(glossary)),
-      finder_(GlossarySources(glossary_)),
+      finder_(GlossarySources(glossary_), template_tokens),
       max_placeholders_(max_placeholders) {
   if (max_placeholders < 0) {
     throw std::invalid_argument("max_placeholders must not be negative");
@@ -32,15 +32,17 @@ PlaceholderMasker::PlaceholderMasker(std::vector<GlossaryEntry> glossary,
 MaskedSentence PlaceholderMasker::Mask(
     std::string_view sentence, const VocabularyLookup* vocabulary) const {
   const std::u32string text = DecodeUtf8(sentence);
-  // Inline markers and placeholder forms written in the text always: a
-  // document's tags must come back, and a literal ｟1｠ must neither read as
-  // the model's placeholder nor vanish; one past the model's placeholders
+  // Inline markers, template tokens and placeholder forms written in the
+  // text always: a document's tags must come back, a program's %s too, and
+  // a literal ｟1｠ must neither read as the model's placeholder nor vanish;
+  // one past the model's placeholders
   // still comes back (as an unknown token the model leaves out, appended to
   // the sentence). Then glossary terms, URLs, addresses and numbers;
   // unknown words take the placeholders left.
   const std::vector<Span> spans = finder_.Find(text);
   const auto always = [](const Span& span) {
-    return span.kind == SpanKind::kMarkup || span.kind == SpanKind::kLiteral;
+    return span.kind == SpanKind::kMarkup || span.kind == SpanKind::kLiteral ||
+           span.kind == SpanKind::kTemplate;
   };
   std::vector<Span> masked;
   std::copy_if(spans.begin(), spans.end(), std::back_inserter(masked), always);

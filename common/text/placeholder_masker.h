@@ -28,17 +28,20 @@ struct MaskedSentence {
 };
 
 // Masks the spans of a sentence to translate that must come through as they
-// are (SpanFinder's: inline markers, glossary terms, URLs, e-mail
-// addresses, words holding a digit), each with a placeholder in order of
-// appearance, up to `max_placeholders` per sentence (later spans stay as
-// text; inline markers are always masked, and take the placeholders first;
-// unknown words get placeholders only after every other span).
+// are (SpanFinder's: inline markers, template tokens, glossary terms, URLs,
+// e-mail addresses, words holding a digit), each with a placeholder in
+// order of appearance, up to `max_placeholders` per sentence (later spans
+// stay as text; inline markers and template tokens are always masked, and
+// take the placeholders first; unknown words get placeholders only after
+// every other span).
 // Thread-safe: const.
 class PlaceholderMasker {
  public:
   // Throws std::invalid_argument for an empty glossary source term or a
-  // negative `max_placeholders`.
-  PlaceholderMasker(std::vector<GlossaryEntry> glossary, int max_placeholders);
+  // negative `max_placeholders`. Without `template_tokens`, tokens such as
+  // %s and {name} are text like any other.
+  PlaceholderMasker(std::vector<GlossaryEntry> glossary, int max_placeholders,
+                    bool template_tokens = true);
 
   // Masks the spans of `sentence` (valid UTF-8). `vocabulary` (may be null)
   // is asked about every other word, as written; words it does not know are

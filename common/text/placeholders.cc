@@ -66,6 +66,9 @@ RestoredText RestorePlaceholders(std::string_view translation,
   const std::u32string text = DecodeUtf8(translation);
   std::vector<bool> placed(restorations.size(), false);
   std::u32string out;
+  // Where the restored spans end: appended spans go after them, never into
+  // a span that ends in what reads as punctuation ("{0}", "(x)").
+  std::size_t spans_end = 0;
   std::size_t i = 0;
   while (i < text.size()) {
     if (const std::size_t end = PlaceholderEnd(text, i); end > i) {
@@ -75,6 +78,7 @@ RestoredText RestorePlaceholders(std::string_view translation,
           !placed[index - 1]) {
         placed[index - 1] = true;
         out += DecodeUtf8(restorations[index - 1]);
+        spans_end = out.size();
       }
       i = end;
       continue;
@@ -87,13 +91,14 @@ RestoredText RestorePlaceholders(std::string_view translation,
     if (placed[k]) continue;
     ++restored.unplaced;
     const std::u32string span = DecodeUtf8(restorations[k]);
-    const std::size_t at = ClosingPunctuationStart(out);
+    const std::size_t at = std::max(ClosingPunctuationStart(out), spans_end);
     std::u32string insert = span;
     if (at > 0 && IsLetterOrDigit(out[at - 1]) && !span.empty() &&
         IsLetterOrDigit(span.front())) {
       insert.insert(insert.begin(), ' ');
     }
     out.insert(at, insert);
+    spans_end = at + insert.size();
   }
   restored.text = EncodeUtf8(out);
   return restored;

@@ -51,7 +51,9 @@ struct RestoredText {
 // Replaces each ｟k｠ in `translation` by restorations[k - 1]. A placeholder
 // the translation repeats is restored once; one with no restoration is
 // dropped; a restoration whose placeholder is missing is appended before
-// the final punctuation, separated from Latin text by a space.
+// the final punctuation (after every span placed or appended before it, so
+// never into a span's own closing brace), separated from Latin text by a
+// space.
 RestoredText RestorePlaceholders(std::string_view translation,
                                  const std::vector<std::string>& restorations);
 

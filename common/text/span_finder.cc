@@ -163,7 +163,9 @@ std::size_t WithoutClitic(const std::u32string& text, std::size_t begin,
 
 }  // namespace
 
-SpanFinder::SpanFinder(const std::vector<std::string>& glossary_sources) {
+SpanFinder::SpanFinder(const std::vector<std::string>& glossary_sources,
+                       bool template_tokens)
+    : template_tokens_(template_tokens) {
   glossary_trie_.emplace_back();  // The root.
   for (std::size_t k = 0; k < glossary_sources.size(); ++k) {
     std::u32string key = Lowercase(DecodeUtf8(glossary_sources[k]));
@@ -225,6 +227,16 @@ std::vector<Span> SpanFinder::Find(const std::u32string& text) const {
     }
     if (const std::size_t end = PlaceholderEnd(text, i); end > i) {
       spans.push_back({i, end, SpanKind::kLiteral});
+      i = end;
+      continue;
+    }
+    // Template tokens before words: "{0}" and "%1$s" are no numbers, and a
+    // token may begin inside a word ("Fi&le", "file%s").
+    TemplateTokenKind token = TemplateTokenKind::kNone;
+    if (const std::size_t end =
+            template_tokens_ ? TemplateTokenEnd(text, i, &token) : i;
+        end > i) {
+      spans.push_back({i, end, SpanKind::kTemplate, -1, token});
       i = end;
       continue;
     }

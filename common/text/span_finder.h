@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/text/template_tokens.h"
+
 namespace fanyi {
 
 enum class SpanKind {
@@ -15,7 +17,8 @@ enum class SpanKind {
   kEmail,
   kNumber,
   kWord,
-  kLiteral  // A placeholder's own form (｟1｠) written in the text.
+  kLiteral,  // A placeholder's own form (｟1｠) written in the text.
+  kTemplate  // A template token: %s, {name}, {{x}}, &File's &, an emoji...
 };
 
 // A span of a decoded sentence, [begin, end) in code points.
@@ -24,13 +27,16 @@ struct Span {
   std::size_t end;
   SpanKind kind;
   int glossary_entry = -1;  // For kGlossary: the term's index.
+  // For kTemplate: which kind of token.
+  TemplateTokenKind token = TemplateTokenKind::kNone;
 };
 
 // Finds the spans of a sentence that may pass through translation: inline
 // markers (each its own span), placeholder forms the text itself holds
 // (｟1｠, which must not read as the model's placeholders), glossary terms
 // (matched case-insensitively on word boundaries, the longest first, through a
-// trie), URLs (http://, https://, www.), e-mail addresses, words holding a
+// trie), template tokens (TemplateTokenEnd; unless told not to look for
+// them), URLs (http://, https://, www.), e-mail addresses, words holding a
 // digit (numbers, decimals, times, dates, prices with their currency sign and
 // percent sign, codes such as BA2490 or X-100), and the other words (kWord),
 // without the English clitic the tokenizer splits off, for the caller to judge.
@@ -38,7 +44,8 @@ struct Span {
 class SpanFinder {
  public:
   // Throws std::invalid_argument for a blank glossary source term.
-  explicit SpanFinder(const std::vector<std::string>& glossary_sources = {});
+  explicit SpanFinder(const std::vector<std::string>& glossary_sources = {},
+                      bool template_tokens = true);
 
   // Every span of `text`, left to right, without overlaps. Linear in the
   // text's length (times the longest glossary term's).
@@ -57,6 +64,7 @@ class SpanFinder {
                     std::size_t* end) const;
 
   std::vector<TrieNode> glossary_trie_;  // [0] is the root.
+  bool template_tokens_;
 };
 
 // The text of `span` in `text`, as UTF-8.

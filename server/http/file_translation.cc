@@ -96,6 +96,8 @@ void FileTranslation::Translate(const RequestFields& fields,
       IntegerField(fields, "beam_size", 0, 0, kMaxRequestedBeam);
   text_request.glossary = ReadGlossary(fields);
   text_request.do_not_translate = StringList(fields, "do_not_translate");
+  text_request.template_tokens =
+      !BooleanField(fields, "translate_template_tokens", false);
   if (pipeline.writes_chinese()) text_request.script = target->script;
   TextJob job;
   job.texts = pipeline.Prepare(text_request);  // 400 when refused.

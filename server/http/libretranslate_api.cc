@@ -385,6 +385,8 @@ void LibreTranslateApi::Translate(
     options.alternatives = alternatives;
     options.glossary = ReadGlossary(fields);
     options.do_not_translate = StringList(fields, "do_not_translate");
+    options.template_tokens =
+        !BooleanField(fields, "translate_template_tokens", false);
   }
   std::vector<std::pair<TextJob, std::vector<std::size_t>>> jobs;
   for (const auto& [language, indices] : groups) {

@@ -59,6 +59,19 @@ std::string StringField(const RequestFields& fields, const std::string& name) {
   return value.get<std::string>();
 }
 
+bool BooleanField(const RequestFields& fields, const std::string& name,
+                  bool fallback) {
+  const nlohmann::json& value = fields.Get(name);
+  if (value.is_null()) return fallback;
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text == "true" || text == "1") return true;
+    if (text == "false" || text == "0") return false;
+  }
+  throw HttpError(400, "Invalid request: " + name + " must be true or false");
+}
+
 int IntegerField(const RequestFields& fields, const std::string& name,
                  int fallback, int min, int max) {
   const nlohmann::json& value = fields.Get(name);

@@ -42,6 +42,11 @@ std::string StringField(const RequestFields& fields, const std::string& name);
 // absent.
 int IntegerField(const RequestFields& fields, const std::string& name,
                  int fallback, int min, int max);
+// A true/false field: JSON true or false, or (from a form or a query) the
+// strings "true", "false", "1" or "0"; `fallback` when absent, 400
+// otherwise.
+bool BooleanField(const RequestFields& fields, const std::string& name,
+                  bool fallback);
 // The range IntegerField takes for beam_size and alternatives: more than
 // the server's limits, which cap them.
 constexpr int kMaxRequestedBeam = 1000;

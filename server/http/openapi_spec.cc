@@ -179,6 +179,7 @@ std::string_view OpenApiSpec() {
           "beam_size": {"type": "integer", "minimum": 0, "description": "fanyi: 0 = the server's default, 1 = greedy"},
           "glossary": {"type": "object", "additionalProperties": {"type": "string"}, "description": "fanyi: term -> its translation"},
           "do_not_translate": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "fanyi: terms kept as written"},
+          "translate_template_tokens": {"type": "boolean", "default": false, "description": "fanyi: template tokens (%s, %(name)s, {0}, {{name}}, ${name}, :name, the & of &File, <0>, \\n, emoji) pass through as written unless this is true"},
           "model": {"type": "string", "description": "fanyi: the served model's name"}
         }
       },
