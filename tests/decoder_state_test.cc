@@ -489,8 +489,13 @@ long MinorFaults() {
 // KeepFreedMemoryForReuse, glibc maps it afresh and each of its 2,048
 // pages faults again.
 TEST(ProcessMemoryTest, AFreedBlockIsReusedWithoutFaultingAgain) {
+  // GCC says so with __SANITIZE_*__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a sanitizer's allocator replaces glibc's malloc";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  GTEST_SKIP() << "a sanitizer's allocator replaces glibc's malloc";
+#endif
 #endif
   KeepFreedMemoryForReuse();
   constexpr size_t kBytes = 8 << 20;

@@ -257,7 +257,7 @@ TEST_F(HostileRequestsTest, HtmlIsParsedWithinItsDepthAndMemoryBounds) {
   reopened += "</p>" + Repeat("<p>x</p>", 20000);
   Attack("html formatting reopened in 20000 blocks",
          JsonTranslate("\"format\":\"html\",\"q\":\"" + reopened + "\""), {400},
-         "MiB");
+         "HTML: parsing it");  // Its memory bound (or CPU, if slow).
 }
 
 // JSON nested 100,000 deep in q, in the glossary, and in a form's glossary
@@ -336,6 +336,22 @@ TEST_F(HostileRequestsTest, IntegerFieldsDoNotWrap) {
   Attack("beam_size -1",
          JsonTranslate("\"q\":\"I like tea.\",\"beam_size\":-1"), {400},
          "beam_size must be from 0 to 1000");
+}
+
+// A true/false field takes true or false (or "true", "false", "1", "0"
+// from a form), nothing else.
+TEST_F(HostileRequestsTest, BooleanFieldsTakeTrueOrFalse) {
+  Attack("translate_template_tokens \"maybe\"",
+         JsonTranslate("\"q\":\"Delete %s?\","
+                       "\"translate_template_tokens\":\"maybe\""),
+         {400}, "translate_template_tokens must be true or false");
+  Attack("translate_template_tokens 2",
+         JsonTranslate("\"q\":\"Delete %s?\",\"translate_template_tokens\":2"),
+         {400}, "translate_template_tokens must be true or false");
+  Attack("translate_template_tokens true",
+         JsonTranslate("\"q\":\"Delete %s?\","
+                       "\"translate_template_tokens\":true"),
+         {200});
 }
 
 // One client (an API key) fills its share of the file store and is told to

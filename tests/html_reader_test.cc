@@ -332,15 +332,16 @@ TEST(HtmlReaderTest, OnlyWhatNestsCountsTowardsTheDepth) {
 
 // Formatting elements reopened in every block multiply elements (200
 // reopened in each of 20,000 paragraphs: 4 million of them, from 170 KB):
-// the parse is stopped at its memory bound and the document refused.
+// the parse is stopped at its memory bound and the document refused (in a
+// slow build, such as clang's ASan at -O0, its CPU bound may come first).
 TEST(HtmlReaderTest, MarkupThatMultipliesElementsIsRefused) {
   std::string html = "<p>";
   for (int i = 0; i < 200; ++i) {
     html += "<b class=c" + std::to_string(i) + ">";
   }
   html += "</p>" + Repeat("<p>x</p>", 20000);
-  EXPECT_NE(Refusal(html, kDefaultMaxDocumentDepth).find("MiB"),
-            std::string::npos);
+  EXPECT_EQ(
+      Refusal(html, kDefaultMaxDocumentDepth).rfind("HTML: parsing it", 0), 0u);
 }
 
 // Markup that nests in ways the pass before the parse does not follow, or

@@ -200,12 +200,13 @@ int64_t DecoderState::AddColumn() {
   if (end_column == capacity()) {
     MoveToOwnRows(cache_rows(), std::max(2 * columns(), kInitialColumns));
   }
-  // Row r writes the new column into cache row r.
-  if (self_rows.device().is_cpu()) {
+  // Row r writes the new column into cache row r. (An empty batch has no
+  // storage: its data pointer is null, and no offset may be added to it.)
+  if (batch > 0 && self_rows.device().is_cpu()) {
     int64_t* entry =
         self_rows.data_ptr<int64_t>() + end_column * self_rows.stride(1);
     for (int64_t r = 0; r < batch; ++r) entry[r * self_rows.stride(0)] = r;
-  } else {
+  } else if (batch > 0) {
     self_rows.select(1, end_column)
         .copy_(at::arange(batch, self_rows.options()));
   }
