@@ -80,7 +80,7 @@ struct TextRequest {
   std::optional<ChineseScript> script;        // Unset: Simplified for Chinese.
   std::vector<GlossaryEntry> glossary;        // Terms with a fixed translation.
   std::vector<std::string> do_not_translate;  // Terms kept as written.
-  bool template_tokens = true;  // TextOptions::template_tokens.
+  bool template_tokens = true;                // TextOptions::template_tokens.
 };
 
 // A text cut into the parts the decoder takes, from TextPipeline: its
