@@ -220,6 +220,7 @@ TEST(FairPoolTest, LargeTasksRunOneAtATimeAndSmallOnesPassThem) {
   std::atomic<bool> b_started{false};
   std::atomic<bool> b_had_started_when_c_ran{true};
   std::promise<void> c_ran;
+  std::promise<void> a_ran;
   FairPool pool(2, 64, 16, 1);
   OpenOnExit opens_held(held);
   ASSERT_EQ(pool.TryPost(
@@ -227,6 +228,7 @@ TEST(FairPoolTest, LargeTasksRunOneAtATimeAndSmallOnesPassThem) {
                 [&] {
                   held.Wait();
                   log.Add("a");
+                  a_ran.set_value();
                 },
                 kNoRefusal, /*large=*/true),
             Outcome::kTaken);
@@ -251,6 +253,9 @@ TEST(FairPoolTest, LargeTasksRunOneAtATimeAndSmallOnesPassThem) {
   ASSERT_EQ(c_ran.get_future().wait_for(kGuard), std::future_status::ready);
   EXPECT_FALSE(b_had_started_when_c_ran.load());
   held.Open();
+  // StopTaking lets large tasks run on every thread, so a must have ended
+  // first for b's place after it to be the pool's doing.
+  ASSERT_EQ(a_ran.get_future().wait_for(kGuard), std::future_status::ready);
   pool.StopTaking();
   EXPECT_EQ(log.names(), (std::vector<std::string>{"c", "a", "b"}));
 }
