@@ -551,6 +551,30 @@ TEST_F(HttpApiTest, ADocxComesBackAsADocxInTheAskedScript) {
   EXPECT_EQ(testing_util::ZipEntry(answer.body, "word/styles.xml"), styles);
 }
 
+// A .docx's template tokens come back once each, a bold one in its run, and
+// a paragraph of tokens alone comes back as written.
+TEST_F(HttpApiTest, ADocxKeepsItsTemplateTokens) {
+  const std::string document =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><w:document xmlns:w=\""
+      "http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t xml:space=\"preserve\">Tom sent %(name)s "
+      "</w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>{count}</w:t></w:r>"
+      "<w:r><w:t xml:space=\"preserve\"> letters.</w:t></w:r></w:p>"
+      "<w:p><w:r><w:t>{0}: %1$s</w:t></w:r></w:p></w:body></w:document>";
+  const HttpAnswer answer = TranslateFile(
+      "tokens.docx", testing_util::ZipOf({{"word/document.xml", document}}),
+      "zh");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const std::string part = DocxPackage(answer.body).parts().at(0);
+  for (const std::string token : {"%(name)s", "{count}"}) {
+    EXPECT_EQ(part.find(token), part.rfind(token)) << token << " in " << part;
+    EXPECT_NE(part.find(token), std::string::npos) << token << " in " << part;
+  }
+  EXPECT_NE(part.find("<w:b/></w:rPr><w:t>{count}</w:t>"), std::string::npos)
+      << part;
+  EXPECT_NE(part.find(">{0}: %1$s</w:t>"), std::string::npos) << part;
+}
+
 TEST_F(HttpApiTest, AFileIsDownloadedOnce) {
   const HttpAnswer answer = Call(
       "POST", "/translate_file",

@@ -53,6 +53,15 @@ INSTANTIATE_TEST_SUITE_P(
                   {"See https://x.org/a?b=1 now.", "Mail me!Ok."}},
         SplitCase{"Bring fruit, e.g. apples. Thanks!",
                   {"Bring fruit, e.g. apples.", "Thanks!"}},
+        // CLDR's list holds ordinary words, acronyms and units too: after
+        // those a sentence ends.
+        SplitCase{"Go. Go. Go. Go.", {"Go.", "Go.", "Go.", "Go."}},
+        SplitCase{"Go. Run. Stop.", {"Go.", "Run.", "Stop."}},
+        SplitCase{"OK. I saw a UFO. It is 5 Mb. Then Mt. Fuji.",
+                  {"OK.", "I saw a UFO.", "It is 5 Mb.", "Then Mt. Fuji."}},
+        // A text that ends in an abbreviation keeps its last sentence.
+        SplitCase{"Hello. Call Mr.", {"Hello.", "Call Mr."}},
+        SplitCase{"Prof.", {"Prof."}},
         // Unicode's rules end a sentence at a question mark even inside
         // quotes; an ellipsis before a lowercase word does not end one.
         SplitCase{"\"Is it late?\" she asked. Wait... what?",

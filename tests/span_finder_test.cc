@@ -64,9 +64,13 @@ TEST(SpanFinderTest, FindsTemplateTokensOfEveryKind) {
             (Strings{"accelerator:&", "accelerator:&", "accelerator:&"}));
   EXPECT_EQ(Tokens("Tom &amp; Jerry &#169; &#x1F600;"),
             (Strings{"entity:&amp;", "entity:&#169;", "entity:&#x1F600;"}));
-  EXPECT_EQ(
-      Tokens("Click <0>here</0> or <12/>."),
-      (Strings{"numbered_tag:<0>", "numbered_tag:</0>", "numbered_tag:<12/>"}));
+  EXPECT_EQ(Tokens("Click <0>here</0> or <12/>."),
+            (Strings{"tag:<0>", "tag:</0>", "tag:<12/>"}));
+  EXPECT_EQ(Tokens("Click <b>Save</b>,<br/> <a href=\"https://x.org/?a=1&b=2\" "
+                   "target='_blank'>here</a> <SPAN class=\"k\" >x</SPAN>"),
+            (Strings{"tag:<b>", "tag:</b>", "tag:<br/>",
+                     "tag:<a href=\"https://x.org/?a=1&b=2\" target='_blank'>",
+                     "tag:</a>", "tag:<SPAN class=\"k\" >", "tag:</SPAN>"}));
   EXPECT_EQ(Tokens("Line one\\nLine two\\t\\\""),
             (Strings{"escape:\\n", "escape:\\t", "escape:\\\""}));
   EXPECT_EQ(
@@ -75,14 +79,36 @@ TEST(SpanFinderTest, FindsTemplateTokensOfEveryKind) {
 }
 
 // What only looks like a token is text: prices, percentages, a colon after
-// a word, a lone ampersand, unbalanced braces, letters in angle brackets.
+// a word, a lone ampersand, unbalanced braces, comparisons and angle
+// brackets around anything but an inline element's tag.
 TEST(SpanFinderTest, WhatOnlyLooksLikeATemplateTokenIsText) {
-  for (const std::string text :
-       {"50% off",    "100 % sure",  "% d",     "Note: this", "a:b",
-        "::x",        "AT & T",      "&& both", "{ unclosed", "a}b",
-        "$5 and $ 6", "<b>bold</b>", "<1234>",  "</>",        "\\q",
-        "%(name",     "%()s",        "x{\ny}",  "${",         "&#;",
-        "&;"}) {
+  for (const std::string text : {"50% off",
+                                 "100 % sure",
+                                 "% d",
+                                 "Note: this",
+                                 "a:b",
+                                 "::x",
+                                 "AT & T",
+                                 "&& both",
+                                 "{ unclosed",
+                                 "a}b",
+                                 "$5 and $ 6",
+                                 "<x>y</x>",
+                                 "<1234>",
+                                 "</>",
+                                 "\\q",
+                                 "%(name",
+                                 "%()s",
+                                 "x{\ny}",
+                                 "${",
+                                 "&#;",
+                                 "&;",
+                                 "if a <b and c> d",
+                                 "<a href=x>",
+                                 "<b",
+                                 "</b x>",
+                                 "<a href=\"x>\">",
+                                 "<h1>Title</h1>"}) {
     EXPECT_EQ(Tokens(text), Strings{}) << text;
   }
   EXPECT_EQ(Shown(SpanFinder(), "50% off"),

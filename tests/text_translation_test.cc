@@ -245,6 +245,46 @@ TEST_F(TextTranslationTest, TemplateTokensComeThroughExactly) {
   EXPECT_EQ(html.rfind("<p>", 0), 0u) << html;
 }
 
+// A sentence with no word left once its template tokens, numbers and
+// symbols are masked comes back as written, in plain text and in HTML, and
+// a glossary term alone as its target: the model would only add words.
+TEST_F(TextTranslationTest, SentencesWithNoWordsComeBackAsWritten) {
+  for (const std::string text : {"{name}", "%(count)d / %(total)d", "{0}: {1}",
+                                 "👍🏽", "12:30", "<0></0>", "<b>%s</b>"}) {
+    const v1::Translation translation = TranslateOk(text);
+    EXPECT_EQ(translation.text(), text);
+    EXPECT_EQ(translation.sentence_count(), 1) << text;
+  }
+  // On a line of its own beside a sentence to translate.
+  EXPECT_EQ(TranslateOk("I am happy.\n{count} / {total}").text(),
+            TranslateOk("I am happy.").text() + "\n{count} / {total}");
+  v1::TranslateRequest request;
+  request.set_format(v1::FORMAT_HTML);
+  request.set_text("<p><b>{name}</b>: %d</p>");
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.translation().text(), "<p><b>{name}</b>: %d</p>");
+  request.set_format(v1::FORMAT_TEXT);
+  request.set_text("dollars");
+  v1::GlossaryEntry* entry = request.add_glossary();
+  entry->set_source("dollars");
+  entry->set_target("美金");
+  status = Translate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.translation().text(), "美金");
+}
+
+// One-word sentences that CLDR lists as abbreviations ("Go.", "OK.") still
+// end their sentence: each gets its translation.
+TEST_F(TextTranslationTest, OneWordSentencesEachGetTheirTranslation) {
+  const std::string go = TranslateOk("Go.").text();
+  const v1::Translation translation = TranslateOk("Go. Go. Go. Go.");
+  EXPECT_EQ(translation.sentence_count(), 4);
+  EXPECT_EQ(translation.text(), go + go + go + go);
+  EXPECT_EQ(TranslateOk("OK. Go. Stop.").sentence_count(), 3);
+}
+
 TEST_F(TextTranslationTest, EachScriptKeepsToItsOwnCharacters) {
   const ParallelCorpus mini =
       ReadParallelTsv(testing_util::SharedDataPath("en-zh/train_mini.tsv"));

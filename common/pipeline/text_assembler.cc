@@ -77,6 +77,9 @@ TextTranslation TextAssembler::Assemble(
   // Chinese is written without spaces between clauses and sentences.
   const std::string separator = target_tokenizer_.character_mode() ? "" : " ";
   std::vector<std::string> sentences(translation.sentence_count);
+  for (const auto& [index, verbatim] : text.verbatim_sentences) {
+    sentences.at(index) = verbatim;
+  }
   for (std::size_t part = 0; part < text.parts.size(); ++part) {
     std::string& sentence = sentences[text.sentence_of_part[part]];
     const std::string clause =

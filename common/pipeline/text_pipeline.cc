@@ -9,6 +9,7 @@
 
 #include "common/formats/html_reader.h"
 #include "common/formats/markdown_reader.h"
+#include "common/formats/marked_document.h"
 #include "common/formats/srt_reader.h"
 #include "common/formats/word_reader.h"
 #include "common/model/checkpoint.h"
@@ -263,7 +264,8 @@ PreparedText TextPipeline::PrepareSplit(SplitInput input,
   }
   // A document with nothing to translate has no parts, and comes back as
   // it is; a plain text with none is refused.
-  if (prepared.document == nullptr && prepared.parts.empty()) {
+  if (prepared.document == nullptr && prepared.parts.empty() &&
+      prepared.verbatim_sentences.empty()) {
     throw std::invalid_argument("text has no tokens to translate");
   }
   return prepared;
@@ -290,6 +292,14 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
   // After masking: spans the user listed keep the script they match in.
   const std::vector<std::string> tokens =
       source_tokenizer_.Tokenize(source_lookup_.Normalize(masked.text));
+  // "{name}", "%(count)d / %(total)d", "12:30": the model has no word to
+  // translate, and would only add some.
+  if (!tokens.empty() && !HasLetters(DecodeUtf8(masked.text))) {
+    text->verbatim_sentences.emplace(
+        sentence_index,
+        RestorePlaceholders(masked.text, masked.restorations).text);
+    return;
+  }
   const auto clauses = SplitIntoClauses(tokens, max_sentence_tokens_);
   if (clauses.size() > 1) ++text->split_sentence_count;
   for (const std::vector<std::string>& clause : clauses) {

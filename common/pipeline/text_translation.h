@@ -5,6 +5,7 @@
 #define FANYI_COMMON_PIPELINE_TEXT_TRANSLATION_H_
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,10 @@ struct PreparedText {
   std::shared_ptr<const MarkedDocument> document;
   // Per part: what its placeholders ｟1｠, ｟2｠, ... become.
   std::vector<std::vector<std::string>> restorations;
+  // Sentences with nothing to translate once their spans are masked (no
+  // letters: template tokens, numbers, symbols), by index over all runs:
+  // they take no part and come back as written, glossary terms replaced.
+  std::map<int, std::string> verbatim_sentences;
   std::optional<ChineseScript> script;  // For a Chinese target.
   int beam_size = 1;                    // Every part's.
   int alternatives = 0;                 // Other translations wanted.

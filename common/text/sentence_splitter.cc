@@ -4,6 +4,8 @@
 #include <unicode/locid.h>
 #include <unicode/utext.h>
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
@@ -58,6 +60,41 @@ bool IsInsideAWord(std::string_view text, std::size_t at) {
   return solid(last) && solid(right.front());
 }
 
+// The words of CLDR's English abbreviations ("Go.", "Up.", "OK.", "Mb.")
+// that end a sentence far more often than they abbreviate: ordinary words,
+// acronyms and units, found by running every capitalized word of the
+// training data, and every word of up to four letters, through both
+// iterators.
+bool IsEnglishWordNotAbbreviation(std::string_view word) {
+  static constexpr std::string_view kWords[] = {
+      "Act", "All", "As", "By", "CEO", "Card", "Do", "Gb",   "Go",
+      "Hat", "Hz",  "In", "Is", "Jam", "Job",  "Kb", "Link", "Long",
+      "Mb",  "NTT", "OK", "Ok", "On",  "Or",   "To", "UFO",  "Up"};
+  return std::find(std::begin(kWords), std::end(kWords), word) !=
+         std::end(kWords);
+}
+
+// The ASCII letters just before the full stop that ends `text` (spaces
+// after it skipped): "Go" for "Let's Go. ", empty without one. Looks back
+// over the spaces and at most 8 letters.
+std::string_view WordBeforeFullStop(std::string_view text) {
+  std::size_t end = text.size();
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\t' ||
+                     text[end - 1] == '\n' || text[end - 1] == '\r')) {
+    --end;
+  }
+  if (end == 0 || text[end - 1] != '.') return {};
+  --end;
+  const auto letter = [&text](std::size_t at) {
+    return (text[at] >= 'a' && text[at] <= 'z') ||
+           (text[at] >= 'A' && text[at] <= 'Z');
+  };
+  std::size_t begin = end;
+  while (begin > 0 && end - begin < 8 && letter(begin - 1)) --begin;
+  if (begin > 0 && letter(begin - 1)) return {};  // Longer than any listed.
+  return text.substr(begin, end - begin);
+}
+
 bool IsLineBreak(char c) { return c == '\n' || c == '\r'; }
 
 // The line breaks of a gap, in order ("\r\n" stays a pair).
@@ -71,12 +108,17 @@ std::string LineBreaksOf(std::string_view gap) {
 
 }  // namespace
 
-SentenceSplitter::SentenceSplitter(const std::string& language) {
+SentenceSplitter::SentenceSplitter(const std::string& language)
+    : english_(language == "en" || language.rfind("en-", 0) == 0 ||
+               language.rfind("en_", 0) == 0) {
   UErrorCode status = U_ZERO_ERROR;
+  plain_prototype_.reset(icu::BreakIterator::createSentenceInstance(
+      icu::Locale(language.c_str()), status));
   // "ss=standard": suppress breaks after CLDR's abbreviations ("Mr.").
   const icu::Locale locale((language + "@ss=standard").c_str());
   prototype_.reset(icu::BreakIterator::createSentenceInstance(locale, status));
-  if (U_FAILURE(status) || prototype_ == nullptr) {
+  if (U_FAILURE(status) || prototype_ == nullptr ||
+      plain_prototype_ == nullptr) {
     throw std::runtime_error("ICU has no sentence rules for language \"" +
                              language + "\": " + u_errorName(status));
   }
@@ -89,12 +131,16 @@ SentenceSplitter& SentenceSplitter::operator=(SentenceSplitter&&) noexcept =
 
 SplitText SentenceSplitter::Split(std::string_view text) const {
   DecodeUtf8(text);  // Validates, naming the first bad byte.
-  std::unique_ptr<icu::BreakIterator> breaks(prototype_->clone());
+  // Every break Unicode's rules see, kept where CLDR's abbreviations keep
+  // it too, or where the "abbreviation" is an English word.
+  std::unique_ptr<icu::BreakIterator> breaks(plain_prototype_->clone());
+  std::unique_ptr<icu::BreakIterator> kept(prototype_->clone());
   UErrorCode status = U_ZERO_ERROR;
   // A UTF-8 UText makes the boundaries byte offsets into `text`.
   UText* utext = utext_openUTF8(nullptr, text.data(),
                                 static_cast<int64_t>(text.size()), &status);
   breaks->setText(utext, status);
+  kept->setText(utext, status);
   if (U_FAILURE(status)) {
     utext_close(utext);
     throw std::runtime_error(std::string("ICU sentence breaks failed: ") +
@@ -103,10 +149,22 @@ SplitText SentenceSplitter::Split(std::string_view text) const {
   SplitText split;
   std::string gap;
   int32_t begin = breaks->first();
+  // Both iterators move forward only, together: one pass each.
+  int32_t kept_at = kept->first();
+  const auto text_end = static_cast<int32_t>(text.size());
   for (int32_t end = breaks->next(); end != icu::BreakIterator::DONE;
        end = breaks->next()) {
-    if (end < static_cast<int32_t>(text.size()) && IsInsideAWord(text, end)) {
+    if (end < text_end && IsInsideAWord(text, end)) {
       continue;  // "example.com/x?y=1": one sentence with what follows.
+    }
+    while (kept_at != icu::BreakIterator::DONE && kept_at < end) {
+      kept_at = kept->next();
+    }
+    // The text's end ends a sentence whatever precedes it ("Call Mr.").
+    if (end < text_end && kept_at != end &&
+        !(english_ && IsEnglishWordNotAbbreviation(WordBeforeFullStop(
+                          text.substr(begin, end - begin))))) {
+      continue;  // "Mr. Smith": one sentence.
     }
     std::string_view segment = text.substr(begin, end - begin);
     begin = end;

@@ -29,9 +29,12 @@ struct SplitText {
 
 // Finds sentence boundaries with ICU's BreakIterator (Unicode's sentence
 // rules with CLDR's list of abbreviations that do not end a sentence, such
-// as "Mr." and "e.g."). A line break always ends a sentence, so lines and
-// paragraphs keep their shape. Thread-safe: each call works on its own
-// clone of the iterator.
+// as "Mr." and "e.g."). CLDR's English list also holds ordinary words
+// ("Go.", "Up.", "OK.") and units ("5 Mb."), which end sentences far more
+// often than they abbreviate: after those a sentence ends, so that "Go. Go."
+// is two sentences with a translation each. A line break always ends a
+// sentence, so lines and paragraphs keep their shape. Thread-safe: each
+// call works on its own clones of the iterators.
 class SentenceSplitter {
  public:
   // For the rules of `language` (an ISO 639 code such as "en"); throws
@@ -46,7 +49,10 @@ class SentenceSplitter {
   SplitText Split(std::string_view text) const;
 
  private:
+  // Unicode's rules alone, and with CLDR's abbreviations.
+  std::unique_ptr<icu::BreakIterator> plain_prototype_;
   std::unique_ptr<icu::BreakIterator> prototype_;
+  bool english_ = false;  // Whose CLDR list holds ordinary words.
 };
 
 // Puts translated sentences (one per sentence of `layout`, in order) back

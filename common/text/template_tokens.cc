@@ -1,6 +1,8 @@
 #include "common/text/template_tokens.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string>
 
 #include "common/text/utf8.h"
 
@@ -133,15 +135,76 @@ std::size_t EntityEnd(const std::u32string& text, std::size_t i,
   return j < stop && text[j] == ';' ? j + 1 : i;
 }
 
-// <N>, </N>, <N/> with N of 1 to 3 digits.
-std::size_t NumberedTagEnd(const std::u32string& text, std::size_t i,
-                           std::size_t limit) {
+// The elements software strings mark words with, as HTML tags in a plain
+// string ("Click <b>Save</b>"); other names after a '<' are text ("a<b").
+bool IsInlineElementName(std::u32string_view name) {
+  if (name.size() > 6) return false;  // "strong", "strike": the longest.
+  static constexpr std::u32string_view kNames[] = {
+      U"a",   U"abbr", U"b",    U"big",   U"br",   U"code",   U"del",
+      U"em",  U"font", U"i",    U"img",   U"ins",  U"kbd",    U"mark",
+      U"q",   U"s",    U"samp", U"small", U"span", U"strike", U"strong",
+      U"sub", U"sup",  U"tt",   U"u",     U"var"};
+  std::u32string lower(name);
+  for (char32_t& c : lower) {
+    if (c >= 'A' && c <= 'Z') c += 'a' - 'A';
+  }
+  return std::find(std::begin(kNames), std::end(kNames), lower) !=
+         std::end(kNames);
+}
+
+bool IsAsciiSpace(char32_t c) { return c == ' ' || c == '\t'; }
+
+// The end of the attributes of an opening tag at text[i]: name="value" or
+// name='value' pairs, each after a space; npos when one is malformed or
+// reaches `limit`.
+std::size_t AttributesEnd(const std::u32string& text, std::size_t i,
+                          std::size_t limit) {
+  std::size_t j = i;
+  while (j < limit && IsAsciiSpace(text[j])) {
+    while (j < limit && IsAsciiSpace(text[j])) ++j;
+    const std::size_t name_end = IdentifierEnd(text, j, limit);
+    if (name_end == j) return j;  // Spaces before '>' or '/>'.
+    j = name_end;
+    while (j < limit && (text[j] == '-' || IsIdentifierChar(text[j]))) ++j;
+    if (j + 1 >= limit || text[j] != '=' ||
+        (text[j + 1] != '"' && text[j + 1] != '\'')) {
+      return std::u32string::npos;
+    }
+    const char32_t quote = text[j + 1];
+    j += 2;
+    while (j < limit && text[j] != quote && text[j] != '<' && text[j] != '>' &&
+           text[j] != '\n') {
+      ++j;
+    }
+    if (j >= limit || text[j] != quote) return std::u32string::npos;
+    ++j;
+  }
+  return j;
+}
+
+// react-i18next's <N>, </N>, <N/> (N of 1 to 3 digits), and the tags of
+// inline HTML elements: <b>, </b>, <br/>, <a href="...">.
+std::size_t TagEnd(const std::u32string& text, std::size_t i,
+                   std::size_t limit) {
   std::size_t j = i + 1;
-  if (j < limit && text[j] == '/') ++j;
-  const std::size_t digits_end = DigitsEnd(text, j, limit);
-  if (digits_end == j || digits_end - j > 3) return i;
-  j = digits_end;
-  if (j < limit && text[j] == '/' && text[i + 1] != '/') ++j;
+  const bool closing = j < limit && text[j] == '/';
+  if (closing) ++j;
+  std::size_t name_end = DigitsEnd(text, j, limit);
+  if (name_end > j) {
+    if (name_end - j > 3) return i;
+    j = name_end;
+  } else {
+    name_end = j;
+    while (name_end < limit && IsAsciiLetter(text[name_end])) ++name_end;
+    if (name_end == j || !IsInlineElementName(std::u32string_view(text).substr(
+                             j, name_end - j))) {
+      return i;
+    }
+    j = closing ? name_end : AttributesEnd(text, name_end, limit);
+    if (j == std::u32string::npos) return i;
+    while (j < limit && IsAsciiSpace(text[j])) ++j;
+  }
+  if (j < limit && text[j] == '/' && !closing) ++j;
   return j < limit && text[j] == '>' ? j + 1 : i;
 }
 
@@ -179,8 +242,8 @@ std::string_view TemplateTokenKindName(TemplateTokenKind kind) {
       return "accelerator";
     case TemplateTokenKind::kEntity:
       return "entity";
-    case TemplateTokenKind::kNumberedTag:
-      return "numbered_tag";
+    case TemplateTokenKind::kTag:
+      return "tag";
     case TemplateTokenKind::kEscape:
       return "escape";
     case TemplateTokenKind::kEmoji:
@@ -225,8 +288,8 @@ std::size_t TemplateTokenEnd(const std::u32string& text, std::size_t i,
       found = TemplateTokenKind::kAccelerator;
     }
   } else if (c == '<') {
-    end = NumberedTagEnd(text, i, limit);
-    found = TemplateTokenKind::kNumberedTag;
+    end = TagEnd(text, i, limit);
+    found = TemplateTokenKind::kTag;
   } else if (c == '\\') {
     if (i + 1 < limit && std::u32string_view(U"ntr\"'\\").find(text[i + 1]) !=
                              std::u32string_view::npos) {

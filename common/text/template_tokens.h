@@ -19,7 +19,8 @@ enum class TemplateTokenKind {
   kColon,   // :name (Laravel).
   kAccelerator,  // The & of &File (the letter after it stays a word).
   kEntity,       // &amp;, &#169;, &#x1F600; written in plain text.
-  kNumberedTag,  // <0>, </0>, <0/> (react-i18next).
+  kTag,          // <0>, </0>, <0/> (react-i18next); <b>, </b>, <br/>,
+                 // <a href="..."> (inline HTML elements, in plain text).
   kEscape,       // \n, \t, \r, \", \', \\ written as two characters.
   kEmoji,        // An emoji with its joiners, modifiers and selectors.
 };
