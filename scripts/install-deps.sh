@@ -29,6 +29,9 @@ packages=(
   libcld2-dev libgumbo-dev
   # Files: .docx packages (libzip) and their XML (Expat).
   libzip-dev libexpat1-dev
+  # Gettext catalogs: gettext's own tools (msgfmt, msgunfmt, msgconv) and
+  # reader (libgettextpo), which the catalog tests check fanyi's against.
+  gettext libgettextpo-dev
   # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
   # for subword vocabularies, tests compare with spm_encode. (Not
   # libsentencepiece: see common/text/subword_model.h.)

@@ -47,6 +47,16 @@ if ! python3 -c 'import selenium' 2>/dev/null; then
   fi
 fi
 
+# tests/translation_memory_test reads the TMX and XLIFF that the Translate
+# Toolkit's converters (po2tmx, po2xliff) write, for the same python3.
+if ! command -v po2tmx >/dev/null || ! command -v po2xliff >/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'translate-toolkit>=3.13,<4'; then
+    echo "test.sh: warning: could not install translate-toolkit for" \
+      "python3; translation_memory_test will fail" >&2
+  fi
+fi
+
 bash scripts/install-deps.sh --tests
 bash scripts/build.sh
 

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -111,6 +112,71 @@ TEST(CorpusPreparationTest, ShardsHoldEveryPairAsItsTokensIdsOnAnyThreadCount) {
   EXPECT_EQ(dev.sources[7], expected_pairs[7].first);
   EXPECT_EQ(dev.texts[7], corpus.pairs[7].source);
   EXPECT_EQ(dev.references[7], corpus.pairs[7].target);
+}
+
+// A TSV corpus and gettext catalogs (.po, and the .mo msgfmt compiles from
+// it, in a directory) prepare as one corpus: the catalogs' translated
+// messages are pairs, fuzzy and untranslated ones are not; swapped columns
+// swap the catalogs' sides too.
+TEST(CorpusPreparationTest, CatalogsAreReadBesideTsv) {
+  const std::string directory = testing_util::MakeTempDir("prepare_catalogs");
+  fs::create_directories(directory + "/catalogs");
+  const std::string po = directory + "/catalogs/demo.po";
+  std::ofstream(po, std::ios::binary)
+      << "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+         "\nmsgid \"Open the file.\"\nmsgstr \"打开文件。\"\n"
+         "\n#, fuzzy\nmsgid \"Close\"\nmsgstr \"关闭\"\n"
+         "\nmsgid \"Save\"\nmsgstr \"\"\n"
+         "\nmsgid \"One file\"\nmsgid_plural \"%d files\"\n"
+         "msgstr[0] \"%d 个文件\"\n";
+  ASSERT_EQ(std::system(
+                ("msgfmt -o " + directory + "/catalogs/demo.mo " + po).c_str()),
+            0);
+  PreparationOptions options = PlainOptions();
+  const std::string tsv = options.train_path;
+  options.train_path = tsv + "," + directory + "/catalogs";
+  std::ostringstream log;
+  const PreparedCorpus corpus =
+      PrepareCorpus(options, directory + "/prepared", log);
+  const int64_t tsv_pairs =
+      static_cast<int64_t>(ReadParallelTsv(tsv).pairs.size());
+  // Three pairs from each catalog: the sentence, and the plural message's
+  // two forms.
+  EXPECT_EQ(corpus.train_pairs(), tsv_pairs + 6) << log.str();
+
+  options.columns = {1, 0};
+  options.train_path = po;
+  options.dev_path = po;
+  const PreparedCorpus reversed =
+      PrepareCorpus(options, directory + "/reversed", log);
+  EXPECT_EQ(reversed.train_pairs(), 3);
+  EXPECT_EQ(reversed.ReadDev().texts.at(0), "打开文件。");
+
+  options.train_path = directory + "/catalogs/missing.po";
+  EXPECT_THROW(PrepareCorpus(options, directory + "/missing", log),
+               std::runtime_error);
+  // A catalog into another language than the target's.
+  std::ofstream(directory + "/fr.po")
+      << "msgid \"\"\nmsgstr \"Language: fr\\n\"\n\nmsgid \"Open\"\n"
+         "msgstr \"Ouvrir\"\n";
+  options.columns = {0, 1};
+  options.train_path = directory + "/fr.po";
+  try {
+    PrepareCorpus(options, directory + "/fr", log);
+    ADD_FAILURE() << "trained a French catalog as Chinese";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"fr\""), std::string::npos)
+        << e.what();
+  }
+  std::ofstream(directory + "/bad.po") << "msgid \"a\"\nmsgstr \"b\" x\n";
+  options.train_path = directory + "/bad.po";
+  try {
+    PrepareCorpus(options, directory + "/bad", log);
+    ADD_FAILURE() << "accepted a damaged catalog";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.po: line 2"), std::string::npos)
+        << e.what();
+  }
 }
 
 // The other direction of the same file: Chinese sources in Simplified

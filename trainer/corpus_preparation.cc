@@ -20,6 +20,7 @@
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
+#include "trainer/corpus_sources.h"
 #include "trainer/output_directory.h"
 #include "trainer/subword_training.h"
 #include "trainer/token_shard.h"
@@ -174,14 +175,15 @@ class Preparation {
 
 void Preparation::ForEachChunk(
     const std::function<void(std::vector<SentencePair>&)>& each) {
-  ParallelTsvReader reader(options_.train_path, options_.columns);
+  CorpusReader reader(options_.train_path, options_.columns,
+                      options_.source_language, options_.target_language);
   ParallelCorpus chunk;
   int64_t usable = 0;
   while (reader.Read(kChunkLines, &chunk)) {
     if (!first_pass_done_) {
       for (const BadLine& bad : chunk.bad_lines) {
         if (bad_lines_++ < kLoggedBadLines) {
-          log_ << options_.train_path << ":" << bad.line_number
+          log_ << reader.path() << ":" << bad.line_number
                << ": skipped: " << bad.reason << "\n";
         }
       }
@@ -423,10 +425,12 @@ void Preparation::WriteShards(const std::string& directory,
 
 void Preparation::WriteDev(const std::string& directory,
                            nlohmann::json* manifest) {
-  ParallelCorpus corpus = ReadParallelTsv(options_.dev_path, options_.columns);
-  for (const BadLine& bad : corpus.bad_lines) {
-    log_ << options_.dev_path << ":" << bad.line_number
-         << ": skipped: " << bad.reason << "\n";
+  ReadCorpus corpus =
+      ReadCorpusFiles(options_.dev_path, options_.columns,
+                      options_.source_language, options_.target_language);
+  for (const NamedBadLine& bad : corpus.bad_lines) {
+    log_ << bad.path << ":" << bad.line.line_number
+         << ": skipped: " << bad.line.reason << "\n";
   }
   if (corpus.pairs.empty()) {
     throw std::runtime_error(options_.dev_path + ": no usable sentence pairs");

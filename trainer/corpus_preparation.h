@@ -16,8 +16,10 @@ namespace fanyi {
 
 // How a corpus is prepared; validated by PrepareCorpus.
 struct PreparationOptions {
-  std::string train_path;  // TSV of source<TAB>target pairs.
-  std::string dev_path;    // TSV for validation; required.
+  // Comma-separated corpus files or directories (CorpusFiles in
+  // corpus_sources.h): TSV of source<TAB>target pairs, gettext catalogs.
+  std::string train_path;
+  std::string dev_path;  // For validation, in the same forms; required.
   // The columns of both files that hold the source and the target: swapped,
   // one corpus trains the other direction.
   TsvColumns columns;

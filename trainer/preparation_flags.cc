@@ -4,13 +4,19 @@
 
 #include "absl/flags/flag.h"
 
-ABSL_FLAG(std::string, train, "", "Training TSV: source<TAB>target per line.");
-ABSL_FLAG(std::string, dev, "", "Validation TSV, same format.");
+ABSL_FLAG(std::string, train, "",
+          "Training corpus: comma-separated files, each TSV (source<TAB>"
+          "target per line), a gettext catalog (.po, .mo: msgid to msgstr, "
+          "fuzzy and untranslated messages left out) or a translation "
+          "memory (.tmx, .xlf, .xliff: the pairs between --source_language "
+          "and --target_language), or directories of them.");
+ABSL_FLAG(std::string, dev, "", "Validation corpus, in the same forms.");
 ABSL_FLAG(int, source_column, 1,
           "The TSV column (from 1) holding the source, in both files.");
 ABSL_FLAG(int, target_column, 2,
           "The TSV column holding the target: --source_column=2 "
-          "--target_column=1 trains the other direction of a corpus.");
+          "--target_column=1 trains the other direction of a corpus (and of "
+          "catalogs: msgstr to msgid).");
 ABSL_FLAG(std::string, source_language, "en", "Source language code.");
 ABSL_FLAG(std::string, target_language, "zh", "Target language code.");
 ABSL_FLAG(bool, lowercase_source, true,

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/formats/expat_memory.h"
+
 namespace fanyi {
 namespace {
 
@@ -16,74 +18,6 @@ namespace {
 // its own structures for a real part take a fraction of the part's size.
 constexpr std::size_t kExpatFloor = std::size_t{16} << 20;
 constexpr std::size_t kExpatBytesPerByte = 2;
-
-// Expat's memory for the parse running on this thread, within a budget:
-// its allocation functions take no context, hence thread_local. A request
-// past the budget gets NULL, which Expat reports as XML_ERROR_NO_MEMORY.
-struct ExpatMemory {
-  std::size_t left = 0;
-  bool exhausted = false;
-};
-thread_local ExpatMemory* expat_memory = nullptr;
-
-// Each block starts with its size (16 bytes keep malloc's alignment).
-constexpr std::size_t kHeader = 16;
-
-void* ExpatMalloc(std::size_t size) {
-  ExpatMemory& memory = *expat_memory;
-  if (size > memory.left || kHeader > memory.left - size) {
-    memory.exhausted = true;
-    return nullptr;
-  }
-  char* block = static_cast<char*>(std::malloc(kHeader + size));
-  if (block == nullptr) return nullptr;
-  std::memcpy(block, &size, sizeof size);
-  memory.left -= kHeader + size;
-  return block + kHeader;
-}
-
-void ExpatFree(void* pointer) {
-  if (pointer == nullptr) return;
-  char* block = static_cast<char*>(pointer) - kHeader;
-  std::size_t size = 0;
-  std::memcpy(&size, block, sizeof size);
-  expat_memory->left += kHeader + size;
-  std::free(block);
-}
-
-void* ExpatRealloc(void* pointer, std::size_t size) {
-  if (pointer == nullptr) return ExpatMalloc(size);
-  ExpatMemory& memory = *expat_memory;
-  char* block = static_cast<char*>(pointer) - kHeader;
-  std::size_t old_size = 0;
-  std::memcpy(&old_size, block, sizeof old_size);
-  if (size > old_size && size - old_size > memory.left) {
-    memory.exhausted = true;
-    return nullptr;
-  }
-  char* grown = static_cast<char*>(std::realloc(block, kHeader + size));
-  if (grown == nullptr) return nullptr;
-  std::memcpy(grown, &size, sizeof size);
-  memory.left = memory.left + old_size - size;
-  return grown + kHeader;
-}
-
-constexpr XML_Memory_Handling_Suite kExpatSuite = {ExpatMalloc, ExpatRealloc,
-                                                   ExpatFree};
-
-// Makes `memory` the budget of Expat's calls on this thread while alive.
-class ExpatMemoryScope {
- public:
-  explicit ExpatMemoryScope(ExpatMemory* memory) : outer_(expat_memory) {
-    expat_memory = memory;
-  }
-  ~ExpatMemoryScope() { expat_memory = outer_; }
-  ExpatMemoryScope(const ExpatMemoryScope&) = delete;
-  ExpatMemoryScope& operator=(const ExpatMemoryScope&) = delete;
-
- private:
-  ExpatMemory* const outer_;
-};
 
 }  // namespace
 
@@ -202,7 +136,8 @@ XmlTree::XmlTree(std::string_view xml, int max_depth) {
   const ExpatMemoryScope scope(&memory);
   const XML_Char separator[] = " ";
   std::unique_ptr<XML_ParserStruct, void (*)(XML_Parser)> parser(
-      XML_ParserCreate_MM("UTF-8", &kExpatSuite, separator), XML_ParserFree);
+      XML_ParserCreate_MM("UTF-8", &kBudgetedExpatMemory, separator),
+      XML_ParserFree);
   if (parser == nullptr) throw std::bad_alloc();
   XmlTreeBuilder builder;
   builder.tree = this;

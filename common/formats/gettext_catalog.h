@@ -1,0 +1,73 @@
+// Reading gettext catalogs: .po files (the text translators edit) and .mo
+// files (what msgfmt compiles them into, and what packages install).
+#ifndef FANYI_COMMON_FORMATS_GETTEXT_CATALOG_H_
+#define FANYI_COMMON_FORMATS_GETTEXT_CATALOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fanyi {
+
+// One message of a catalog, its strings in UTF-8 with their escapes read
+// ("\n" is a line break).
+struct CatalogEntry {
+  bool has_context = false;
+  std::string context;  // msgctxt.
+  std::string source;   // msgid; empty for the header.
+  bool has_plural = false;
+  std::string source_plural;  // msgid_plural.
+  // msgstr, or msgstr[0], msgstr[1], ... for a plural message; empty
+  // strings where untranslated.
+  std::vector<std::string> translations;
+  bool fuzzy = false;       // "#, fuzzy": a translation to check.
+  bool obsolete = false;    // "#~": kept for reuse, no longer in the program.
+  int64_t line_number = 0;  // Of its msgid (.po); 0 in a .mo file.
+};
+
+// A catalog's messages in file order, the header (msgid "") included.
+struct GettextCatalog {
+  std::vector<CatalogEntry> entries;
+  // What its header's Language field says ("zh_CN"); empty when it has
+  // none.
+  std::string language;
+};
+
+// How large a catalog may be and how many plural forms a message may have;
+// larger files and messages are refused.
+inline constexpr std::size_t kMaxCatalogBytes = std::size_t{256} << 20;
+inline constexpr int kMaxPluralForms = 16;
+
+// Reads a .po file in the charset its header's Content-Type names (UTF-8
+// when none; others through ICU: the file is read twice). One pass over
+// the lines, no recursion. Throws std::invalid_argument naming the line for
+// what gettext's msgfmt refuses too: a keyword out of place, a comment
+// inside a message, #~ on some of a message's lines, a bad string or
+// escape, plural forms out of order; and for plural forms over
+// kMaxPluralForms and a charset ICU does not know.
+GettextCatalog ReadPo(std::string_view po);
+
+// Reads a compiled .mo file (either byte order), in the charset its header
+// names. Throws std::invalid_argument when it is not one, when a table or
+// string lies outside the file, or when its strings add up to more than
+// the file (entries sharing bytes, which would be copied for each).
+GettextCatalog ReadMo(std::string_view mo);
+
+// A parallel pair of a catalog, for training.
+struct CatalogPair {
+  std::string source;
+  std::string target;
+};
+
+// What a translator would train on: each translated message that is neither
+// fuzzy nor obsolete (nor the header) as (msgid, msgstr), a plural message
+// as (msgid, msgstr[0]) and (msgid_plural, msgstr[1], or msgstr[0] for a
+// language with one form). Whitespace runs (line breaks and tabs included)
+// become one space, and the ends are trimmed; contexts are left out.
+std::vector<CatalogPair> TrainingPairs(const GettextCatalog& catalog);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_FORMATS_GETTEXT_CATALOG_H_
