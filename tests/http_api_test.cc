@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "common/formats/docx_package.h"
+#include "common/formats/gettext_catalog.h"
 #include "common/formats/xml_tree.h"
 #include "server/http/libretranslate_api.h"
 #include "server/translation_server.h"
@@ -575,6 +577,56 @@ TEST_F(HttpApiTest, ADocxKeepsItsTemplateTokens) {
   EXPECT_NE(part.find(">{0}: %1$s</w:t>"), std::string::npos) << part;
 }
 
+// A .po file comes back filled in: each untranslated message translated as
+// the same text is over gRPC, marked fuzzy, its tokens kept; the rest as it
+// was; gettext's msgfmt --check accepts it. A catalog into another
+// language is refused.
+TEST_F(HttpApiTest, APoFileComesBackFilledInForMsgfmt) {
+  const std::string po =
+      "msgid \"\"\nmsgstr \"\"\n\"Language: zh_CN\\n\"\n"
+      "\"MIME-Version: 1.0\\n\"\n"
+      "\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+      "\"Content-Transfer-Encoding: 8bit\\n\"\n"
+      "\"Plural-Forms: nplurals=1; plural=0;\\n\"\n\n"
+      "msgid \"I love you.\"\nmsgstr \"我爱你。\"\n\n"
+      "#, c-format\nmsgid \"Tom is missing %s.\"\nmsgstr \"\"\n\n"
+      "#, c-format\nmsgid \"%d cat\"\nmsgid_plural \"%d cats\"\n"
+      "msgstr[0] \"\"\n";
+  const HttpAnswer answer = TranslateFile("zh_CN.po", po);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.headers.at("content-type"),
+            "text/x-gettext-translation; charset=utf-8");
+  const GettextCatalog catalog = ReadPo(answer.body);
+  ASSERT_EQ(catalog.entries.size(), 4u) << answer.body;
+  EXPECT_EQ(catalog.entries[1].translations[0], "我爱你。");
+  EXPECT_FALSE(catalog.entries[1].fuzzy);
+  EXPECT_EQ(catalog.entries[2].translations[0],
+            GrpcTranslation("Tom is missing %s."));
+  EXPECT_NE(catalog.entries[2].translations[0].find("%s"), std::string::npos);
+  EXPECT_TRUE(catalog.entries[2].fuzzy);
+  EXPECT_EQ(catalog.entries[3].translations[0], GrpcTranslation("%d cats"));
+  EXPECT_TRUE(catalog.entries[3].fuzzy);
+  const std::string path = testing_util::MakeTempDir("http_po") + "/zh_CN.po";
+  std::ofstream(path, std::ios::binary) << answer.body;
+  EXPECT_EQ(
+      std::system(("msgfmt --check --use-fuzzy -o /dev/null " + path).c_str()),
+      0);
+
+  const HttpAnswer french =
+      TranslateFile("fr.po",
+                    "msgid \"\"\nmsgstr \"Language: fr\\n\"\n\nmsgid \"a\"\n"
+                    "msgstr \"\"\n");
+  EXPECT_EQ(french.status, 400);
+  EXPECT_NE(french.body.find("\\\"fr\\\""), std::string::npos) << french.body;
+  // A Traditional catalog is not filled in Simplified.
+  EXPECT_EQ(TranslateFile("zh_TW.po",
+                          "msgid \"\"\nmsgstr \"Language: zh_TW\\n\"\n\n"
+                          "msgid \"a\"\nmsgstr \"\"\n",
+                          "zh")
+                .status,
+            400);
+}
+
 TEST_F(HttpApiTest, AFileIsDownloadedOnce) {
   const HttpAnswer answer = Call(
       "POST", "/translate_file",
@@ -596,7 +648,7 @@ TEST_F(HttpApiTest, BadFilesGet400SayingWhatIsWrong) {
   const std::vector<std::pair<HttpAnswer, std::string>> cases = {
       {TranslateFile("scan.pdf", "%PDF-1.4"),
        "Invalid request: file: files of type .pdf are not supported; send "
-       ".txt, .html, .htm, .srt, .md, .markdown, .docx"},
+       ".txt, .html, .htm, .srt, .md, .markdown, .docx, .po"},
       {TranslateFile("letter.docx", "PK not really a zip"),
        "Invalid request: file: the file is not a .docx (zip) package"},
       {TranslateFile("talk.srt", "no timings here\n"),

@@ -75,14 +75,6 @@ const CatalogEntry* Header(const GettextCatalog& catalog) {
   return nullptr;
 }
 
-// True for the charsets read as UTF-8 as they are: UTF-8 itself, ASCII, and
-// the "CHARSET" of a template no translator has filled in yet.
-bool ReadsAsUtf8(const std::string& charset) {
-  const std::string lower = Lowercase(charset);
-  return lower.empty() || lower == "utf-8" || lower == "utf8" ||
-         lower == "ascii" || lower == "us-ascii" || lower == "charset";
-}
-
 // Converts text in a charset to UTF-8 with one ICU converter (bytes the
 // charset does not define become U+FFFD, or the C1 control ICU's table
 // maps them to).
@@ -169,6 +161,10 @@ std::size_t ReadQuoted(std::string_view text, std::size_t i, std::string* out) {
         ++digits;
       }
       --i;
+      if ((value & 0xFF) == 0) {
+        throw std::invalid_argument(
+            "a \\0 escape, which would end the string in a .mo file");
+      }
       out->push_back(static_cast<char>(value & 0xFF));
     } else if (e == 'x') {
       // As C and gettext read it: every hex digit that follows.
@@ -187,6 +183,10 @@ std::size_t ReadQuoted(std::string_view text, std::size_t i, std::string* out) {
       if (value > 0xFF) {
         throw std::invalid_argument("a \\x escape above \\xFF");
       }
+      if (value == 0) {
+        throw std::invalid_argument(
+            "a \\x00 escape, which would end the string in a .mo file");
+      }
       out->push_back(static_cast<char>(value));
     } else {
       throw std::invalid_argument(std::string("unknown escape \\") + e);
@@ -199,12 +199,15 @@ std::size_t ReadQuoted(std::string_view text, std::size_t i, std::string* out) {
 // at a time.
 class PoParser {
  public:
+  // Byte offsets count from the start of `po`, a byte order mark in.
   GettextCatalog Parse(std::string_view po) {
-    std::size_t begin = 0;
+    std::size_t begin = po.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
     while (begin < po.size()) {
       std::size_t end = po.find('\n', begin);
       if (end == std::string_view::npos) end = po.size();
       ++line_number_;
+      line_begin_ = begin;
+      line_end_ = std::min(end + 1, po.size());
       try {
         Line(TrimBlanks(po.substr(begin, end - begin)));
       } catch (const std::invalid_argument& e) {
@@ -230,7 +233,12 @@ class PoParser {
         throw std::invalid_argument("a comment inside a message");
       }
       Complete();  // A comment after a message begins the next one.
-      if (line.substr(0, 2) == "#,") Flags(line.substr(2));
+      if (line.substr(0, 2) == "#,") {
+        Flags(line.substr(2));
+        pending_flags_ = {line_begin_, line_end_};
+      } else if (line.substr(0, 2) == "#|" && pending_previous_ == kNone) {
+        pending_previous_ = line_begin_;
+      }
       return;
     }
     // Every line of a message is obsolete (#~), or none.
@@ -244,6 +252,8 @@ class PoParser {
         throw std::invalid_argument("a string continues no keyword");
       }
       Rest(line, 0, field_);
+      if (entry_.has_msgstr)
+        entry_.entry.translation_extents.back().end = line_end_;
       return;
     }
     std::size_t keyword_end = 0;
@@ -284,8 +294,10 @@ class PoParser {
       }
       entry_.has_msgstr = true;
       field_ = &entry_.entry.translations.emplace_back();
+      entry_.entry.translation_extents.push_back({line_begin_, line_end_});
     } else if (keyword.substr(0, 7) == "msgstr[") {
       PluralForm(keyword);
+      entry_.entry.translation_extents.push_back({line_begin_, line_end_});
     } else {
       throw std::invalid_argument("unknown keyword \"" +
                                   std::string(keyword.substr(0, 32)) + "\"");
@@ -339,6 +351,12 @@ class PoParser {
     if (entry_.open) return;
     entry_.open = true;
     entry_.entry.line_number = line_number_;
+    // msgfmt wants "#," before "#|" lines (previous msgids).
+    entry_.entry.flags_insert_at =
+        pending_previous_ != kNone ? pending_previous_ : line_begin_;
+    entry_.entry.flags = pending_flags_;
+    pending_flags_ = {};
+    pending_previous_ = kNone;
     entry_.entry.obsolete = obsolete;
     entry_.entry.fuzzy = pending_fuzzy_;
     pending_fuzzy_ = false;
@@ -371,7 +389,12 @@ class PoParser {
   Building entry_;
   std::string* field_ = nullptr;  // What a continuation line appends to.
   bool pending_fuzzy_ = false;
+  CatalogEntry::Extent pending_flags_;  // Of a "#," line before a message.
+  static constexpr std::size_t kNone = std::size_t(-1);
+  std::size_t pending_previous_ = kNone;  // Its first "#|" line.
   int64_t line_number_ = 0;
+  std::size_t line_begin_ = 0;  // The line being read, its line break in.
+  std::size_t line_end_ = 0;
 };
 
 // Checks every string of `catalog` is UTF-8, naming the message that is not.
@@ -452,16 +475,21 @@ std::string Squeezed(std::string_view text) {
 
 }  // namespace
 
+bool CharsetIsUtf8(const std::string& charset) {
+  const std::string lower = Lowercase(charset);
+  return lower.empty() || lower == "utf-8" || lower == "utf8" ||
+         lower == "ascii" || lower == "us-ascii" || lower == "charset";
+}
+
 GettextCatalog ReadPo(std::string_view po) {
   CheckSize(po.size());
-  if (po.substr(0, 3) == "\xEF\xBB\xBF") po.remove_prefix(3);
   // The header names the charset, and is ASCII in any charset: read as
   // bytes first, the file is converted and read again when it is not UTF-8.
   GettextCatalog catalog = PoParser().Parse(po);
   const CatalogEntry* header = Header(catalog);
   const std::string charset =
       header != nullptr ? HeaderCharset(header->translations[0]) : "";
-  if (!ReadsAsUtf8(charset)) {
+  if (!CharsetIsUtf8(charset)) {
     catalog = PoParser().Parse(Utf8Converter(charset)(po));
     header = Header(catalog);
   }
@@ -469,6 +497,7 @@ GettextCatalog ReadPo(std::string_view po) {
   if (header != nullptr) {
     catalog.language = HeaderField(header->translations[0], "Language");
   }
+  catalog.charset = charset;
   return catalog;
 }
 
@@ -531,7 +560,7 @@ GettextCatalog ReadMo(std::string_view mo) {
   const CatalogEntry* header = Header(catalog);
   const std::string charset =
       header != nullptr ? HeaderCharset(header->translations[0]) : "";
-  if (!ReadsAsUtf8(charset)) {
+  if (!CharsetIsUtf8(charset)) {
     const Utf8Converter convert(charset);
     for (CatalogEntry& entry : catalog.entries) {
       entry.context = convert(entry.context);
@@ -546,6 +575,7 @@ GettextCatalog ReadMo(std::string_view mo) {
   if (header != nullptr) {
     catalog.language = HeaderField(header->translations[0], "Language");
   }
+  catalog.charset = charset;
   return catalog;
 }
 

@@ -24,7 +24,21 @@ struct CatalogEntry {
   std::vector<std::string> translations;
   bool fuzzy = false;       // "#, fuzzy": a translation to check.
   bool obsolete = false;    // "#~": kept for reuse, no longer in the program.
-  int64_t line_number = 0;  // Of its msgid (.po); 0 in a .mo file.
+  int64_t line_number = 0;  // Of its first keyword (.po); 0 in a .mo file.
+
+  // Where it is in a .po file (empty in a .mo file), in bytes; lines with
+  // their line breaks.
+  struct Extent {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    bool empty() const { return begin == end; }
+  };
+  Extent flags;  // Its "#," line, if it has one.
+  // Where a "#," line would go: before its first "#|" line (a previous
+  // msgid), else its msgctxt or msgid line.
+  std::size_t flags_insert_at = 0;
+  // Each msgstr or msgstr[N] with its continuation lines.
+  std::vector<Extent> translation_extents;
 };
 
 // A catalog's messages in file order, the header (msgid "") included.
@@ -33,7 +47,14 @@ struct GettextCatalog {
   // What its header's Language field says ("zh_CN"); empty when it has
   // none.
   std::string language;
+  // The charset its header's Content-Type names (its strings here are
+  // UTF-8 whatever it says); empty when it names none.
+  std::string charset;
 };
+
+// True for the charsets whose text reads as UTF-8 as it is: UTF-8, ASCII,
+// and the "CHARSET" of a template no translator has filled in yet.
+bool CharsetIsUtf8(const std::string& charset);
 
 // How large a catalog may be and how many plural forms a message may have;
 // larger files and messages are refused.
@@ -46,7 +67,8 @@ inline constexpr int kMaxPluralForms = 16;
 // what gettext's msgfmt refuses too: a keyword out of place, a comment
 // inside a message, #~ on some of a message's lines, a bad string or
 // escape, plural forms out of order; and for plural forms over
-// kMaxPluralForms and a charset ICU does not know.
+// kMaxPluralForms, a charset ICU does not know, and a \0 escape (which
+// msgfmt would cut the string at).
 GettextCatalog ReadPo(std::string_view po);
 
 // Reads a compiled .mo file (either byte order), in the charset its header

@@ -23,7 +23,8 @@ constexpr FileKind kKinds[] = {
     {".markdown", TextFormat::kMarkdown, "text/markdown; charset=utf-8"},
     {".docx", TextFormat::kWordXml,
      "application/vnd.openxmlformats-officedocument.wordprocessingml."
-     "document"}};
+     "document"},
+    {".po", TextFormat::kText, "text/x-gettext-translation; charset=utf-8"}};
 
 std::string ExtensionOf(const std::string& filename) {
   const std::size_t dot = filename.rfind('.');
@@ -68,13 +69,20 @@ DocumentFile::DocumentFile(const std::string& filename, std::string content)
   format_ = kind->format;
   if (format_ == TextFormat::kWordXml) {
     docx_.emplace(std::move(content));
+  } else if (extension_ == ".po") {
+    po_.emplace(std::move(content));
   } else {
     texts_.push_back(std::move(content));
   }
 }
 
 const std::vector<std::string>& DocumentFile::texts() const {
+  if (po_) return po_->texts();
   return docx_ ? docx_->parts() : texts_;
+}
+
+std::string DocumentFile::language() const {
+  return po_ ? po_->language() : "";
 }
 
 std::string DocumentFile::Write(
@@ -84,6 +92,7 @@ std::string DocumentFile::Write(
         "DocumentFile::Write: " + std::to_string(translations.size()) +
         " translations for " + std::to_string(texts().size()) + " texts");
   }
+  if (po_) return po_->Write(translations);
   return docx_ ? docx_->Write(translations) : translations.front();
 }
 

@@ -6,28 +6,35 @@
 #include <vector>
 
 #include "common/formats/docx_package.h"
+#include "common/formats/po_document.h"
 #include "common/pipeline/text_translation.h"
 
 namespace fanyi {
 
 // A file to translate, read by its name's extension: .txt (plain text),
-// .html or .htm, .srt, .md or .markdown, and .docx. Gives the texts the
-// pipeline translates in the file's format (the file itself, or a .docx's
-// text parts) and writes their translations back as the translated file.
-// Thread-safe once built (const).
+// .html or .htm, .srt, .md or .markdown, .docx, and gettext's .po. Gives
+// the texts the pipeline translates in the file's format (the file itself,
+// a .docx's text parts, a .po file's untranslated messages as plain text)
+// and writes their translations back as the translated file. Thread-safe
+// once built (const).
 class DocumentFile {
  public:
   // The extensions read, as LibreTranslate lists them.
   static const std::vector<std::string>& Extensions();
 
   // Reads `content`, named `filename`. Throws std::invalid_argument for an
-  // unsupported extension, an empty file, or a .docx that is no package.
+  // unsupported extension, an empty file, a .docx that is no package, or a
+  // .po file PoDocument refuses.
   DocumentFile(const std::string& filename, std::string content);
 
   // The format its texts are in.
   TextFormat format() const { return format_; }
-  // What to translate: the file, or the .docx's text parts.
+  // What to translate: the file, the .docx's text parts, or the .po file's
+  // untranslated messages.
   const std::vector<std::string>& texts() const;
+
+  // The language a .po file's header says it translates into, or "".
+  std::string language() const;
 
   // The translated file, from one translation per text. Throws
   // std::invalid_argument when the count differs.
@@ -45,6 +52,7 @@ class DocumentFile {
   TextFormat format_ = TextFormat::kText;
   std::vector<std::string> texts_;   // Unless a .docx.
   std::optional<DocxPackage> docx_;  // A .docx.
+  std::optional<PoDocument> po_;     // A .po file.
 };
 
 }  // namespace fanyi

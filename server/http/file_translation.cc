@@ -1,5 +1,6 @@
 #include "server/http/file_translation.h"
 
+#include <algorithm>
 #include <cctype>
 #include <exception>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/formats/translation_memory.h"
 #include "common/pipeline/document_file.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
@@ -80,6 +82,20 @@ void FileTranslation::Translate(const RequestFields& fields,
         std::make_shared<const DocumentFile>(upload->filename, upload->content);
   } catch (const std::invalid_argument& e) {
     throw HttpError(400, std::string("Invalid request: file: ") + e.what());
+  }
+  // A .po file's header names the language, and for Chinese the script,
+  // that it translates into ("zh_TW" is Traditional).
+  if (std::string language = file->language(); !language.empty()) {
+    std::replace(language.begin(), language.end(), '_', '-');
+    const std::optional<LanguageCode> catalog = ReadLanguageCode(language);
+    if (!LanguageTagIs(language, target->language) ||
+        (catalog && catalog->script && target->script &&
+         *catalog->script != *target->script)) {
+      throw HttpError(
+          400, "Invalid request: file: the .po file translates into \"" +
+                   file->language() + "\" (its header's Language), not \"" +
+                   target_code + "\"");
+    }
   }
   std::shared_ptr<ServedModel> model =
       ChooseModel(models_, source->language, target->language, source_code,
