@@ -183,7 +183,8 @@ TEST(FaultTest, CorruptCheckpointsMakeTheServerBinaryExitNamingTheFile) {
     damage.apply(copy / damage.file);
     const CommandResult result = RunCommand(
         BinaryPath("fanyi-server") + " --model_dir=" + copy.string() +
-        " --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --threads=1"
+        " --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0"
+        " --http_listen=127.0.0.1:0 --threads=1"
         " --device=cpu 2>&1");
     std::cout << damage.name << ": exit " << result.exit_code << ": "
               << result.output;

@@ -12,7 +12,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "client/health_check.h"
+#include "common/formats/gettext_catalog.h"
 #include "common/pipeline/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -707,8 +710,9 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
     close(stdout_pipe[0]);
     close(stdout_pipe[1]);
     execl(server_binary.c_str(), server_binary.c_str(), model_flag.c_str(),
-          "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--threads=1",
-          "--device=cpu", static_cast<char*>(nullptr));
+          "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+          "--http_listen=127.0.0.1:0", "--threads=1", "--device=cpu",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(stdout_pipe[1]);
@@ -745,6 +749,36 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
     EXPECT_EQ(lines.output.substr(first_end, 2), "\n\n") << lines.output;
     EXPECT_EQ(std::count(lines.output.begin(), lines.output.end(), '\n'), 3)
         << lines.output;
+
+    // --po fills in a catalog of more messages than one batch holds.
+    std::string catalog =
+        "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+        "\nmsgid \"I like tea.\"\nmsgstr \"\"\n";
+    for (int k = 1; k < 40; ++k) {
+      catalog += "\n#, c-format\nmsgid \"Tom has %d cats and " +
+                 std::to_string(k) + " dogs.\"\nmsgstr \"\"\n";
+    }
+    const std::string po_dir = testing_util::MakeTempDir("client_po");
+    std::ofstream(po_dir + "/in.po", std::ios::binary) << catalog;
+    const CommandResult filled =
+        client_with("--po " + po_dir + "/in.po --out " + po_dir + "/out.po");
+    EXPECT_EQ(filled.exit_code, 0) << filled.output;
+    std::ifstream out_file(po_dir + "/out.po", std::ios::binary);
+    const std::string out((std::istreambuf_iterator<char>(out_file)),
+                          std::istreambuf_iterator<char>());
+    const GettextCatalog read = ReadPo(out);
+    ASSERT_EQ(read.entries.size(), 41u) << out;
+    const CommandResult tea = client_with("'I like tea.'");
+    EXPECT_EQ(read.entries[1].translations[0] + "\n", tea.output);
+    for (std::size_t k = 1; k < read.entries.size(); ++k) {
+      EXPECT_TRUE(read.entries[k].fuzzy) << k;
+      EXPECT_FALSE(read.entries[k].translations[0].empty()) << k;
+    }
+    EXPECT_NE(read.entries[40].translations[0].find("%d"), std::string::npos);
+    EXPECT_EQ(RunCommand("msgfmt --check --use-fuzzy -o /dev/null " + po_dir +
+                         "/out.po")
+                  .exit_code,
+              0);
 
     const CommandResult bad_client = client_with("''");
     EXPECT_NE(bad_client.exit_code, 0);

@@ -223,7 +223,8 @@ TEST_F(TlsTest, UnusableTlsFilesAreStartupErrorsNamingTheFile) {
   // The binary: a clear message naming the file, non-zero exit.
   const CommandResult result = RunCommand(
       BinaryPath("fanyi-server") + " --model_dir=" + *model_dir_ +
-      " --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --tls_cert=" +
+      " --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0"
+      " --http_listen=127.0.0.1:0 --tls_cert=" +
       Pki("absent.pem") + " --tls_key=" + Pki("server.key") + " 2>&1");
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.output.find(Pki("absent.pem")), std::string::npos)
