@@ -745,8 +745,10 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
         " --server=127.0.0.1:" + port + " 2>&1");
     EXPECT_EQ(lines.exit_code, 0) << lines.output;
     const std::size_t first_end = lines.output.find('\n');
-    ASSERT_NE(first_end, std::string::npos) << lines.output;
-    EXPECT_EQ(lines.output.substr(first_end, 2), "\n\n") << lines.output;
+    EXPECT_NE(first_end, std::string::npos) << lines.output;
+    EXPECT_EQ(lines.output.substr(std::min(first_end, lines.output.size()), 2),
+              "\n\n")
+        << lines.output;
     EXPECT_EQ(std::count(lines.output.begin(), lines.output.end(), '\n'), 3)
         << lines.output;
 
@@ -766,15 +768,18 @@ TEST_F(ServerTest, ServerBinaryServesClientAndExitsCleanlyOnSigterm) {
     std::ifstream out_file(po_dir + "/out.po", std::ios::binary);
     const std::string out((std::istreambuf_iterator<char>(out_file)),
                           std::istreambuf_iterator<char>());
+    // No ASSERT here: the server must still be stopped below.
     const GettextCatalog read = ReadPo(out);
-    ASSERT_EQ(read.entries.size(), 41u) << out;
-    const CommandResult tea = client_with("'I like tea.'");
-    EXPECT_EQ(read.entries[1].translations[0] + "\n", tea.output);
-    for (std::size_t k = 1; k < read.entries.size(); ++k) {
-      EXPECT_TRUE(read.entries[k].fuzzy) << k;
-      EXPECT_FALSE(read.entries[k].translations[0].empty()) << k;
+    EXPECT_EQ(read.entries.size(), 41u) << out;
+    if (read.entries.size() == 41u) {
+      const CommandResult tea = client_with("'I like tea.'");
+      EXPECT_EQ(read.entries[1].translations[0] + "\n", tea.output);
+      for (std::size_t k = 1; k < read.entries.size(); ++k) {
+        EXPECT_TRUE(read.entries[k].fuzzy) << k;
+        EXPECT_FALSE(read.entries[k].translations[0].empty()) << k;
+      }
+      EXPECT_NE(read.entries[40].translations[0].find("%d"), std::string::npos);
     }
-    EXPECT_NE(read.entries[40].translations[0].find("%d"), std::string::npos);
     EXPECT_EQ(RunCommand("msgfmt --check --use-fuzzy -o /dev/null " + po_dir +
                          "/out.po")
                   .exit_code,
