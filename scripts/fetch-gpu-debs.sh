@@ -35,6 +35,9 @@ packages=(
   # ICU (sentence breaks) and OpenCC (Chinese scripts, with its data and
   # its trie library); pkg-config, which finds them and the three above.
   libicu-dev libicu72 libopencc-dev libopencc1.1 libopencc-data libmarisa0
+  # gettext's libgettextpo, which the catalog tests compare fanyi's reader
+  # with.
+  libgettextpo-dev libgettextpo0
   pkgconf pkgconf-bin libpkgconf3
   # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (the wheels
   # do not ship them).
