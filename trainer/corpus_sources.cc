@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/formats/gettext_catalog.h"
+#include "common/text/utf8.h"
 
 namespace fanyi {
 
@@ -16,11 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string Extension(const std::string& path) {
-  std::string extension = fs::path(path).extension().string();
-  for (char& c : extension) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return extension;
+  return AsciiLowercase(fs::path(path).extension().string());
 }
 
 // The pairs of the catalog at `path`, as CorpusReader gives them: the

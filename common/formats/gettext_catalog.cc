@@ -22,14 +22,6 @@ std::string_view TrimBlanks(std::string_view text) {
   return text;
 }
 
-std::string Lowercase(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
 // The value of header field `field` ("Content-Type", "Language") in a
 // catalog's header (its msgid "" message's msgstr), or "".
 std::string HeaderField(std::string_view header, std::string_view field) {
@@ -39,7 +31,7 @@ std::string HeaderField(std::string_view header, std::string_view field) {
     if (end == std::string_view::npos) end = header.size();
     const std::string_view line = header.substr(begin, end - begin);
     if (line.size() > field.size() && line[field.size()] == ':' &&
-        Lowercase(line.substr(0, field.size())) == Lowercase(field)) {
+        AsciiLowercase(line.substr(0, field.size())) == AsciiLowercase(field)) {
       return std::string(TrimBlanks(line.substr(field.size() + 1)));
     }
     begin = end + 1;
@@ -476,7 +468,7 @@ std::string Squeezed(std::string_view text) {
 }  // namespace
 
 bool CharsetIsUtf8(const std::string& charset) {
-  const std::string lower = Lowercase(charset);
+  const std::string lower = AsciiLowercase(charset);
   return lower.empty() || lower == "utf-8" || lower == "utf8" ||
          lower == "ascii" || lower == "us-ascii" || lower == "charset";
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/formats/expat_memory.h"
+#include "common/text/utf8.h"
 
 namespace fanyi {
 namespace {
@@ -17,14 +18,6 @@ namespace {
 // part of the document that is not yet parsed (at most a tag or a stretch
 // of text) and its element stack.
 constexpr std::size_t kExpatBudget = std::size_t{64} << 20;
-
-std::string Lowercase(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
 
 // An element's name without its namespace prefix ("xliff:target").
 std::string_view LocalName(const XML_Char* name) {
@@ -76,8 +69,8 @@ bool IsSkipped(std::string_view name) {
 bool LanguageTagIs(std::string_view tag, std::string_view code) {
   const std::size_t end = tag.find_first_of("-_");
   return !code.empty() &&
-         Lowercase(tag.substr(0, end)) ==
-             Lowercase(code.substr(0, code.find_first_of("-_")));
+         AsciiLowercase(tag.substr(0, end)) ==
+             AsciiLowercase(code.substr(0, code.find_first_of("-_")));
 }
 
 struct TranslationMemoryReader::State {

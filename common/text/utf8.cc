@@ -181,6 +181,14 @@ bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
+std::string AsciiLowercase(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return lower;
+}
+
 bool IsControl(char32_t c) {
   return (c < 0x20 || (c >= 0x7F && c <= 0x9F)) && !IsSpace(c);
 }

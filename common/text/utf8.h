@@ -40,6 +40,10 @@ bool IsSpace(char32_t c);
 // feed, carriage return and form feed. A byte test, for scanning markup.
 bool IsAsciiSpace(char c);
 
+// `text` with its ASCII letters lowercased, other bytes as they are: for
+// names a format spells in any case (charsets, languages, extensions).
+std::string AsciiLowercase(std::string_view text);
+
 // True for control characters (C0, DEL, C1) that are not whitespace.
 bool IsControl(char32_t c);
 
