@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -19,7 +18,6 @@
 namespace fanyi {
 namespace {
 
-namespace fs = std::filesystem;
 using Strings = std::vector<std::string>;
 
 const char kCatalog[] = R"po(# Chinese translations for demo.
@@ -62,9 +60,15 @@ msgstr ""
 #~ msgstr ""
 )po";
 
-int RunCommand(const std::string& command) {
-  const int status = std::system((command + " >/dev/null 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// True when gettext's msgfmt --check (fuzzy messages checked too) accepts
+// `po`, written to a scratch folder of its own named `name`.
+bool MsgfmtAccepts(const std::string& name, const std::string& po) {
+  const std::string path = testing_util::MakeTempDir(name) + "/checked.po";
+  std::ofstream(path, std::ios::binary) << po;
+  const int status = std::system(
+      ("msgfmt --check --use-fuzzy -o /dev/null " + path + " >/dev/null 2>&1")
+          .c_str());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 TEST(PoDocumentTest, TranslatesTheUntranslatedMessagesOnly) {
@@ -100,10 +104,7 @@ TEST(PoDocumentTest, WritesTranslationsMarkedFuzzyAndKeepsTheRest) {
   EXPECT_EQ(written, expected);
 
   // gettext's own check accepts it, and reads the fuzzy messages back.
-  const fs::path directory = testing_util::MakeTempDir("po_document");
-  const std::string path = (directory / "zh_CN.po").string();
-  std::ofstream(path, std::ios::binary) << written;
-  EXPECT_EQ(RunCommand("msgfmt --check --use-fuzzy -o /dev/null " + path), 0);
+  EXPECT_TRUE(MsgfmtAccepts("po_document", written));
   const GettextCatalog read = ReadPo(written);
   EXPECT_TRUE(read.entries.at(2).fuzzy);
   EXPECT_EQ(read.entries.at(2).translations, Strings{"无法打开 %s"});
@@ -144,10 +145,7 @@ TEST(PoDocumentTest, FuzzyGoesBeforeThePreviousMsgid) {
             "charset=UTF-8\\n\"\n\n#: a.c:1\n#, fuzzy\n#| msgid \"Old\"\nmsgid "
             "\"New\"\nmsgstr "
             "\"新\"\n\nmsgctxt \"c\"\nmsgid \"\"\nmsgstr \"\"\n");
-  const fs::path directory = testing_util::MakeTempDir("po_previous");
-  const std::string path = (directory / "a.po").string();
-  std::ofstream(path, std::ios::binary) << po.Write({"新"});
-  EXPECT_EQ(RunCommand("msgfmt --check --use-fuzzy -o /dev/null " + path), 0);
+  EXPECT_TRUE(MsgfmtAccepts("po_previous", po.Write({"新"})));
 }
 
 TEST(PoDocumentTest, StringsAreEscapedAsMsgfmtReadsThem) {
