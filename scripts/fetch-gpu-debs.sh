@@ -38,6 +38,9 @@ packages=(
   # gettext's libgettextpo, which the catalog tests compare fanyi's reader
   # with.
   libgettextpo-dev libgettextpo0
+  # SQLite: users' suggestions (POST /suggest, fanyi-train); its shell for
+  # the tests.
+  libsqlite3-dev libsqlite3-0 sqlite3
   pkgconf pkgconf-bin libpkgconf3
   # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (the wheels
   # do not ship them).

@@ -32,6 +32,9 @@ packages=(
   # Gettext catalogs: gettext's own tools (msgfmt, msgunfmt, msgconv) and
   # reader (libgettextpo), which the catalog tests check fanyi's against.
   gettext libgettextpo-dev
+  # Users' suggestions (POST /suggest; fanyi-train reads them back): SQLite,
+  # and its shell, which the tests use to write LibreTranslate's own file.
+  libsqlite3-dev sqlite3
   # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
   # for subword vocabularies, tests compare with spm_encode. (Not
   # libsentencepiece: see common/text/subword_model.h.)

@@ -131,6 +131,14 @@ ABSL_FLAG(int64_t, http_file_store_client_bytes, int64_t{32} << 20,
 ABSL_FLAG(std::string, api_keys_file, "",
           "File of API keys, one per line: HTTP /translate then needs one in "
           "api_key (403 without).");
+ABSL_FLAG(std::string, suggestions_db, "",
+          "SQLite file that HTTP POST /suggest stores users' suggested "
+          "translations in (created when missing; LibreTranslate's "
+          "suggestions.db will do), for fanyi-train --suggestions; empty: "
+          "/suggest answers 403.");
+ABSL_FLAG(int64_t, max_suggestions, 1000000,
+          "Suggestions the --suggestions_db file may hold; /suggest answers "
+          "507 beyond.");
 
 namespace {
 
@@ -204,6 +212,8 @@ int main(int argc, char** argv) {
   options.http_file_store_bytes = absl::GetFlag(FLAGS_http_file_store_bytes);
   options.http_file_store_client_bytes =
       absl::GetFlag(FLAGS_http_file_store_client_bytes);
+  options.suggestions_db = absl::GetFlag(FLAGS_suggestions_db);
+  options.max_suggestions = absl::GetFlag(FLAGS_max_suggestions);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {

@@ -119,6 +119,9 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.http_file_ttl_s < 1) {
     throw std::invalid_argument("http_file_ttl_s must be at least 1");
   }
+  if (options.max_suggestions < 0) {
+    throw std::invalid_argument("max_suggestions must not be negative");
+  }
 }
 
 // The keys in `path`, one per line; blank lines and lines starting with #
@@ -289,6 +292,8 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   if (!options.api_keys_file.empty()) {
     api_options.api_keys = ReadApiKeys(options.api_keys_file);
   }
+  api_options.suggestions_db = options.suggestions_db;
+  api_options.max_suggestions = options.max_suggestions;
   http_metrics_ = std::make_unique<HttpMetrics>(*registry_);
   http_api_ = std::make_unique<LibreTranslateApi>(
       *models_, *assembly_, *http_metrics_, [this] { return Serving(); },

@@ -175,7 +175,7 @@ class Preparation {
 
 void Preparation::ForEachChunk(
     const std::function<void(std::vector<SentencePair>&)>& each) {
-  CorpusReader reader(options_.train_path, options_.columns,
+  CorpusReader reader(options_.TrainingFiles(), options_.columns,
                       options_.source_language, options_.target_language);
   ParallelCorpus chunk;
   int64_t usable = 0;
@@ -505,7 +505,7 @@ void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
   nlohmann::json manifest = {
       {"format", "fanyi-prepared-corpus"},
       {"format_version", PreparedCorpus::kFormatVersion},
-      {"train", options.train_path},
+      {"train", options.TrainingFiles()},
       {"dev", options.dev_path},
       {"source_column", options.columns.source + 1},
       {"target_column", options.columns.target + 1},
@@ -558,6 +558,10 @@ void PreparationOptions::Validate() const {
   };
   require(!train_path.empty(), "--train is required");
   require(!dev_path.empty(), "--dev is required");
+  require(suggestions_path.find(',') == std::string::npos,
+          "--suggestions names one file");
+  require(suggestion_repeats >= 1 && suggestion_repeats <= 1000,
+          "--suggestion_repeats must be 1 to 1000");
   require(columns.source >= 0 && columns.target >= 0 &&
               columns.source != columns.target,
           "--source_column and --target_column must be two different "
@@ -581,6 +585,15 @@ void PreparationOptions::Validate() const {
   require(max_tokens >= 1, "--max_tokens must be at least 1");
   require(shard_pairs >= 1, "--shard_pairs must be at least 1");
   require(threads >= 0, "--threads must not be negative");
+}
+
+std::string PreparationOptions::TrainingFiles() const {
+  std::string files = train_path;
+  if (suggestions_path.empty()) return files;
+  for (int i = 0; i < suggestion_repeats; ++i) {
+    files += (files.empty() ? "" : ",") + suggestions_path;
+  }
+  return files;
 }
 
 PreparedCorpus PrepareCorpus(const PreparationOptions& options,

@@ -19,6 +19,10 @@ struct PreparationOptions {
   // Comma-separated corpus files or directories (CorpusFiles in
   // corpus_sources.h): TSV of source<TAB>target pairs, gettext catalogs.
   std::string train_path;
+  // Users' suggestions (a SQLite file, suggestion_store.h) trained on
+  // besides, each read suggestion_repeats times (1 to 1000); empty: none.
+  std::string suggestions_path;
+  int suggestion_repeats = 10;
   std::string dev_path;  // For validation, in the same forms; required.
   // The columns of both files that hold the source and the target: swapped,
   // one corpus trains the other direction.
@@ -66,6 +70,9 @@ struct PreparationOptions {
 
   // Throws std::invalid_argument naming the first bad field.
   void Validate() const;
+  // What is read for training: train_path, then suggestions_path
+  // suggestion_repeats times.
+  std::string TrainingFiles() const;
 };
 
 // Reads, normalizes and tokenizes `options`' corpus and writes it to

@@ -70,6 +70,9 @@ CorpusFileKind KindOfCorpusFile(const std::string& path) {
   if (extension == ".xlf" || extension == ".xliff") {
     return CorpusFileKind::kXliff;
   }
+  if (extension == ".db" || extension == ".sqlite" || extension == ".sqlite3") {
+    return CorpusFileKind::kSuggestions;
+  }
   if (extension == ".pot") return CorpusFileKind::kNone;
   return CorpusFileKind::kTsv;
 }
@@ -98,7 +101,9 @@ std::vector<std::string> CorpusFiles(const std::string& list) {
       }
       if (inside.empty()) {
         throw std::runtime_error(
-            path + ": no .tsv, .po, .mo, .tmx, .xlf or .xliff file in it");
+            path +
+            ": no .tsv, .po, .mo, .tmx, .xlf, .xliff, .db, .sqlite or "
+            ".sqlite3 file in it");
       }
       std::sort(inside.begin(), inside.end());
       files.insert(files.end(), inside.begin(), inside.end());
@@ -135,6 +140,7 @@ void CorpusReader::Open() {
   tsv_.reset();
   memory_.reset();
   memory_file_ = std::ifstream();
+  suggestions_.reset();
   catalog_pairs_.clear();
   catalog_next_ = 0;
   if (kind == CorpusFileKind::kTsv) {
@@ -146,6 +152,8 @@ void CorpusReader::Open() {
         kind == CorpusFileKind::kTmx ? TranslationMemoryReader::Format::kTmx
                                      : TranslationMemoryReader::Format::kXliff,
         source_language_, target_language_);
+  } else if (kind == CorpusFileKind::kSuggestions) {
+    suggestions_ = std::make_unique<SuggestionReader>(path);
   } else {
     const bool reversed = columns_.source > columns_.target;
     catalog_pairs_ = CatalogPairs(
@@ -188,6 +196,8 @@ bool CorpusReader::Read(int64_t max_lines, ParallelCorpus* chunk) {
     }
     if (tsv_ != nullptr) {
       if (tsv_->Read(max_lines, chunk)) return true;
+    } else if (suggestions_ != nullptr) {
+      if (ReadSuggestions(max_lines, chunk)) return true;
     } else if (catalog_next_ < catalog_pairs_.size()) {
       const std::size_t end = std::min(
           catalog_pairs_.size(),
@@ -202,6 +212,40 @@ bool CorpusReader::Read(int64_t max_lines, ParallelCorpus* chunk) {
     ++current_;
     Open();
   }
+}
+
+bool CorpusReader::ReadSuggestions(int64_t max_rows, ParallelCorpus* chunk) {
+  Suggestion suggestion;
+  int64_t row = 0;
+  int64_t read = 0;
+  while (read < std::max<int64_t>(max_rows, 1) &&
+         suggestions_->Next(&suggestion, &row)) {
+    ++read;
+    const bool forward =
+        LanguageTagIs(suggestion.source_language, source_language_) &&
+        LanguageTagIs(suggestion.target_language, target_language_);
+    const bool backward =
+        LanguageTagIs(suggestion.source_language, target_language_) &&
+        LanguageTagIs(suggestion.target_language, source_language_);
+    if (!forward && !backward) continue;  // Another pair's.
+    SentencePair pair{SqueezedWhitespace(suggestion.text),
+                      SqueezedWhitespace(suggestion.suggestion), row};
+    if (backward) std::swap(pair.source, pair.target);
+    try {
+      DecodeUtf8(pair.source);
+      DecodeUtf8(pair.target);
+    } catch (const std::invalid_argument& e) {
+      chunk->bad_lines.push_back({row, e.what()});
+      continue;
+    }
+    if (pair.source.empty() || pair.target.empty()) {
+      chunk->bad_lines.push_back(
+          {row, pair.source.empty() ? "empty source" : "empty target"});
+      continue;
+    }
+    chunk->pairs.push_back(std::move(pair));
+  }
+  return read > 0;
 }
 
 ReadCorpus ReadCorpusFiles(const std::string& list, TsvColumns columns,

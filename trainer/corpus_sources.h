@@ -1,6 +1,7 @@
 // The corpora a training run reads, as its --train and --dev flags name
 // them: tab-separated files, gettext catalogs (.po, .mo), translation
-// memories (TMX, XLIFF), or several of them at once.
+// memories (TMX, XLIFF), users' suggestions (SQLite), or several of them
+// at once.
 #ifndef FANYI_TRAINER_CORPUS_SOURCES_H_
 #define FANYI_TRAINER_CORPUS_SOURCES_H_
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/formats/suggestion_store.h"
 #include "common/formats/translation_memory.h"
 #include "common/text/parallel_corpus.h"
 
@@ -24,9 +26,10 @@ std::vector<std::string> CorpusFiles(const std::string& list);
 
 // How a corpus file is read, by its name: ".po" and ".mo" are gettext
 // catalogs (msgid to msgstr: TrainingPairs in gettext_catalog.h), ".tmx"
-// TMX and ".xlf", ".xliff" XLIFF (translation_memory.h), ".pot" is none (a
+// TMX and ".xlf", ".xliff" XLIFF (translation_memory.h), ".db", ".sqlite",
+// ".sqlite3" users' suggestions (suggestion_store.h), ".pot" is none (a
 // template holds no translations), anything else is TSV.
-enum class CorpusFileKind { kTsv, kPo, kMo, kTmx, kXliff, kNone };
+enum class CorpusFileKind { kTsv, kPo, kMo, kTmx, kXliff, kSuggestions, kNone };
 CorpusFileKind KindOfCorpusFile(const std::string& path);
 
 // Reads the pairs of several corpus files one after another, a chunk at a
@@ -35,11 +38,12 @@ CorpusFileKind KindOfCorpusFile(const std::string& path);
 // msgid to msgstr, or the other way when columns.source > columns.target
 // (the flags that train the other direction of a TSV corpus), and one
 // whose header names a language other than the target's (the source's,
-// reversed) is refused; a translation memory's go from `source_language`
-// to `target_language`. A
+// reversed) is refused; a translation memory's and a suggestions file's go
+// from `source_language` to `target_language` (a suggestion is a text and
+// its translation: one the other way round is read reversed). A
 // catalog is read whole (at most kMaxCatalogBytes), a translation memory
-// streamed; one that is not valid throws std::runtime_error naming the
-// file and line.
+// and suggestions streamed; one that is not valid throws std::runtime_error
+// naming the file and line (a suggestion's row).
 class CorpusReader {
  public:
   CorpusReader(const std::string& list, TsvColumns columns,
@@ -58,6 +62,10 @@ class CorpusReader {
   // Reads translation memory pairs until `count` wait in catalog_pairs_, or
   // the file ends.
   void FillFromMemory(std::size_t count);
+  // Reads up to `max_rows` rows of the suggestions file into `chunk`: those
+  // of the pair, their whitespace squeezed (bad ones among its bad lines);
+  // false when none was left.
+  bool ReadSuggestions(int64_t max_rows, ParallelCorpus* chunk);
 
   std::vector<std::string> files_;
   TsvColumns columns_;
@@ -70,6 +78,7 @@ class CorpusReader {
   std::size_t catalog_next_ = 0;
   std::unique_ptr<TranslationMemoryReader> memory_;
   std::ifstream memory_file_;
+  std::unique_ptr<SuggestionReader> suggestions_;
 };
 
 // A skipped line of a TSV file, with the file.

@@ -9,7 +9,20 @@ ABSL_FLAG(std::string, train, "",
           "target per line), a gettext catalog (.po, .mo: msgid to msgstr, "
           "fuzzy and untranslated messages left out) or a translation "
           "memory (.tmx, .xlf, .xliff: the pairs between --source_language "
-          "and --target_language), or directories of them.");
+          "and --target_language), users' suggestions (.db, .sqlite, "
+          ".sqlite3: the SQLite file of fanyi-server --suggestions_db or "
+          "LibreTranslate's suggestions.db, the pairs between the two "
+          "languages), or directories of them.");
+ABSL_FLAG(std::string, suggestions, "",
+          "Users' suggestions to train on besides --train: the SQLite file "
+          "of fanyi-server --suggestions_db (or LibreTranslate's "
+          "suggestions.db), read --suggestion_repeats times. With "
+          "--init_from the served model, a fine-tune on its users' "
+          "corrections.");
+ABSL_FLAG(int, suggestion_repeats, 10,
+          "How many times each of --suggestions' pairs is trained on per "
+          "epoch (1 to 1000): a few corrections among a large corpus weigh "
+          "little otherwise.");
 ABSL_FLAG(std::string, dev, "", "Validation corpus, in the same forms.");
 ABSL_FLAG(int, source_column, 1,
           "The TSV column (from 1) holding the source, in both files.");
@@ -55,6 +68,8 @@ namespace fanyi {
 PreparationOptions PreparationOptionsFromFlags() {
   PreparationOptions options;
   options.train_path = absl::GetFlag(FLAGS_train);
+  options.suggestions_path = absl::GetFlag(FLAGS_suggestions);
+  options.suggestion_repeats = absl::GetFlag(FLAGS_suggestion_repeats);
   options.dev_path = absl::GetFlag(FLAGS_dev);
   options.columns.source = absl::GetFlag(FLAGS_source_column) - 1;
   options.columns.target = absl::GetFlag(FLAGS_target_column) - 1;

@@ -112,7 +112,7 @@ void TrainingData::Open(const TrainingOptions& options,
         reused.emplace(PreparedCorpus::Open(own.string()));
         if (!(reused->vocabularies() == *fixed) ||
             reused->manifest().value("train", "") !=
-                options.corpus.train_path) {
+                options.corpus.TrainingFiles()) {
           reused.reset();
         }
       } catch (const std::exception&) {

@@ -22,8 +22,10 @@ void TrainingOptions::Validate() const {
   if (data_dir.empty()) {
     corpus.Validate();
   } else {
-    require(corpus.train_path.empty() && corpus.dev_path.empty(),
-            "--data replaces --train and --dev: give one or the other");
+    require(corpus.train_path.empty() && corpus.dev_path.empty() &&
+                corpus.suggestions_path.empty(),
+            "--data replaces --train, --suggestions and --dev: give one or "
+            "the other");
   }
   require(!out_dir.empty(), "--out is required");
   require(epochs >= 1, "--epochs must be at least 1");

@@ -448,23 +448,6 @@ std::vector<std::string> SplitAtNul(std::string_view text) {
   }
 }
 
-// Whitespace runs as one space, the ends trimmed.
-std::string Squeezed(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-        c == '\f') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out.push_back(' ');
-    space = false;
-    out.push_back(c);
-  }
-  return out;
-}
-
 }  // namespace
 
 bool CharsetIsUtf8(const std::string& charset) {
@@ -574,7 +557,7 @@ GettextCatalog ReadMo(std::string_view mo) {
 std::vector<CatalogPair> TrainingPairs(const GettextCatalog& catalog) {
   std::vector<CatalogPair> pairs;
   const auto add = [&pairs](std::string_view source, std::string_view target) {
-    CatalogPair pair{Squeezed(source), Squeezed(target)};
+    CatalogPair pair{SqueezedWhitespace(source), SqueezedWhitespace(target)};
     if (!pair.source.empty() && !pair.target.empty()) {
       pairs.push_back(std::move(pair));
     }

@@ -189,6 +189,22 @@ std::string AsciiLowercase(std::string_view text) {
   return lower;
 }
 
+std::string SqueezedWhitespace(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+        c == '\f') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
 bool IsControl(char32_t c) {
   return (c < 0x20 || (c >= 0x7F && c <= 0x9F)) && !IsSpace(c);
 }

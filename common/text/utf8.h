@@ -44,6 +44,11 @@ bool IsAsciiSpace(char c);
 // names a format spells in any case (charsets, languages, extensions).
 std::string AsciiLowercase(std::string_view text);
 
+// `text` with each run of ASCII whitespace (line breaks and tabs included)
+// as one space, and none at the ends: a catalog's or a suggestion's text as
+// one training line.
+std::string SqueezedWhitespace(std::string_view text);
+
 // True for control characters (C0, DEL, C1) that are not whitespace.
 bool IsControl(char32_t c);
 

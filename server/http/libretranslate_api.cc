@@ -72,6 +72,11 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
               options_.max_client_stored_file_bytes}),
+      suggestions_(
+          options_.suggestions_db.empty()
+              ? nullptr
+              : std::make_unique<SuggestionStore>(options_.suggestions_db,
+                                                  options_.max_suggestions)),
       parsing_(options_.parsing_threads, options_.max_waiting_requests,
                options_.max_client_waiting_requests, options_.max_large_reads) {
 }
@@ -121,7 +126,8 @@ void LibreTranslateApi::Handle(HttpRequest request,
     response.body = std::string(WebPage());
     return answer(std::move(response));
   }
-  if (request.path == "/suggest") {  // As LibreTranslate without --suggestions.
+  if (request.path == "/suggest" && suggestions_ == nullptr) {
+    // As LibreTranslate without --suggestions.
     return answer(
         ErrorResponse(403, "Suggestions are disabled on this server."));
   }
@@ -138,9 +144,9 @@ void LibreTranslateApi::Handle(HttpRequest request,
   if (request.path == "/languages") return answer(Languages());
   if (request.path == "/health") return answer(Health());
   if (request.path == "/frontend/settings") return answer(FrontendSettings());
-  // /translate, /detect and /translate_file read a body, and documents in
-  // it: on the parsing pool, never on the connection's thread, so that no
-  // request, however slow to read, holds up /health or other clients.
+  // /translate, /detect, /translate_file and /suggest read a body, and
+  // documents in it: on the parsing pool, never on the connection's thread, so
+  // that no request, however slow to read, holds up /health or other clients.
   // In turns with other clients: a client that sends slow bodies waits for
   // its own, not others for them.
   // Large ones (files; queries and bodies over large_body_bytes) a few at
@@ -217,6 +223,9 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
     if (request.path == "/translate_file") {
       if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
       return files_.Translate(fields, request, client, answer);
+    }
+    if (request.path == "/suggest") {
+      return answer(Suggest(fields, known_key ? key.get<std::string>() : ""));
     }
     return Detect(fields, answer);
   } catch (const HttpError& e) {
@@ -485,6 +494,49 @@ HttpResponse LibreTranslateApi::Languages() const {
   return JsonResponse(200, languages);
 }
 
+HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
+                                        const std::string& api_key) const {
+  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
+  Suggestion suggestion;
+  suggestion.text = StringField(fields, "q");
+  suggestion.suggestion = StringField(fields, "s");
+  for (const auto& [name, value] : {std::pair{"q", &suggestion.text},
+                                    std::pair{"s", &suggestion.suggestion}}) {
+    if (value->empty()) {
+      throw HttpError(
+          400, std::string("Invalid request: missing ") + name + " parameter");
+    }
+  }
+  const std::string source_code = RequiredCode(fields, "source");
+  const std::string target_code = RequiredCode(fields, "target");
+  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
+  if (!source) throw HttpError(400, source_code + " is not supported");
+  const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
+  if (!target) throw HttpError(400, target_code + " is not supported");
+  // The model that translates the pair: the one the suggestion corrects.
+  const std::shared_ptr<ServedModel> model =
+      ChooseModel(models_, source->language, target->language, source_code,
+                  target_code, StringField(fields, "model"));
+  const RequestLimits limits(
+      model->translator().pipeline().limits().text_limits());
+  limits.CheckText(suggestion.text, "q");  // 400 if too long or not UTF-8.
+  limits.CheckText(suggestion.suggestion, "s");
+  suggestion.source_language = source->language;
+  suggestion.target_language = target->language;
+  suggestion.model = model->name();
+  suggestion.model_version = model->version();
+  suggestion.api_key = api_key;
+  suggestion.created = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  if (!suggestions_->Add(suggestion)) {
+    throw HttpError(507, "the server holds " +
+                             std::to_string(options_.max_suggestions) +
+                             " suggestions already, its limit");
+  }
+  return JsonResponse(200, {{"success", true}});
+}
+
 HttpResponse LibreTranslateApi::Health() const {
   if (serving_ && !serving_()) {
     return JsonResponse(503, {{"status", "unavailable"}});
@@ -511,7 +563,7 @@ HttpResponse LibreTranslateApi::FrontendSettings() const {
                        {"frontendTimeout", 500},
                        {"apiKeys", !options_.api_keys.empty()},
                        {"keyRequired", !options_.api_keys.empty()},
-                       {"suggestions", false},
+                       {"suggestions", suggestions_ != nullptr},
                        {"filesTranslation", true},
                        {"supportedFilesFormat", DocumentFile::Extensions()},
                        {"language", {{"source", source}, {"target", target}}}});

@@ -3,12 +3,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/formats/suggestion_store.h"
 #include "server/assembly_pool.h"
 #include "server/http/fair_pool.h"
 #include "server/http/file_translation.h"
@@ -66,6 +68,12 @@ struct LibreTranslateOptions {
   // thousands of attributes) costs little.
   int max_large_reads = 1;
   std::size_t large_body_bytes = 16 << 10;
+  // The SQLite file POST /suggest adds users' suggestions to (created when
+  // missing; LibreTranslate's own suggestions.db will do); empty: /suggest
+  // answers 403, as LibreTranslate does without --suggestions.
+  std::string suggestions_db;
+  // Suggestions the file may hold; /suggest answers 507 beyond.
+  int64_t max_suggestions = 1000000;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
@@ -118,6 +126,11 @@ class LibreTranslateApi {
   std::vector<std::string> SourcesInto(const std::string& target) const;
   // GET /languages: each served language with the codes it translates to.
   HttpResponse Languages() const;
+  // POST /suggest: stores q's suggested translation s (from source to
+  // target, each at most the text limit) with the model that would
+  // translate it and the client's key; {"success": true}.
+  HttpResponse Suggest(const RequestFields& fields,
+                       const std::string& api_key) const;
   // GET /health: 200 {"status":"ok"} while the server serves, else 503.
   HttpResponse Health() const;
   // GET /frontend/settings: what LibreTranslate's page reads at start.
@@ -133,6 +146,8 @@ class LibreTranslateApi {
   // Mutable: counting a request is not a change of the API's state.
   mutable RequestRateLimiter rate_limiter_;
   const FileTranslation files_;  // /translate_file and /download_file.
+  // Null without options_.suggestions_db.
+  const std::unique_ptr<SuggestionStore> suggestions_;
   // Mutable: handing it work is not a change of the API's state. Last, so
   // that it finishes its requests while the rest is still there.
   mutable FairPool parsing_;

@@ -141,9 +141,21 @@ std::string_view OpenApiSpec() {
     },
     "/suggest": {
       "post": {
-        "summary": "LibreTranslate's suggestions; fanyi stores none",
+        "summary": "Stores a suggested translation in the server's --suggestions_db, for fanyi-train --suggestions; 403 without one",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/SuggestRequest"}},
+            "application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/SuggestRequest"}},
+            "multipart/form-data": {"schema": {"$ref": "#/components/schemas/SuggestRequest"}}
+          }
+        },
         "responses": {
-          "403": {"$ref": "#/components/responses/Error"}
+          "200": {"description": "Stored", "content": {"application/json": {"schema": {"type": "object", "properties": {"success": {"type": "boolean"}}}}}},
+          "400": {"$ref": "#/components/responses/Error"},
+          "403": {"$ref": "#/components/responses/Error"},
+          "429": {"$ref": "#/components/responses/Error"},
+          "507": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -166,6 +178,18 @@ std::string_view OpenApiSpec() {
   },
   "components": {
     "schemas": {
+      "SuggestRequest": {
+        "type": "object",
+        "required": ["q", "s", "source", "target"],
+        "properties": {
+          "q": {"type": "string", "description": "The text translated", "example": "Invalid API key"},
+          "s": {"type": "string", "description": "Its suggested translation", "example": "API 密钥无效"},
+          "source": {"type": "string", "example": "en"},
+          "target": {"type": "string", "example": "zh"},
+          "api_key": {"type": "string"},
+          "model": {"type": "string", "description": "fanyi: the served model corrected, when several serve the pair"}
+        }
+      },
       "TranslateRequest": {
         "type": "object",
         "required": ["q", "source", "target"],
