@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config
   # LLVM's linker: links the test binaries ten times faster than GNU ld.
   lld
   # clang and its sanitizer runtimes: the sanitizer builds

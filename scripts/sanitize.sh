@@ -37,7 +37,12 @@ jobs="${JOBS:-$(nproc)}"
 # clang: it compiles LibTorch's headers at -O0 in three quarters of GCC's
 # time (continuous_decoder_test.cc: 39 s against 52 s), and its UBSan checks
 # more (float-to-integer overflow). SANITIZE_CXX picks another compiler.
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Debug \
+# Ninja for a new build folder, as scripts/build.sh.
+generator=()
+if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+  generator=(-G Ninja)
+fi
+cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_COMPILER="${SANITIZE_CXX:-clang++}" \
   -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O0" -DFANYI_SANITIZE="$sanitizer" >/dev/null
 cmake --build "$build_dir" -j "$jobs" --target "${label}_tests"

@@ -4,7 +4,6 @@
 #include <utility>
 
 namespace fanyi {
-namespace {
 
 void RunQuietly(const std::function<void()>& task) {
   try {
@@ -13,8 +12,6 @@ void RunQuietly(const std::function<void()>& task) {
     // The task's own error handling has run; nothing is left to report to.
   }
 }
-
-}  // namespace
 
 AssemblyPool::AssemblyPool(int threads) {
   if (threads < 1) {

@@ -10,6 +10,10 @@
 
 namespace fanyi {
 
+// Runs a pool's `task`, and drops what it throws: a task reports its own
+// errors (to its caller's callback), and a pool thread must go on.
+void RunQuietly(const std::function<void()>& task);
+
 // A few threads that finish RPCs off the decode threads: when the last part
 // of a call has decoded, its assembly (detokenizing, script conversion,
 // spans restored, the response filled and sent) is posted here, so that a

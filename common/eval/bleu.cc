@@ -50,8 +50,6 @@ bool IsSacrebleuChineseChar(char32_t c) {
   return false;
 }
 
-bool IsAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
-
 // The character class of TokenizerRegexp's first rule,
 // [\{-\~\[-\` -\&\(-\+\:-\@\/]: ASCII punctuation except ' , - .
 bool IsMtevalSymbol(char32_t c) {

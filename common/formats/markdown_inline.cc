@@ -9,7 +9,7 @@
 namespace fanyi {
 namespace {
 
-constexpr std::size_t kNone = std::string_view::npos;
+constexpr std::size_t kNotFound = std::string_view::npos;
 
 }  // namespace
 
@@ -61,7 +61,7 @@ std::size_t MarkdownInlineScanner::Matching(std::size_t open,
   // Pairs nest, so a bracket paired beyond `end` has no closing one within
   // it, as a scan from `open` counting depth would find.
   const auto found = matching_.find(open);
-  return found == matching_.end() || found->second >= end ? kNone
+  return found == matching_.end() || found->second >= end ? kNotFound
                                                           : found->second;
 }
 
@@ -71,17 +71,17 @@ std::size_t MarkdownInlineScanner::FindClosing(std::string_view delimiter,
                                                std::size_t end, ScanMemo* memo,
                                                Accepts accepts) const {
   for (std::string_view unclosed : memo->unclosed) {
-    if (unclosed == delimiter) return kNone;
+    if (unclosed == delimiter) return kNotFound;
   }
   for (std::size_t close = source_.find(delimiter, from);
-       close != kNone && close + delimiter.size() <= end;
+       close != kNotFound && close + delimiter.size() <= end;
        close = source_.find(delimiter, close + 1)) {
     if (accepts(close)) return close + delimiter.size();
   }
   // Whether a closing run is accepted depends on it alone, not on its
   // opener: a later opener of the same delimiter finds none either.
   memo->unclosed.push_back(delimiter);
-  return kNone;
+  return kNotFound;
 }
 
 MarkdownInline MarkdownInlineScanner::InlineAt(std::size_t at, std::size_t end,
@@ -99,16 +99,16 @@ MarkdownInline MarkdownInlineScanner::InlineAt(std::size_t at, std::size_t end,
                  (next == end || source_[next] != '`');
         });
     // Unmatched backticks are words, all of the run.
-    if (after == kNone) return {at, run, 0, 0, false};
+    if (after == kNotFound) return {at, run, 0, 0, false};
     return {at, after, 0, 0};
   }
   if (c == '<') {  // An autolink or inline HTML.
-    if (memo->angle_from == kNone || memo->next_angle < at) {
+    if (memo->angle_from == kNotFound || memo->next_angle < at) {
       memo->angle_from = at;
       memo->next_angle = source_.find('>', at);
     }
     const std::size_t close = memo->next_angle;
-    if (close == kNone || close >= end) return none;
+    if (close == kNotFound || close >= end) return none;
     const char next = at + 1 < end ? source_[at + 1] : ' ';
     if (std::isalpha(static_cast<unsigned char>(next)) || next == '/' ||
         next == '!') {
@@ -119,11 +119,11 @@ MarkdownInline MarkdownInlineScanner::InlineAt(std::size_t at, std::size_t end,
   if (c == '[' || (c == '!' && at + 1 < end && source_[at + 1] == '[')) {
     const std::size_t open = c == '!' ? at + 1 : at;
     const std::size_t close = Matching(open, end);
-    if (close == kNone || close + 1 >= end) return none;
+    if (close == kNotFound || close + 1 >= end) return none;
     const char after = source_[close + 1];
     if (after != '(' && after != '[') return none;
     const std::size_t target = Matching(close + 1, end);
-    if (target == kNone) return none;
+    if (target == kNotFound) return none;
     return {at, target + 1, open + 1, close};  // The target stays as it is.
   }
   if (c != '*' && c != '_' && c != '~') return none;
@@ -148,7 +148,7 @@ MarkdownInline MarkdownInlineScanner::InlineAt(std::size_t at, std::size_t end,
                (next == end ||
                 (source_[next] != c && (c != '_' || !is_word(source_[next]))));
       });
-  if (after == kNone) return none;
+  if (after == kNotFound) return none;
   return {at, after, run, after - delimiter.size()};
 }
 

@@ -17,8 +17,6 @@ std::u32string Lowercase(std::u32string_view text) {
   return lower;
 }
 
-bool IsAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
-
 bool IsAsciiAlnum(char32_t c) {
   return IsAsciiDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -140,8 +138,6 @@ std::size_t WordEnd(const std::u32string& text, std::size_t i,
     return end;
   }
 }
-
-bool IsApostrophe(char32_t c) { return c == '\'' || c == 0x2019; }
 
 // Joins a plain word as the tokenizer sees it: e-mail, don't, Tom's.
 bool IsWordJoiner(char32_t c) { return c == '-' || IsApostrophe(c); }

@@ -12,8 +12,6 @@ namespace {
 // How deep braces may nest inside one token ({a, plural, one {{b}}}).
 constexpr int kMaxBraceDepth = 8;
 
-bool IsAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
-
 bool IsAsciiLetter(char32_t c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }

@@ -15,8 +15,6 @@ bool IsDigit(char32_t c) {
   return (c >= '0' && c <= '9') || (c >= 0xFF10 && c <= 0xFF19);
 }
 
-bool IsApostrophe(char32_t c) { return c == '\'' || c == 0x2019; }
-
 // True when text[i] glues the letters/digits around it into one token:
 // `-` (and optionally an apostrophe) between letters or digits, and `.`,
 // `,`, `:` between digits (3.5, 1,000, 3:30).

@@ -189,6 +189,10 @@ std::string AsciiLowercase(std::string_view text) {
   return lower;
 }
 
+bool IsAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
+
+bool IsApostrophe(char32_t c) { return c == '\'' || c == 0x2019; }
+
 std::string SqueezedWhitespace(std::string_view text) {
   std::string out;
   bool space = false;

@@ -44,6 +44,12 @@ bool IsAsciiSpace(char c);
 // names a format spells in any case (charsets, languages, extensions).
 std::string AsciiLowercase(std::string_view text);
 
+// True for '0' to '9'.
+bool IsAsciiDigit(char32_t c);
+
+// True for the apostrophes of English text: ' and ’ (U+2019).
+bool IsApostrophe(char32_t c);
+
 // `text` with each run of ASCII whitespace (line breaks and tabs included)
 // as one space, and none at the ends: a catalog's or a suggestion's text as
 // one training line.

@@ -4,18 +4,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "server/assembly_pool.h"
+
 namespace fanyi {
-namespace {
-
-void RunQuietly(const std::function<void()>& task) {
-  try {
-    task();
-  } catch (...) {
-    // The task's own error handling has run; nothing is left to report to.
-  }
-}
-
-}  // namespace
 
 FairPool::FairPool(int threads, int max_waiting, int max_client_waiting,
                    int max_large_running)

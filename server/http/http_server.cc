@@ -44,7 +44,7 @@ bool EqualsIgnoringCase(const std::string& a, const std::string& b) {
          });
 }
 
-HttpResponse ErrorResponse(int status, const std::string& message) {
+HttpResponse TransportErrorResponse(int status, const std::string& message) {
   HttpResponse response;
   response.status = status;
   response.body = nlohmann::json{{"error", message}}.dump(
@@ -200,7 +200,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnRead(beast::error_code error, std::size_t /*bytes*/) {
     if (error == http::error::body_limit) {
-      return Reply(ErrorResponse(
+      return Reply(TransportErrorResponse(
                        413, "the request body is larger than the limit of " +
                                 std::to_string(server_.options.max_body_bytes) +
                                 " bytes"),
@@ -208,11 +208,11 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (error == http::error::header_limit) {
       return Reply(
-          ErrorResponse(431,
-                        "the request head is larger than the "
-                        "limit of " +
-                            std::to_string(server_.options.max_header_bytes) +
-                            " bytes"),
+          TransportErrorResponse(
+              431,
+              "the request head is larger than the "
+              "limit of " +
+                  std::to_string(server_.options.max_header_bytes) + " bytes"),
           false, false);
     }
     if (error) {
@@ -224,9 +224,9 @@ class Session : public std::enable_shared_from_this<Session> {
           error != http::error::end_of_stream &&
           error != http::error::partial_message;
       if (!malformed) return Close();
-      return Reply(
-          ErrorResponse(400, "malformed HTTP request: " + error.message()),
-          false, false);
+      return Reply(TransportErrorResponse(
+                       400, "malformed HTTP request: " + error.message()),
+                   false, false);
     }
     const http::request<http::string_body>& message = parser_->get();
     HttpRequest request;
@@ -269,7 +269,8 @@ class Session : public std::enable_shared_from_this<Session> {
     try {
       server_.handler(std::move(request), respond);
     } catch (const std::exception& e) {
-      respond(ErrorResponse(500, std::string("internal error: ") + e.what()));
+      respond(TransportErrorResponse(
+          500, std::string("internal error: ") + e.what()));
     }
   }
 
