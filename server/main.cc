@@ -139,6 +139,9 @@ ABSL_FLAG(std::string, suggestions_db, "",
 ABSL_FLAG(int64_t, max_suggestions, 1000000,
           "Suggestions the --suggestions_db file may hold; /suggest answers "
           "507 beyond.");
+ABSL_FLAG(int64_t, max_suggestions_bytes, int64_t{1} << 30,
+          "Bytes the --suggestions_db file may take; /suggest answers 507 "
+          "beyond.");
 
 namespace {
 
@@ -214,6 +217,7 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_http_file_store_client_bytes);
   options.suggestions_db = absl::GetFlag(FLAGS_suggestions_db);
   options.max_suggestions = absl::GetFlag(FLAGS_max_suggestions);
+  options.max_suggestions_bytes = absl::GetFlag(FLAGS_max_suggestions_bytes);
 
   std::unique_ptr<fanyi::TranslationServer> server;
   try {

@@ -119,8 +119,9 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.http_file_ttl_s < 1) {
     throw std::invalid_argument("http_file_ttl_s must be at least 1");
   }
-  if (options.max_suggestions < 0) {
-    throw std::invalid_argument("max_suggestions must not be negative");
+  if (options.max_suggestions < 0 || options.max_suggestions_bytes < 0) {
+    throw std::invalid_argument(
+        "max_suggestions and max_suggestions_bytes must not be negative");
   }
 }
 
@@ -294,6 +295,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   }
   api_options.suggestions_db = options.suggestions_db;
   api_options.max_suggestions = options.max_suggestions;
+  api_options.max_suggestions_bytes = options.max_suggestions_bytes;
   http_metrics_ = std::make_unique<HttpMetrics>(*registry_);
   http_api_ = std::make_unique<LibreTranslateApi>(
       *models_, *assembly_, *http_metrics_, [this] { return Serving(); },

@@ -114,9 +114,11 @@ struct ServerOptions {
   int64_t http_file_store_bytes = int64_t{256} << 20;
   int64_t http_file_store_client_bytes = int64_t{32} << 20;
   // The SQLite file HTTP /suggest stores users' suggestions in (empty:
-  // /suggest answers 403), and how many it may hold (507 beyond).
+  // /suggest answers 403), how many it may hold and the bytes it may take
+  // (507 beyond).
   std::string suggestions_db;
   int64_t max_suggestions = 1000000;
+  int64_t max_suggestions_bytes = int64_t{1} << 30;
   // TLS on the gRPC port: PEM files, all empty for plaintext (the default).
   std::string tls_cert;       // Server certificate chain; needs tls_key.
   std::string tls_key;        // Its private key.

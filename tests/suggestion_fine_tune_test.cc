@@ -80,7 +80,8 @@ TEST(SuggestionFineTuneTest, ASuggestionFineTunesAModelThatServesIt) {
   ASSERT_EQ(answer.status, 200) << answer.body;
   EXPECT_EQ(nlohmann::json::parse(answer.body),
             nlohmann::json({{"success", true}}));
-  // A suggestion missing its s, or for a pair not served, is refused.
+  // A suggestion missing its s, for a pair not served, blank, not a string
+  // or not UTF-8 is refused, naming what is wrong.
   answer = PostJson(server.http_port(), "/suggest",
                     {{"q", text}, {"source", "en"}, {"target", "zh"}});
   EXPECT_EQ(answer.status, 400);
@@ -90,6 +91,29 @@ TEST(SuggestionFineTuneTest, ASuggestionFineTunesAModelThatServesIt) {
       PostJson(server.http_port(), "/suggest",
                {{"q", text}, {"s", "x"}, {"source", "fr"}, {"target", "zh"}});
   EXPECT_EQ(answer.status, 400) << answer.body;
+  answer =
+      PostJson(server.http_port(), "/suggest",
+               {{"q", " \n"}, {"s", "x"}, {"source", "en"}, {"target", "zh"}});
+  EXPECT_EQ(answer.status, 400);
+  EXPECT_EQ(nlohmann::json::parse(answer.body).value("error", ""),
+            "Invalid request: q is blank");
+  answer = PostJson(
+      server.http_port(), "/suggest",
+      {{"q", {"a", "b"}}, {"s", "x"}, {"source", "en"}, {"target", "zh"}});
+  EXPECT_EQ(answer.status, 400) << answer.body;
+  const std::string form = "q=Hi&s=%FF%FE&source=en&target=zh";
+  answer = HttpExchange(server.http_port(),
+                        "POST /suggest HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        "Content-Type: application/x-www-form-urlencoded\r\n"
+                        "Content-Length: " +
+                            std::to_string(form.size()) +
+                            "\r\nConnection: close\r\n\r\n" + form);
+  EXPECT_EQ(answer.status, 400);
+  EXPECT_EQ(nlohmann::json::parse(answer.body)
+                .value("error", "")
+                .rfind("Invalid request: s is not UTF-8", 0),
+            0u)
+      << answer.body;
 
   // Fine-tuned from the served version on the same pairs and the
   // suggestion, read ten times an epoch.

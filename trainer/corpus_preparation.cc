@@ -505,7 +505,9 @@ void WriteCorpus(const PreparationOptions& options, const fs::path& staging,
   nlohmann::json manifest = {
       {"format", "fanyi-prepared-corpus"},
       {"format_version", PreparedCorpus::kFormatVersion},
-      {"train", options.TrainingFiles()},
+      {"train", options.train_path},
+      {"suggestions", options.suggestions_path},
+      {"suggestion_repeats", options.suggestion_repeats},
       {"dev", options.dev_path},
       {"source_column", options.columns.source + 1},
       {"target_column", options.columns.target + 1},
@@ -558,8 +560,11 @@ void PreparationOptions::Validate() const {
   };
   require(!train_path.empty(), "--train is required");
   require(!dev_path.empty(), "--dev is required");
-  require(suggestions_path.find(',') == std::string::npos,
-          "--suggestions names one file");
+  require(suggestions_path.empty() || (KindOfCorpusFile(suggestions_path) ==
+                                           CorpusFileKind::kSuggestions &&
+                                       fs::is_regular_file(suggestions_path)),
+          "--suggestions must name one suggestions file (.db, .sqlite or "
+          ".sqlite3)");
   require(suggestion_repeats >= 1 && suggestion_repeats <= 1000,
           "--suggestion_repeats must be 1 to 1000");
   require(columns.source >= 0 && columns.target >= 0 &&

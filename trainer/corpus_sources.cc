@@ -16,6 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Text read from a suggestions file per chunk, at most (and a little).
+constexpr std::size_t kChunkBytes = std::size_t{16} << 20;
+
 std::string Extension(const std::string& path) {
   return AsciiLowercase(fs::path(path).extension().string());
 }
@@ -94,16 +97,17 @@ std::vector<std::string> CorpusFiles(const std::string& list) {
       for (const fs::directory_entry& entry : listing) {
         const std::string name = entry.path().string();
         const CorpusFileKind kind = KindOfCorpusFile(name);
+        // Suggestions files only by name: a folder may hold other SQLite
+        // files, or the live one a server writes.
         if (entry.is_regular_file() && kind != CorpusFileKind::kNone &&
+            kind != CorpusFileKind::kSuggestions &&
             (kind != CorpusFileKind::kTsv || Extension(name) == ".tsv")) {
           inside.push_back(name);
         }
       }
       if (inside.empty()) {
         throw std::runtime_error(
-            path +
-            ": no .tsv, .po, .mo, .tmx, .xlf, .xliff, .db, .sqlite or "
-            ".sqlite3 file in it");
+            path + ": no .tsv, .po, .mo, .tmx, .xlf or .xliff file in it");
       }
       std::sort(inside.begin(), inside.end());
       files.insert(files.end(), inside.begin(), inside.end());
@@ -218,9 +222,12 @@ bool CorpusReader::ReadSuggestions(int64_t max_rows, ParallelCorpus* chunk) {
   Suggestion suggestion;
   int64_t row = 0;
   int64_t read = 0;
-  while (read < std::max<int64_t>(max_rows, 1) &&
+  // A chunk of rows, or of text: a row may hold up to kMaxSuggestionBytes.
+  std::size_t bytes = 0;
+  while (read < std::max<int64_t>(max_rows, 1) && bytes < kChunkBytes &&
          suggestions_->Next(&suggestion, &row)) {
     ++read;
+    bytes += suggestion.text.size() + suggestion.suggestion.size();
     const bool forward =
         LanguageTagIs(suggestion.source_language, source_language_) &&
         LanguageTagIs(suggestion.target_language, target_language_);
@@ -230,7 +237,7 @@ bool CorpusReader::ReadSuggestions(int64_t max_rows, ParallelCorpus* chunk) {
     if (!forward && !backward) continue;  // Another pair's.
     SentencePair pair{SqueezedWhitespace(suggestion.text),
                       SqueezedWhitespace(suggestion.suggestion), row};
-    if (backward) std::swap(pair.source, pair.target);
+    if (!forward) std::swap(pair.source, pair.target);
     try {
       DecodeUtf8(pair.source);
       DecodeUtf8(pair.target);

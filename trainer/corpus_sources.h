@@ -20,7 +20,8 @@ namespace fanyi {
 
 // The files of a comma-separated list ("train.tsv,catalogs/apt.po"), in
 // order; a directory stands for the corpus files inside it (those whose
-// kind CorpusFileKind knows), in name order. Throws std::runtime_error for
+// kind CorpusFileKind knows, but suggestions files, which are named), in
+// name order. Throws std::runtime_error for
 // a path that does not exist or a directory with no corpus file.
 std::vector<std::string> CorpusFiles(const std::string& list);
 
@@ -62,9 +63,9 @@ class CorpusReader {
   // Reads translation memory pairs until `count` wait in catalog_pairs_, or
   // the file ends.
   void FillFromMemory(std::size_t count);
-  // Reads up to `max_rows` rows of the suggestions file into `chunk`: those
-  // of the pair, their whitespace squeezed (bad ones among its bad lines);
-  // false when none was left.
+  // Reads up to `max_rows` rows (and about 16 MiB of text) of the
+  // suggestions file into `chunk`: those of the pair, their whitespace
+  // squeezed (bad ones among its bad lines); false when none was left.
   bool ReadSuggestions(int64_t max_rows, ParallelCorpus* chunk);
 
   std::vector<std::string> files_;

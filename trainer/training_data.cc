@@ -112,7 +112,11 @@ void TrainingData::Open(const TrainingOptions& options,
         reused.emplace(PreparedCorpus::Open(own.string()));
         if (!(reused->vocabularies() == *fixed) ||
             reused->manifest().value("train", "") !=
-                options.corpus.TrainingFiles()) {
+                options.corpus.train_path ||
+            reused->manifest().value("suggestions", "") !=
+                options.corpus.suggestions_path ||
+            reused->manifest().value("suggestion_repeats", 10) !=
+                options.corpus.suggestion_repeats) {
           reused.reset();
         }
       } catch (const std::exception&) {

@@ -2,9 +2,12 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
+
+#include "common/text/utf8.h"
 
 namespace fanyi {
 namespace {
@@ -23,11 +26,11 @@ constexpr const char* kFanyiColumns[][2] = {{"model", "TEXT"},
                            sqlite3_errmsg(database));
 }
 
-// `path` opened with `flags`, waiting up to 5 s for another process's lock
-// (the server writing while fanyi-train reads). Defensive: a file from
-// elsewhere cannot make its schema run functions, nor hand over a value
-// longer than a text and a suggestion may be.
-sqlite3* OpenDatabase(const std::string& path, int flags) {
+// `path` opened with `flags`, waiting up to `busy_ms` for another
+// program's lock. Defensive: a file from elsewhere cannot make its schema
+// run functions, nor hand over a value longer than a row of a text and a
+// suggestion.
+sqlite3* OpenDatabase(const std::string& path, int flags, int busy_ms) {
   sqlite3* database = nullptr;
   if (const int status =
           sqlite3_open_v2(path.c_str(), &database, flags, nullptr);
@@ -37,15 +40,15 @@ sqlite3* OpenDatabase(const std::string& path, int flags) {
     sqlite3_close(database);
     throw std::runtime_error(path + ": cannot open it as SQLite: " + message);
   }
-  sqlite3_busy_timeout(database, 5000);
+  sqlite3_busy_timeout(database, busy_ms);
   sqlite3_db_config(database, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(database, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  // A row holds a text, its suggestion and a few short fields.
-  sqlite3_limit(database, SQLITE_LIMIT_LENGTH, 3 * kMaxSuggestionBytes);
+  sqlite3_limit(database, SQLITE_LIMIT_LENGTH,
+                static_cast<int>(4 * kMaxSuggestionBytes));
   return database;
 }
 
-// Runs one statement that returns no rows.
+// Runs one statement, ignoring the rows it returns.
 void Execute(const std::string& path, sqlite3* database,
              const std::string& sql) {
   if (sqlite3_exec(database, sql.c_str(), nullptr, nullptr, nullptr) !=
@@ -74,16 +77,31 @@ std::string Text(sqlite3_stmt* statement, int index) {
       static_cast<std::size_t>(sqlite3_column_bytes(statement, index)));
 }
 
-// The columns of table "suggestions"; empty when there is no such table.
-// Throws when "suggestions" is something other than a table (a view could
-// compute rows without end), or when the file is not a database.
+// The first column of the first row `sql` returns, as text; "" for none.
+std::string FirstValue(const std::string& path, sqlite3* database,
+                       const std::string& sql) {
+  sqlite3_stmt* statement = Prepare(path, database, sql);
+  const int status = sqlite3_step(statement);
+  const std::string value = status == SQLITE_ROW ? Text(statement, 0) : "";
+  sqlite3_finalize(statement);
+  if (status != SQLITE_ROW && status != SQLITE_DONE) Fail(path, database, sql);
+  return value;
+}
+
+// The columns of table "suggestions"; empty when there is none. Throws
+// when it is a view or a virtual table (whose rows code computes, without
+// end or over a file's own shadow tables), lacks one of LibreTranslate's
+// columns, or gives one a default value (rows written short would read
+// long), or when the file is not a database.
 std::set<std::string> SuggestionColumns(const std::string& path,
                                         sqlite3* database) {
-  sqlite3_stmt* kind =
-      Prepare(path, database,
-              "SELECT type FROM sqlite_schema WHERE name = 'suggestions'");
+  sqlite3_stmt* kind = Prepare(path, database,
+                               "SELECT type, sql FROM sqlite_master WHERE "
+                               "name = 'suggestions' COLLATE NOCASE AND "
+                               "type IN ('table', 'view')");
   const int status = sqlite3_step(kind);
   const std::string type = status == SQLITE_ROW ? Text(kind, 0) : "";
+  const std::string sql = status == SQLITE_ROW ? Text(kind, 1) : "";
   sqlite3_finalize(kind);
   if (status != SQLITE_ROW && status != SQLITE_DONE) {
     Fail(path, database, "reading its schema");
@@ -93,15 +111,21 @@ std::set<std::string> SuggestionColumns(const std::string& path,
     throw std::runtime_error(path + ": its \"suggestions\" is a " + type +
                              ", not a table");
   }
+  if (AsciiLowercase(sql.substr(0, 14)) == "create virtual") {
+    throw std::runtime_error(path +
+                             ": its \"suggestions\" is a virtual table, not "
+                             "a table");
+  }
   std::set<std::string> columns;
+  std::set<std::string> defaulted;
   sqlite3_stmt* info = Prepare(path, database,
-                               "SELECT name FROM pragma_table_info("
-                               "'suggestions')");
+                               "SELECT name, dflt_value IS NOT NULL FROM "
+                               "pragma_table_info('suggestions')");
   int step = SQLITE_ROW;
   while ((step = sqlite3_step(info)) == SQLITE_ROW) {
-    if (const unsigned char* name = sqlite3_column_text(info, 0)) {
-      columns.insert(reinterpret_cast<const char*>(name));
-    }
+    const std::string name = Text(info, 0);
+    columns.insert(name);
+    if (sqlite3_column_int(info, 1) != 0) defaulted.insert(name);
   }
   sqlite3_finalize(info);
   if (step != SQLITE_DONE) Fail(path, database, "reading its columns");
@@ -110,17 +134,34 @@ std::set<std::string> SuggestionColumns(const std::string& path,
       throw std::runtime_error(path + ": its suggestions table has no column " +
                                column);
     }
+    if (defaulted.count(column)) {
+      throw std::runtime_error(path + ": its suggestions table gives column " +
+                               column + " a default value");
+    }
   }
   return columns;
 }
 
 }  // namespace
 
-SuggestionStore::SuggestionStore(const std::string& path, int64_t max_rows)
+SuggestionStore::SuggestionStore(const std::string& path, int64_t max_rows,
+                                 int64_t max_bytes)
     : path_(path), max_rows_(max_rows) {
-  database_ = OpenDatabase(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // A request waits a quarter second for the file at most: another
+  // program's lock then fails it (503), never the parsing threads.
+  database_ =
+      OpenDatabase(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 250);
   try {
     const std::set<std::string> columns = SuggestionColumns(path, database_);
+    // Readers and the writer do not wait for each other; a commit is
+    // durable once the log is checkpointed (an OS crash may lose the last
+    // few, never corrupt the file).
+    if (FirstValue(path, database_, "PRAGMA journal_mode = WAL") != "wal") {
+      throw std::runtime_error(path +
+                               ": SQLite cannot keep a write-ahead "
+                               "log beside it");
+    }
+    Execute(path, database_, "PRAGMA synchronous = NORMAL");
     if (columns.empty()) {
       Execute(path, database_,
               "CREATE TABLE suggestions (q TEXT NOT NULL, s TEXT NOT NULL, "
@@ -135,12 +176,13 @@ SuggestionStore::SuggestionStore(const std::string& path, int64_t max_rows)
         }
       }
     }
-    sqlite3_stmt* count =
-        Prepare(path, database_, "SELECT count(*) FROM suggestions");
-    const int status = sqlite3_step(count);
-    rows_ = sqlite3_column_int64(count, 0);
-    sqlite3_finalize(count);
-    if (status != SQLITE_ROW) Fail(path, database_, "counting its rows");
+    rows_ = std::stoll(
+        FirstValue(path, database_, "SELECT count(*) FROM suggestions"));
+    const int64_t page_bytes =
+        std::stoll(FirstValue(path, database_, "PRAGMA page_size"));
+    Execute(path, database_,
+            "PRAGMA max_page_count = " +
+                std::to_string(std::max<int64_t>(max_bytes / page_bytes, 1)));
     insert_ = Prepare(path, database_,
                       "INSERT INTO suggestions (q, s, source, target, model, "
                       "model_version, api_key, created) VALUES "
@@ -156,32 +198,53 @@ SuggestionStore::~SuggestionStore() {
   sqlite3_close(database_);
 }
 
-bool SuggestionStore::Add(const Suggestion& suggestion) {
+SuggestionStore::Outcome SuggestionStore::Add(const Suggestion& suggestion) {
+  if (suggestion.text.size() > kMaxSuggestionBytes ||
+      suggestion.suggestion.size() > kMaxSuggestionBytes) {
+    return Outcome::kTooLarge;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (rows_ >= max_rows_) return false;
+  if (rows_ >= max_rows_) return Outcome::kFull;
   // Bound as they are (SQLITE_STATIC): the strings outlive the step.
-  auto bind_text = [this](int index, const std::string& text) {
-    sqlite3_bind_text(insert_, index, text.data(),
-                      static_cast<int>(text.size()), SQLITE_STATIC);
+  int bound = SQLITE_OK;
+  auto bind_text = [&](int index, const std::string& text) {
+    if (bound == SQLITE_OK) {
+      bound = sqlite3_bind_text(insert_, index, text.data(),
+                                static_cast<int>(text.size()), SQLITE_STATIC);
+    }
   };
   bind_text(1, suggestion.text);
   bind_text(2, suggestion.suggestion);
   bind_text(3, suggestion.source_language);
   bind_text(4, suggestion.target_language);
   bind_text(5, suggestion.model);
-  sqlite3_bind_int64(insert_, 6, suggestion.model_version);
+  if (bound == SQLITE_OK) {
+    bound = sqlite3_bind_int64(insert_, 6, suggestion.model_version);
+  }
   if (suggestion.api_key.empty()) {
-    sqlite3_bind_null(insert_, 7);
+    if (bound == SQLITE_OK) bound = sqlite3_bind_null(insert_, 7);
   } else {
     bind_text(7, suggestion.api_key);
   }
-  sqlite3_bind_int64(insert_, 8, suggestion.created);
-  const int status = sqlite3_step(insert_);
+  if (bound == SQLITE_OK) {
+    bound = sqlite3_bind_int64(insert_, 8, suggestion.created);
+  }
+  const int status = bound == SQLITE_OK ? sqlite3_step(insert_) : bound;
+  const std::string message = sqlite3_errmsg(database_);
   sqlite3_reset(insert_);
   sqlite3_clear_bindings(insert_);
-  if (status != SQLITE_DONE) Fail(path_, database_, "adding a suggestion");
-  ++rows_;
-  return true;
+  switch (status & 0xff) {
+    case SQLITE_DONE:
+      ++rows_;
+      return Outcome::kAdded;
+    case SQLITE_FULL:
+      return Outcome::kFull;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Outcome::kBusy;
+    default:
+      throw std::runtime_error(path_ + ": adding a suggestion: " + message);
+  }
 }
 
 int64_t SuggestionStore::size() const {
@@ -190,13 +253,20 @@ int64_t SuggestionStore::size() const {
 }
 
 SuggestionReader::SuggestionReader(const std::string& path) : path_(path) {
-  database_ = OpenDatabase(path, SQLITE_OPEN_READONLY);
+  database_ = OpenDatabase(path, SQLITE_OPEN_READONLY, 5000);
   try {
+    // Linear in the file: damage a plain scan would not notice (pages
+    // shared by several parents, which could repeat rows without end).
+    const std::string check = FirstValue(path, database_, "PRAGMA quick_check");
+    if (check != "ok") {
+      throw std::runtime_error(path + ": SQLite finds it damaged: " + check);
+    }
     if (SuggestionColumns(path, database_).empty()) {
       throw std::runtime_error(path + ": no suggestions table in it");
     }
-    select_ = Prepare(path, database_,
-                      "SELECT q, s, source, target FROM suggestions");
+    select_ = Prepare(
+        path, database_,
+        "SELECT rowid, q, s, source, target FROM suggestions ORDER BY rowid");
   } catch (...) {
     sqlite3_close(database_);
     throw;
@@ -209,31 +279,32 @@ SuggestionReader::~SuggestionReader() {
 }
 
 bool SuggestionReader::Next(Suggestion* suggestion, int64_t* row) {
-  // A statement stepped after its end would start again.
+  // A statement stepped after its end (or an error) would start again.
   if (done_) return false;
   const int status = sqlite3_step(select_);
-  if (status == SQLITE_DONE) {
-    done_ = true;
-    return false;
-  }
   if (status != SQLITE_ROW) {
-    Fail(path_, database_, "reading row " + std::to_string(row_ + 1));
+    done_ = true;
+    if (status == SQLITE_DONE) return false;
+    Fail(path_, database_, "reading its suggestions");
   }
-  *suggestion = Suggestion();
-  suggestion->text = Text(select_, 0);
-  suggestion->suggestion = Text(select_, 1);
-  suggestion->source_language = Text(select_, 2);
-  suggestion->target_language = Text(select_, 3);
-  for (const std::string* value :
-       {&suggestion->text, &suggestion->suggestion}) {
-    if (value->size() > kMaxSuggestionBytes) {
+  const int64_t rowid = sqlite3_column_int64(select_, 0);
+  for (int column = 1; column <= 4; ++column) {
+    const auto bytes =
+        static_cast<std::size_t>(sqlite3_column_bytes(select_, column));
+    if (bytes > kMaxSuggestionBytes) {
+      done_ = true;
       throw std::runtime_error(
-          path_ + ": row " + std::to_string(row_ + 1) + " holds " +
-          std::to_string(value->size()) + " bytes in a text; at most " +
+          path_ + ": row " + std::to_string(rowid) + " holds " +
+          std::to_string(bytes) + " bytes in a text; at most " +
           std::to_string(kMaxSuggestionBytes) + " are read");
     }
   }
-  *row = ++row_;
+  *suggestion = Suggestion();
+  suggestion->text = Text(select_, 1);
+  suggestion->suggestion = Text(select_, 2);
+  suggestion->source_language = Text(select_, 3);
+  suggestion->target_language = Text(select_, 4);
+  *row = rowid;
   return true;
 }
 

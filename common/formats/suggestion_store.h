@@ -30,27 +30,40 @@ struct Suggestion {
   int64_t created = 0;  // Seconds since the Unix epoch; 0: not known.
 };
 
-// A text or suggestion longer than this is refused by the store and its
-// reader alike (SQLite's own limit on a value, set lower).
-inline constexpr int kMaxSuggestionBytes = 1 << 20;
+// The most bytes a text or a suggestion may have, in the store and in a
+// file the trainer reads: a sentence or an interface string, not a
+// document (training leaves out pairs of more than 255 tokens anyway).
+inline constexpr std::size_t kMaxSuggestionBytes = 64 << 10;
 
-// A suggestions file open for adding. Thread-safe.
+// A suggestions file open for adding, in SQLite's write-ahead-log mode, so
+// that fanyi-train reading it neither waits for the server nor holds it
+// up. Thread-safe.
 class SuggestionStore {
  public:
   // Opens `path`, creating the file and its table when missing; a
   // LibreTranslate file gains fanyi's columns. At most `max_rows`
-  // suggestions are held. Throws std::runtime_error naming the file when it
-  // cannot be opened or is not a suggestions file.
-  SuggestionStore(const std::string& path, int64_t max_rows);
+  // suggestions are held, in a file of at most `max_bytes`. Throws
+  // std::runtime_error naming the file when it cannot be opened or is not
+  // a suggestions file.
+  SuggestionStore(const std::string& path, int64_t max_rows,
+                  int64_t max_bytes);
   ~SuggestionStore();
 
   SuggestionStore(const SuggestionStore&) = delete;
   SuggestionStore& operator=(const SuggestionStore&) = delete;
 
-  // Adds `suggestion`, committed before it returns; false (adding nothing)
-  // when the file holds max_rows already. Throws std::runtime_error when
-  // SQLite fails (a full disk, a file locked for longer than a few seconds).
-  bool Add(const Suggestion& suggestion);
+  // What Add did.
+  enum class Outcome {
+    kAdded,     // Stored and committed.
+    kTooLarge,  // A text or the suggestion is over kMaxSuggestionBytes.
+    kFull,      // The file holds max_rows suggestions or max_bytes.
+    kBusy       // Another program held the file's lock for too long.
+  };
+
+  // Adds `suggestion`, committed before it returns, unless the outcome
+  // says why not. Throws std::runtime_error naming the file for any other
+  // SQLite failure (an I/O error, a file deleted from under it).
+  Outcome Add(const Suggestion& suggestion);
 
   // The suggestions held.
   int64_t size() const;
@@ -65,8 +78,11 @@ class SuggestionStore {
 };
 
 // Reads a suggestions file (fanyi's or LibreTranslate's) without changing
-// it, oldest first, one row at a time: a file of any size is read in
-// bounded memory. Only q, s, source and target are read.
+// it, in the order the rows were added, one row at a time: a file of any
+// size is read in bounded memory. Only q, s, source and target are read.
+// A file from elsewhere is checked first (SQLite's quick_check, linear in
+// its size), and refused when its "suggestions" is not a plain table or
+// gives its texts default values (which a small file could make huge).
 class SuggestionReader {
  public:
   // Throws std::runtime_error naming the file when it is not a SQLite file
@@ -78,18 +94,16 @@ class SuggestionReader {
   SuggestionReader& operator=(const SuggestionReader&) = delete;
 
   // The next row into `*suggestion` (text, suggestion and languages; a
-  // NULL column reads as empty), and its row number from 1 into `*row`;
-  // false after the last. Throws std::runtime_error naming the file on a
-  // corrupt file or a value over kMaxSuggestionBytes. After the last row,
-  // false for good.
+  // NULL column reads as empty), and its rowid into `*row`; false after
+  // the last, for good. Throws std::runtime_error naming the file and row
+  // on a corrupt file or a value over kMaxSuggestionBytes.
   bool Next(Suggestion* suggestion, int64_t* row);
 
  private:
   const std::string path_;
   sqlite3* database_ = nullptr;
   sqlite3_stmt* select_ = nullptr;
-  int64_t row_ = 0;
-  bool done_ = false;  // The last row was read.
+  bool done_ = false;  // The last row was read, or reading failed.
 };
 
 }  // namespace fanyi

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "common/pipeline/document_file.h"
 #include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
+#include "common/text/utf8.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
 #include "server/http/openapi_spec.h"
@@ -72,11 +74,11 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
               options_.max_client_stored_file_bytes}),
-      suggestions_(
-          options_.suggestions_db.empty()
-              ? nullptr
-              : std::make_unique<SuggestionStore>(options_.suggestions_db,
-                                                  options_.max_suggestions)),
+      suggestions_(options_.suggestions_db.empty()
+                       ? nullptr
+                       : std::make_unique<SuggestionStore>(
+                             options_.suggestions_db, options_.max_suggestions,
+                             options_.max_suggestions_bytes)),
       parsing_(options_.parsing_threads, options_.max_waiting_requests,
                options_.max_client_waiting_requests, options_.max_large_reads) {
 }
@@ -506,6 +508,22 @@ HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
       throw HttpError(
           400, std::string("Invalid request: missing ") + name + " parameter");
     }
+    if (IsBlank(*value)) {
+      throw HttpError(400,
+                      std::string("Invalid request: ") + name + " is blank");
+    }
+    if (value->size() > kMaxSuggestionBytes) {
+      throw HttpError(400, std::string("Invalid request: ") + name + " has " +
+                               std::to_string(value->size()) +
+                               " bytes; a suggestion's texts may have " +
+                               std::to_string(kMaxSuggestionBytes));
+    }
+    try {
+      DecodeUtf8(*value);
+    } catch (const std::invalid_argument& e) {
+      throw HttpError(400, std::string("Invalid request: ") + name +
+                               " is not UTF-8: " + e.what());
+    }
   }
   const std::string source_code = RequiredCode(fields, "source");
   const std::string target_code = RequiredCode(fields, "target");
@@ -519,7 +537,7 @@ HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
                   target_code, StringField(fields, "model"));
   const RequestLimits limits(
       model->translator().pipeline().limits().text_limits());
-  limits.CheckText(suggestion.text, "q");  // 400 if too long or not UTF-8.
+  limits.CheckText(suggestion.text, "q");  // 400 beyond the text limit.
   limits.CheckText(suggestion.suggestion, "s");
   suggestion.source_language = source->language;
   suggestion.target_language = target->language;
@@ -529,12 +547,27 @@ HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
   suggestion.created = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
-  if (!suggestions_->Add(suggestion)) {
-    throw HttpError(507, "the server holds " +
-                             std::to_string(options_.max_suggestions) +
-                             " suggestions already, its limit");
+  SuggestionStore::Outcome outcome = SuggestionStore::Outcome::kAdded;
+  try {
+    outcome = suggestions_->Add(suggestion);
+  } catch (const std::runtime_error& e) {
+    // The file's path and SQLite's words are the operator's, not a
+    // client's.
+    std::cerr << "fanyi-server: /suggest: " << e.what() << std::endl;
+    throw HttpError(500, "the suggestion could not be stored");
   }
-  return JsonResponse(200, {{"success", true}});
+  switch (outcome) {
+    case SuggestionStore::Outcome::kAdded:
+      return JsonResponse(200, {{"success", true}});
+    case SuggestionStore::Outcome::kTooLarge:  // Checked above.
+      throw HttpError(400, "Invalid request: the suggestion is too large");
+    case SuggestionStore::Outcome::kFull:
+      throw HttpError(507, "the server's suggestions file is full");
+    case SuggestionStore::Outcome::kBusy:
+      throw HttpError(503,
+                      "the server's suggestions file is busy; retry later");
+  }
+  throw HttpError(500, "the suggestion could not be stored");
 }
 
 HttpResponse LibreTranslateApi::Health() const {

@@ -72,8 +72,10 @@ struct LibreTranslateOptions {
   // missing; LibreTranslate's own suggestions.db will do); empty: /suggest
   // answers 403, as LibreTranslate does without --suggestions.
   std::string suggestions_db;
-  // Suggestions the file may hold; /suggest answers 507 beyond.
+  // Suggestions the file may hold, and bytes it may take; /suggest answers
+  // 507 beyond.
   int64_t max_suggestions = 1000000;
+  int64_t max_suggestions_bytes = int64_t{1} << 30;
 };
 
 // LibreTranslate's HTTP API (as its server, v1.9, answers it) on fanyi's
@@ -127,8 +129,10 @@ class LibreTranslateApi {
   // GET /languages: each served language with the codes it translates to.
   HttpResponse Languages() const;
   // POST /suggest: stores q's suggested translation s (from source to
-  // target, each at most the text limit) with the model that would
-  // translate it and the client's key; {"success": true}.
+  // target; each UTF-8, not blank, within the text limit and
+  // kMaxSuggestionBytes) with the model that would translate it and the
+  // client's key; {"success": true}. 507 when the file is full, 503 while
+  // another program holds its lock.
   HttpResponse Suggest(const RequestFields& fields,
                        const std::string& api_key) const;
   // GET /health: 200 {"status":"ok"} while the server serves, else 503.
