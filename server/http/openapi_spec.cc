@@ -155,6 +155,7 @@ std::string_view OpenApiSpec() {
           "400": {"$ref": "#/components/responses/Error"},
           "403": {"$ref": "#/components/responses/Error"},
           "429": {"$ref": "#/components/responses/Error"},
+          "503": {"$ref": "#/components/responses/Error"},
           "507": {"$ref": "#/components/responses/Error"}
         }
       }
