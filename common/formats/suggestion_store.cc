@@ -153,9 +153,9 @@ SuggestionStore::SuggestionStore(const std::string& path, int64_t max_rows,
       OpenDatabase(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 250);
   try {
     const std::set<std::string> columns = SuggestionColumns(path, database_);
-    // Readers and the writer do not wait for each other; a commit is
-    // durable once the log is checkpointed (an OS crash may lose the last
-    // few, never corrupt the file).
+    // Readers and the writer do not wait for each other. Synchronous
+    // NORMAL: a power cut may lose the last few commits, never corrupt the
+    // file; a crash of the server loses none.
     if (FirstValue(path, database_, "PRAGMA journal_mode = WAL") != "wal") {
       throw std::runtime_error(path +
                                ": SQLite cannot keep a write-ahead "
