@@ -45,8 +45,7 @@ class SuggestionStore {
   // suggestions are held, in a file of at most `max_bytes`. Throws
   // std::runtime_error naming the file when it cannot be opened or is not
   // a suggestions file.
-  SuggestionStore(const std::string& path, int64_t max_rows,
-                  int64_t max_bytes);
+  SuggestionStore(const std::string& path, int64_t max_rows, int64_t max_bytes);
   ~SuggestionStore();
 
   SuggestionStore(const SuggestionStore&) = delete;
