@@ -54,7 +54,7 @@ Rows DecodeBatch(ContinuousDecoder& decoder, TransformerImpl& model,
       for (const auto& source : batch) {
         sources.push_back({source, static_cast<int>(mode.beam_size)});
       }
-      return decoder.DecodeAll(sources);
+      return TargetIds(decoder.DecodeAll(sources));
     }
     case DecodingAlgorithm::kGreedyWithoutCache: {
       // As the tutorials' greedy_decode(max_len=60): 59 steps for every

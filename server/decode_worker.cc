@@ -69,7 +69,7 @@ grpc::Status Abandoned(const PendingRequest& request,
 }  // namespace
 
 void CompleteRequest(PendingRequest& request, const grpc::Status& status,
-                     DecodedTarget target) {
+                     DecodedPart target) {
   try {
     request.done(status, std::move(target));
   } catch (const std::exception& e) {
@@ -216,8 +216,7 @@ void DecodeWorker::StepRows() {
     PendingRequest request = std::move(it->second);
     in_flight_.erase(it);
     rows_ -= request.rows();
-    Finish(request, grpc::Status::OK,
-           {std::move(sentence.target_ids), std::move(sentence.alternatives)});
+    Finish(request, grpc::Status::OK, std::move(sentence));
   }
 }
 
@@ -234,13 +233,13 @@ bool DecodeWorker::CountFailure() {
 }
 
 void DecodeWorker::Finish(PendingRequest& request, const grpc::Status& status,
-                          DecodedTarget target) {
+                          DecodedPart target) {
   if (status.ok() && metrics_ != nullptr) {
     metrics_->ObserveDecode(
         std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                       request.admitted)
             .count(),
-        static_cast<int>(target.ids.size()));
+        static_cast<int>(target.target_ids.size()));
   }
   CompleteRequest(request, status, std::move(target));
 }

@@ -59,7 +59,7 @@ class DecodeWorker {
   bool CountFailure();
   // Answers `request` and records its decode time when it succeeded.
   void Finish(PendingRequest& request, const grpc::Status& status,
-              DecodedTarget target);
+              DecodedPart target);
 
   const int index_;
   DecodeEngine& engine_;
@@ -79,7 +79,7 @@ class DecodeWorker {
 // Answers `request` with `status`, never letting an exception from its
 // callback escape.
 void CompleteRequest(PendingRequest& request, const grpc::Status& status,
-                     DecodedTarget target = {});
+                     DecodedPart target = {});
 
 }  // namespace fanyi
 

@@ -61,6 +61,11 @@ ABSL_FLAG(bool, beam_stops_early, false,
           "Beam search: end a sentence once beam_size hypotheses ended (as "
           "CTranslate2 and fairseq; faster, 0.2 BLEU lower on dev) instead "
           "of once no live beam can beat them.");
+ABSL_FLAG(bool, output_guard, true,
+          "Decode again, with a beam that repeats no 3-gram, each sentence "
+          "whose translation is broken (a loop, a length far outside the "
+          "model's training pairs', the source copied through), and keep "
+          "the better (fanyi_broken_outputs_total counts them either way).");
 ABSL_FLAG(bool, cuda_graphs, true,
           "On a GPU, replay the decoding step from CUDA graphs while a batch "
           "keeps its rows (the same translations, one launch a step; 1.2x to "
@@ -187,6 +192,7 @@ int main(int argc, char** argv) {
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
+  options.output_guard = absl::GetFlag(FLAGS_output_guard);
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/pipeline/text_translation.h"
 #include "grpcpp/support/status.h"
 
 namespace fanyi {
@@ -30,20 +31,12 @@ struct BatcherOptions {
   int max_queue = 1024;
 };
 
-// What decoding one text gave.
-struct DecodedTarget {
-  std::vector<int64_t> ids;  // The translation's target ids, without </s>.
-  // Next-best hypotheses of a beam search, best first, as many as the
-  // source asked (EncodedSource::alternatives) and the search found.
-  std::vector<std::vector<int64_t>> alternatives;
-};
-
 // One text, queued or decoding.
 struct PendingRequest {
   // Completion; called exactly once. `target` is empty unless `status` is
   // OK.
   using DoneCallback =
-      std::function<void(const grpc::Status& status, DecodedTarget target)>;
+      std::function<void(const grpc::Status& status, DecodedPart target)>;
   // True once the caller has given up on the request (the RPC was cancelled,
   // or a sibling text of its batch failed); polled between steps. May be
   // empty.

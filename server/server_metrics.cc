@@ -16,6 +16,12 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
           0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
 }
 
+// Tenths: where a model's usual confidence lies, and how far below it a
+// drift (new kinds of input, a worse model) moves it.
+prometheus::Histogram::BucketBoundaries ConfidenceBuckets() {
+  return {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+}
+
 // Powers of two up to the largest sensible --max_batch_size.
 prometheus::Histogram::BucketBoundaries BatchSizeBuckets() {
   return {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -83,6 +89,21 @@ ServerMetrics::ServerMetrics(prometheus::Registry& registry)
                            .Help("Unknown tokens (<unk>) the model generated, "
                                  "dropped from translations.")
                            .Register(registry)),
+      confidence_(prometheus::BuildHistogram()
+                      .Name("fanyi_translation_confidence")
+                      .Help("Confidence of each translated text: e to the "
+                            "mean log-probability of its tokens.")
+                      .Register(registry)),
+      broken_outputs_(prometheus::BuildCounter()
+                          .Name("fanyi_broken_outputs_total")
+                          .Help("Sentences or clauses whose translation the "
+                                "output guard found broken, by kind.")
+                          .Register(registry)),
+      repaired_outputs_(prometheus::BuildCounter()
+                            .Name("fanyi_repaired_outputs_total")
+                            .Help("Broken translations replaced by their "
+                                  "second decoding.")
+                            .Register(registry)),
       queue_depth_(prometheus::BuildGauge()
                        .Name("fanyi_queue_depth")
                        .Help("Sentences and clauses (queued parts of texts) "
@@ -142,6 +163,7 @@ ModelMetrics::ModelMetrics(ServerMetrics& families, const std::string& name,
                            int64_t version, const std::string& checkpoint,
                            const std::string& device)
     : families_(families),
+      name_(name),
       model_info_labels_({{"model", name},
                           {"version", checkpoint},
                           {"repository_version", std::to_string(version)},
@@ -158,6 +180,9 @@ ModelMetrics::ModelMetrics(ServerMetrics& families, const std::string& name,
       unplaced_spans_(families.unplaced_spans_.Add({{"model", name}})),
       capped_(families.capped_.Add({{"model", name}})),
       dropped_unknown_(families.dropped_unknown_.Add({{"model", name}})),
+      confidence_(
+          families.confidence_.Add({{"model", name}}, ConfidenceBuckets())),
+      repaired_outputs_(families.repaired_outputs_.Add({{"model", name}})),
       queue_depth_(families.queue_depth_.Add({{"model", name}})) {
   families_.AcquireModelInfo(model_info_labels_);
 }
@@ -178,14 +203,24 @@ void ModelMetrics::ObserveDecode(double decode_seconds, int generated_tokens) {
   generated_tokens_.Increment(generated_tokens);
 }
 
-void ModelMetrics::ObserveText(int sentences, int unknown_words,
-                               int unplaced_spans, int capped,
-                               int dropped_unknown) {
-  sentences_.Increment(sentences);
-  unknown_words_.Increment(unknown_words);
-  unplaced_spans_.Increment(unplaced_spans);
-  capped_.Increment(capped);
-  dropped_unknown_.Increment(dropped_unknown);
+void ModelMetrics::ObserveText(const TextTranslation& translation) {
+  sentences_.Increment(translation.sentence_count);
+  unknown_words_.Increment(
+      static_cast<double>(translation.unknown_words.size()));
+  unplaced_spans_.Increment(translation.unplaced_span_count);
+  capped_.Increment(translation.capped_part_count);
+  dropped_unknown_.Increment(translation.dropped_unknown_count);
+  if (translation.generated_token_count > 0) {
+    confidence_.Observe(translation.confidence);
+  }
+}
+
+void ModelMetrics::ObserveGuard(const GuardVerdict& verdict) {
+  if (verdict.broken == BrokenOutput::kNone) return;
+  families_.broken_outputs_
+      .Add({{"model", name_}, {"kind", BrokenOutputName(verdict.broken)}})
+      .Increment();
+  if (verdict.kept_retry) repaired_outputs_.Increment();
 }
 
 void ModelMetrics::SetQueueDepth(int depth) {

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <string>
 
+#include "common/pipeline/output_guard.h"
+#include "common/pipeline/text_translation.h"
 #include "grpcpp/support/status.h"
 
 namespace fanyi {
@@ -72,6 +74,9 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& unplaced_spans_;
   prometheus::Family<prometheus::Counter>& capped_;
   prometheus::Family<prometheus::Counter>& dropped_unknown_;
+  prometheus::Family<prometheus::Histogram>& confidence_;
+  prometheus::Family<prometheus::Counter>& broken_outputs_;
+  prometheus::Family<prometheus::Counter>& repaired_outputs_;
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Gauge& requests_in_flight_;
   prometheus::Family<prometheus::Gauge>& model_info_;
@@ -108,9 +113,13 @@ class ModelMetrics {
   // the model did not place (fanyi_unplaced_spans_total), sentences or
   // clauses cut by the length cap (fanyi_capped_translations_total) and
   // unknown tokens the model generated, dropped
-  // (fanyi_dropped_unknown_tokens_total).
-  void ObserveText(int sentences, int unknown_words, int unplaced_spans,
-                   int capped, int dropped_unknown);
+  // (fanyi_dropped_unknown_tokens_total), and, when the model decoded
+  // anything, its confidence (fanyi_translation_confidence).
+  void ObserveText(const TextTranslation& translation);
+  // One part the OutputGuard found broken: fanyi_broken_outputs_total by
+  // kind, and fanyi_repaired_outputs_total when its retry was kept.
+  // Nothing for a part found whole.
+  void ObserveGuard(const GuardVerdict& verdict);
   // This version's sentences and clauses waiting in its queue right now;
   // fanyi_queue_depth adds up the model's versions (a draining one and the
   // new one, during a reload). Calls for one version must not overlap.
@@ -123,6 +132,7 @@ class ModelMetrics {
                const std::string& device);
 
   ServerMetrics& families_;
+  const std::string name_;
   const prometheus::Labels model_info_labels_;
   prometheus::Histogram& queue_wait_;
   prometheus::Histogram& decode_duration_;
@@ -133,6 +143,8 @@ class ModelMetrics {
   prometheus::Counter& unplaced_spans_;
   prometheus::Counter& capped_;
   prometheus::Counter& dropped_unknown_;
+  prometheus::Histogram& confidence_;
+  prometheus::Counter& repaired_outputs_;
   prometheus::Gauge& queue_depth_;
   int queue_depth_part_ = 0;  // This version's part of queue_depth_.
 };

@@ -191,6 +191,7 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   settings.translator.cpu_decoder = options.cpu_decoder;
   settings.translator.compute_type = options.compute_type;
   settings.translator.beam_stops_early = options.beam_stops_early;
+  settings.translator.output_guard = options.output_guard;
   settings.translator.length_penalty = options.length_penalty;
   settings.translator.cuda_graphs = options.cuda_graphs;
   settings.batcher.max_batch_size = options.max_batch_size;

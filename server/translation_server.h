@@ -68,6 +68,7 @@ struct ServerOptions {
   std::string compute_type = "int8";   // "int8" or "float32"
                                        // (TranslatorOptions).
   bool beam_stops_early = false;       // DecodingOptions::beam_stops_early.
+  bool output_guard = true;            // TranslatorOptions::output_guard.
   // GNMT α of beam search for every model; unset: each model's own.
   std::optional<double> length_penalty;
   bool cuda_graphs = true;      // DecodingOptions::cuda_graphs.

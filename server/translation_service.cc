@@ -388,6 +388,9 @@ void TranslationService::FillTranslation(TextTranslation assembled,
     translation->add_unknown_words(std::move(word));
   }
   translation->set_unplaced_span_count(assembled.unplaced_span_count);
+  translation->set_confidence(assembled.confidence);
+  translation->set_broken_count(assembled.broken_part_count);
+  translation->set_repaired_count(assembled.repaired_part_count);
 }
 
 }  // namespace fanyi

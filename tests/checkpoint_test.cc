@@ -140,6 +140,22 @@ TEST_F(CheckpointTest, LengthPenaltyRoundTripsAndTranslatorsDecodeWithIt) {
   EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).length_penalty, 1.0);
 }
 
+TEST_F(CheckpointTest, TargetLengthRatioRoundTripsAndIsUnknownWhenAbsent) {
+  Checkpoint measured = MakeCheckpoint();
+  measured.target_ratio_low = 0.75;
+  measured.target_ratio_high = 3.5;
+  SaveCheckpoint(measured, directory_);
+  const Checkpoint loaded = LoadCheckpoint(directory_, torch::kCPU);
+  EXPECT_EQ(loaded.target_ratio_low, 0.75);
+  EXPECT_EQ(loaded.target_ratio_high, 3.5);
+  // original_ was saved without one.
+  SaveCheckpoint(original_, directory_);
+  const fs::path config_path = fs::path(directory_) / "config.json";
+  EXPECT_FALSE(nlohmann::json::parse(std::ifstream(config_path))
+                   .contains("target_length_ratio"));
+  EXPECT_EQ(LoadCheckpoint(directory_, torch::kCPU).target_ratio_high, 0);
+}
+
 TEST_F(CheckpointTest, SavingAgainReplacesTheDirectory) {
   original_.model_version = "test-2";
   SaveCheckpoint(original_, directory_);
@@ -226,7 +242,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"LengthPenaltyNegative", "/length_penalty", "-0.5",
                       "length_penalty must not be negative"},
         BadConfigCase{"LengthPenaltyString", "/length_penalty", "\"1.2\"",
-                      "length_penalty must be a number"}),
+                      "length_penalty must be a number"},
+        BadConfigCase{"LengthRatioNumber", "/target_length_ratio", "2",
+                      "target_length_ratio must be [low, high]"},
+        BadConfigCase{"LengthRatioThree", "/target_length_ratio", "[1, 2, 3]",
+                      "target_length_ratio must be [low, high]"},
+        BadConfigCase{"LengthRatioZero", "/target_length_ratio", "[0, 0]",
+                      "target_length_ratio must be [low, high]"},
+        BadConfigCase{"LengthRatioNegative", "/target_length_ratio", "[-1, 2]",
+                      "target_length_ratio must be [low, high]"},
+        BadConfigCase{"LengthRatioReversed", "/target_length_ratio", "[3, 2]",
+                      "target_length_ratio must be [low, high]"}),
     [](const ::testing::TestParamInfo<BadConfigCase>& info) {
       return info.param.name;
     });

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "common/decoding/beam_search.h"
@@ -207,6 +209,126 @@ TEST(ContinuousDecoderTest, AlternativesAreTheNBestListAfterTheBest) {
       EXPECT_EQ(result.alternatives[1], n_best[2].ids);
     }
   }
+}
+
+// The sum of log P(token | source, the tokens before) over `target`, and
+// over </s> after it when `with_end`, from one forward pass without a cache.
+double ForwardLogProbability(TransformerImpl& model,
+                             const std::vector<int64_t>& source,
+                             const std::vector<int64_t>& target,
+                             bool with_end) {
+  c10::InferenceMode inference;
+  const torch::Device cpu(torch::kCPU);
+  std::vector<int64_t> input = {Vocabulary::kBosId};
+  input.insert(input.end(), target.begin(), target.end());
+  // [1, tgt_len + 1, vocab] -> [tgt_len + 1, vocab]
+  const torch::Tensor log_probs = torch::log_softmax(
+      model.forward(MakeSourceTensor({source}, cpu), PadRows({input}, cpu)),
+      -1)[0];
+  double sum = 0;
+  for (size_t i = 0; i < target.size(); ++i) {
+    sum += log_probs[static_cast<int64_t>(i)][target[i]].item<double>();
+  }
+  if (with_end) {
+    sum += log_probs[static_cast<int64_t>(target.size())][Vocabulary::kEosId]
+               .item<double>();
+  }
+  return sum;
+}
+
+// Every finished sentence carries the log-probability of what it says (its
+// ids, and </s> when it ended with one), as a forward pass scores it,
+// greedy and beam alike, and with tokens banned by no_repeat_ngram (the
+// model's probability, not one renormalized over the allowed tokens);
+// DecodeAll numbers them as given.
+TEST(ContinuousDecoderTest, FinishedSentencesCarryTheirLogProbability) {
+  const std::vector<int> beams = {4, 1, 2, 4, 1};
+  int ended = 0;
+  int capped = 0;
+  for (uint64_t seed : {7, 8}) {
+    for (const bool ending : {false, true}) {
+      Transformer model =
+          ending ? EndingModel(seed) : testing_util::RandomTinyModel(seed);
+      std::vector<EncodedSource> sources;
+      for (int no_repeat : {0, 2}) {
+        for (size_t i = 0; i < kSources.size(); ++i) {
+          sources.push_back({kSources[i], beams[i]});
+          sources.back().no_repeat_ngram = no_repeat;
+        }
+      }
+      const std::vector<ContinuousDecoder::Finished> finished =
+          ContinuousDecoder(*model, Limits()).DecodeAll(sources);
+      ASSERT_EQ(finished.size(), sources.size());
+      for (size_t k = 0; k < finished.size(); ++k) {
+        const size_t i = k % kSources.size();
+        const ContinuousDecoder::Finished& sentence = finished[k];
+        EXPECT_EQ(sentence.handle, static_cast<int64_t>(k));
+        const auto length = static_cast<int64_t>(sentence.target_ids.size());
+        const bool with_end = sentence.scored_tokens == length + 1;
+        ASSERT_TRUE(with_end || sentence.scored_tokens == length)
+            << sentence.scored_tokens << " scored tokens for " << length;
+        // A sentence under its limit can only have ended with </s>.
+        if (length < MaxTargetLength(Limits(), kSources[i].size())) {
+          EXPECT_TRUE(with_end) << "source " << i;
+        }
+        ++(with_end ? ended : capped);
+        const double expected = ForwardLogProbability(
+            *model, kSources[i], sentence.target_ids, with_end);
+        EXPECT_NEAR(sentence.log_probability, expected,
+                    1e-4 * (1 + std::abs(expected)))
+            << "seed " << seed << " ending " << ending << " source " << k;
+        EXPECT_LT(sentence.log_probability, 0);
+      }
+    }
+  }
+  EXPECT_GT(ended, 0);
+  EXPECT_GT(capped, 0);
+}
+
+// True when some n-gram of `n` tokens appears twice in `ids`.
+bool RepeatsAnNgram(const std::vector<int64_t>& ids, size_t n) {
+  std::set<std::vector<int64_t>> seen;
+  for (size_t i = 0; i + n <= ids.size(); ++i) {
+    if (!seen.insert({ids.begin() + i, ids.begin() + i + n}).second) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// With no_repeat_ngram, no translation holds an n-gram twice, greedy or
+// beam, though the same random models repeat plenty without it; rows
+// without it in the same steps decode as they would alone.
+TEST(ContinuousDecoderTest, NoRepeatNgramBansRepeatsInItsOwnRowsOnly) {
+  int repeating_without = 0;
+  for (uint64_t seed : {3, 4, 5}) {
+    Transformer model = testing_util::RandomTinyModel(seed);
+    for (int n : {1, 2, 3}) {
+      for (int beam : {1, 3}) {
+        std::vector<EncodedSource> sources;
+        for (const auto& ids : kSources) {
+          EncodedSource banned{ids, beam};
+          banned.no_repeat_ngram = n;
+          sources.push_back(banned);
+          sources.push_back({ids, beam});
+        }
+        const auto finished =
+            ContinuousDecoder(*model, Limits()).DecodeAll(sources);
+        for (size_t i = 0; i < kSources.size(); ++i) {
+          EXPECT_FALSE(RepeatsAnNgram(finished[2 * i].target_ids, n))
+              << "seed " << seed << " n " << n << " beam " << beam << " source "
+              << i;
+          const std::vector<int64_t> alone =
+              beam == 1
+                  ? GreedyDecodeWithoutCache(*model, kSources[i], Limits())
+                  : BeamAlone(*model, kSources[i], beam);
+          EXPECT_EQ(finished[2 * i + 1].target_ids, alone);
+          repeating_without += RepeatsAnNgram(alone, n) ? 1 : 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(repeating_without, 0) << "the models never repeat: no test";
 }
 
 TEST(ContinuousDecoderTest, RemovedBeamGroupLeavesWithAllItsRows) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/eval/bleu.h"
+#include "common/eval/corpus_evaluation.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "tests/test_util.h"
@@ -140,6 +141,10 @@ TEST_P(EvalBeamTest, ScoresItsOwnTranslationsOfMemorisedPairs) {
   EXPECT_NE(result.output.find("translations mix Simplified and Traditional"),
             std::string::npos)
       << result.output;
+  const std::string mean = PrintedNumber(result.output, "confidence: mean ");
+  ASSERT_FALSE(mean.empty()) << result.output;
+  EXPECT_GT(std::stod(mean), 0) << result.output;
+  EXPECT_LE(std::stod(mean), 1) << result.output;
   // The tiny model memorises its training pairs, written in one script.
   EXPECT_GT(bleu.score, 80.0) << result.output;
   EXPECT_LT(raw_bleu.score, bleu.score) << result.output;
@@ -151,6 +156,23 @@ INSTANTIATE_TEST_SUITE_P(GreedyAndBeam, EvalBeamTest, ::testing::Values(1, 4),
                                       ? std::string("Greedy")
                                       : "Beam" + std::to_string(info.param);
                          });
+
+TEST(EvalTest, RanksShareTiesAndCorrelationsHaveTheirKnownValues) {
+  EXPECT_EQ(Ranks({3, 1, 2, 2}), (std::vector<double>{4, 1, 2.5, 2.5}));
+  EXPECT_EQ(Ranks({}), std::vector<double>{});
+  const std::vector<double> x = {1, 2, 3, 4, 5};
+  EXPECT_NEAR(PearsonCorrelation(x, {3, 5, 7, 9, 11}), 1, 1e-12);
+  EXPECT_NEAR(PearsonCorrelation(x, {5, 4, 3, 2, 1}), -1, 1e-12);
+  EXPECT_EQ(PearsonCorrelation(x, {2, 2, 2, 2, 2}), 0);
+  EXPECT_EQ(PearsonCorrelation({1}, {2}), 0);
+  // numpy.corrcoef([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])[0, 1] = 0.8.
+  EXPECT_NEAR(PearsonCorrelation(x, {2, 1, 4, 3, 5}), 0.8, 1e-12);
+  // Monotone but not linear: Spearman's 1, Pearson's below.
+  const std::vector<double> y = {1, 4, 9, 100, 1000};
+  EXPECT_LT(PearsonCorrelation(x, y), 0.9);
+  EXPECT_NEAR(PearsonCorrelation(Ranks(x), Ranks(y)), 1, 1e-12);
+  EXPECT_THROW(PearsonCorrelation(x, {1, 2}), std::invalid_argument);
+}
 
 TEST(EvalTest, MissingModelDirectoryIsAnErrorNamingIt) {
   const std::string missing =

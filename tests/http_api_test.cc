@@ -85,7 +85,7 @@ class HttpApiTest : public ::testing::Test {
   }
 
   // What the same server's gRPC Translate answers for `text`.
-  static std::string GrpcTranslation(
+  static v1::Translation GrpcAnswer(
       const std::string& text, v1::Script script = v1::SCRIPT_UNSPECIFIED) {
     auto stub = v1::Translator::NewStub(
         grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
@@ -99,7 +99,13 @@ class HttpApiTest : public ::testing::Test {
     v1::TranslateResponse response;
     const grpc::Status status = stub->Translate(&context, request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
-    return response.translation().text();
+    return response.translation();
+  }
+
+  // The text of GrpcAnswer.
+  static std::string GrpcTranslation(
+      const std::string& text, v1::Script script = v1::SCRIPT_UNSPECIFIED) {
+    return GrpcAnswer(text, script).text();
   }
 
   // A multipart/form-data body of `fields` (name, value) and, when
@@ -158,8 +164,17 @@ TEST_F(HttpApiTest, TranslatesAsGrpcDoes) {
   ASSERT_EQ(answer.status, 200) << answer.body;
   EXPECT_EQ(answer.headers.at("content-type"), "application/json");
   EXPECT_EQ(answer.headers.at("access-control-allow-origin"), "*");
-  EXPECT_EQ(Body(answer),
-            nlohmann::json({{"translatedText", GrpcTranslation(text)}}));
+  const nlohmann::json body = Body(answer);
+  const v1::Translation grpc = GrpcAnswer(text);
+  EXPECT_EQ(body.size(), 2u) << answer.body;
+  EXPECT_EQ(body["translatedText"], grpc.text());
+  // The same decoding's confidence (its last digits may differ with the
+  // batch it shared).
+  ASSERT_TRUE(body["confidence"].is_number()) << answer.body;
+  EXPECT_NEAR(body["confidence"].get<double>(), grpc.confidence(), 1e-4);
+  EXPECT_TRUE(grpc.has_confidence());
+  EXPECT_GT(grpc.confidence(), 0);
+  EXPECT_LT(grpc.confidence(), 1);
   // UTF-8 as it is: no \u escapes.
   EXPECT_EQ(answer.body.find("\\u"), std::string::npos) << answer.body;
 }
@@ -172,6 +187,14 @@ TEST_F(HttpApiTest, AnArrayOfTextsGetsAnArrayInOrderWithBlanksKept) {
   EXPECT_EQ(Body(answer)["translatedText"],
             nlohmann::json(
                 {GrpcTranslation(texts[0]), "  ", GrpcTranslation(texts[2])}));
+  // One confidence per text; a blank one, not translated, has 1.
+  const nlohmann::json confidence = Body(answer)["confidence"];
+  ASSERT_EQ(confidence.size(), 3u) << answer.body;
+  EXPECT_NEAR(confidence[0].get<double>(), GrpcAnswer(texts[0]).confidence(),
+              1e-4);
+  EXPECT_EQ(confidence[1], 1.0);
+  EXPECT_NEAR(confidence[2].get<double>(), GrpcAnswer(texts[2]).confidence(),
+              1e-4);
 }
 
 TEST_F(HttpApiTest, EveryWayOfSendingTheFieldsGetsTheSameAnswer) {

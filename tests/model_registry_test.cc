@@ -50,7 +50,7 @@ void Client(const ModelRegistry& registry, const EncodedSource& source,
     std::promise<grpc::Status> done;
     model->batcher().Submit(
         source, std::chrono::system_clock::now() + std::chrono::seconds(60),
-        nullptr, [&done](const grpc::Status& status, DecodedTarget) {
+        nullptr, [&done](const grpc::Status& status, DecodedPart) {
           done.set_value(status);
         });
     if (!done.get_future().get().ok()) {

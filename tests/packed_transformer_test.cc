@@ -265,9 +265,11 @@ TEST(PackedTransformerTest, InstalledKernelDecodesTheSameTranslations) {
   c10::InferenceMode inference;
   TransformerImpl& model = *checkpoint.model;
   const DecodingOptions options;
-  const auto expected = ContinuousDecoder(model, options).DecodeAll(sources);
+  const auto expected =
+      TargetIds(ContinuousDecoder(model, options).DecodeAll(sources));
   model.SetInferenceKernel(std::make_shared<PackedTransformer>(model));
-  const auto actual = ContinuousDecoder(model, options).DecodeAll(sources);
+  const auto actual =
+      TargetIds(ContinuousDecoder(model, options).DecodeAll(sources));
   model.SetInferenceKernel(nullptr);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -276,7 +278,8 @@ TEST(PackedTransformerTest, InstalledKernelDecodesTheSameTranslations) {
   // int8 changes a few choices where two tokens were nearly tied.
   model.SetInferenceKernel(std::make_shared<PackedTransformer>(
       model, DetectedCpuIsa(), ComputeType::kInt8));
-  const auto int8 = ContinuousDecoder(model, options).DecodeAll(sources);
+  const auto int8 =
+      TargetIds(ContinuousDecoder(model, options).DecodeAll(sources));
   model.SetInferenceKernel(nullptr);
   size_t same = 0;
   for (size_t i = 0; i < expected.size(); ++i) same += int8[i] == expected[i];

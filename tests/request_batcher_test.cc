@@ -198,11 +198,11 @@ RequestBatcher::DoneCallback Fulfil(std::promise<Outcome>& promise,
                                     const ScriptedEngine* engine = nullptr) {
   auto called = std::make_shared<bool>(false);
   return [&promise, engine, called](const grpc::Status& status,
-                                    DecodedTarget target) {
+                                    DecodedPart target) {
     EXPECT_FALSE(*called) << "callback called twice";
     *called = true;
     promise.set_value({status.error_code(), status.error_message(),
-                       std::move(target.ids),
+                       std::move(target.target_ids),
                        engine == nullptr ? -1 : engine->steps()});
   };
 }
@@ -851,7 +851,7 @@ std::vector<Ids> DecodedAlone(Translator& translator,
                               const std::vector<EncodedSource>& sources) {
   std::vector<Ids> expected;
   for (const EncodedSource& source : sources) {
-    expected.push_back(translator.TranslateIds({source}).front());
+    expected.push_back(translator.DecodeParts({source}).front().target_ids);
   }
   return expected;
 }

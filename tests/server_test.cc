@@ -12,11 +12,13 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -73,6 +75,9 @@ class ServerTest : public ::testing::Test {
     options.max_beam_size = 4;
     options.threads = 1;
     options.device = "cpu";
+    // The tests count decoded sentences and metrics exactly: the tiny
+    // model's loops are not decoded again, except where a test asks.
+    options.output_guard = false;
     return options;
   }
 
@@ -264,6 +269,73 @@ TEST_F(ServerTest, ATranslateBatchFailsNamingTheTextAndCancelsTheRest) {
                         "fanyi_requests_total{code=\"INTERNAL\","
                         "method=\"TranslateBatch\",model=\"en-zh\"}"),
             1);
+}
+
+// A sentence whose translation the output guard finds broken is decoded
+// again, with a beam of 4 that repeats no trigram, and the response and the
+// metrics count it; with the guard off, it is counted and kept. The model's
+// config here says its training pairs had 0.01 to 0.02 target tokens per
+// source token, so the translation of any sentence of five tokens or more
+// is too long.
+TEST_F(ServerTest, BrokenTranslationsAreDecodedAgainAndCounted) {
+  const std::string model = testing_util::MakeTempDir("guarded") + "/model";
+  std::filesystem::copy(*model_dir_, model,
+                        std::filesystem::copy_options::recursive);
+  std::ifstream in(model + "/config.json");
+  nlohmann::json config = nlohmann::json::parse(in);
+  config["target_length_ratio"] = {0.01, 0.02};
+  std::ofstream(model + "/config.json") << config.dump(2);
+  // Training pairs, of six tokens and of three.
+  const std::string text = "He had a hungry look. Have fun.";
+  for (const bool guard : {true, false}) {
+    TranslatorOptions translator_options;
+    translator_options.device = "cpu";
+    translator_options.output_guard = guard;
+    const std::unique_ptr<Translator> translator =
+        Translator::Load(model, translator_options);
+    const TextTranslation expected =
+        translator->TranslateTexts({text}, TextOptions()).at(0);
+    const EncodedSource first =
+        translator->pipeline().PrepareText(text, TextOptions()).parts.at(0);
+
+    testing_util::EngineControl control;
+    const std::unique_ptr<TranslationServer> server =
+        StartControlled(control, [&](ServerOptions& options) {
+          options.model_dir = model;
+          options.output_guard = guard;
+        });
+    ASSERT_TRUE(server != nullptr);
+    v1::TranslateResponse response;
+    // Greedy, as TranslateTexts' default options.
+    ASSERT_TRUE(
+        Translate(*NewStub(server->grpc_port()), text, &response, 1).ok());
+    const v1::Translation& translation = response.translation();
+    EXPECT_EQ(translation.text(), expected.text) << "guard " << guard;
+    EXPECT_EQ(translation.broken_count(), 1);
+    EXPECT_EQ(expected.broken_part_count, 1);
+    EXPECT_EQ(translation.repaired_count(), expected.repaired_part_count);
+    if (!guard) EXPECT_EQ(translation.repaired_count(), 0);
+    int retries = 0;
+    for (const auto& engine : control.AddedByEngine()) {
+      for (const EncodedSource& source : engine) {
+        if (source.no_repeat_ngram == 0) continue;
+        ++retries;
+        EXPECT_EQ(source.ids, first.ids);
+        EXPECT_EQ(source.beam_size, 4);
+        EXPECT_EQ(source.no_repeat_ngram, 3);
+      }
+    }
+    EXPECT_EQ(retries, guard ? 1 : 0);
+    const std::string metrics = HttpGet(server->metrics_port(), "/metrics");
+    EXPECT_EQ(MetricValue(metrics,
+                          "fanyi_broken_outputs_total{kind="
+                          "\"too_long\",model=\"en-zh\"}"),
+              1)
+        << metrics;
+    EXPECT_EQ(
+        MetricValue(metrics, "fanyi_repaired_outputs_total{model=\"en-zh\"}"),
+        translation.repaired_count());
+  }
 }
 
 // One document's sentences spread over two workers, each holding its share
@@ -567,8 +639,8 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
         "fanyi_batch_size", "fanyi_generated_tokens_total", "fanyi_queue_depth",
         "fanyi_requests_in_flight", "fanyi_model_info", "fanyi_sentences_total",
         "fanyi_unknown_words_total", "fanyi_unplaced_spans_total",
-        "fanyi_capped_translations_total",
-        "fanyi_dropped_unknown_tokens_total"}) {
+        "fanyi_capped_translations_total", "fanyi_dropped_unknown_tokens_total",
+        "fanyi_translation_confidence"}) {
     EXPECT_NE(metrics.find(std::string("# TYPE ") + name + " "),
               std::string::npos)
         << name << " missing from:\n"
@@ -591,6 +663,9 @@ TEST_F(ServerTest, MetricsEndpointExposesEveryMetric) {
   EXPECT_EQ(moved("fanyi_generated_tokens_total{model=\"en-zh\"}"),
             response.translation().generated_token_count());
   EXPECT_EQ(moved("fanyi_queue_wait_seconds_count{model=\"en-zh\"}"), 2);
+  EXPECT_EQ(moved("fanyi_translation_confidence_count{model=\"en-zh\"}"), 1);
+  EXPECT_NEAR(moved("fanyi_translation_confidence_sum{model=\"en-zh\"}"),
+              response.translation().confidence(), 1e-6);
   EXPECT_EQ(moved("fanyi_request_duration_seconds_count{method=\"Translate\","
                   "model=\"en-zh\"}"),
             2);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -68,15 +69,35 @@ TEST(TextPipelineTest, AGeneratedUnkIsDroppedAndCounted) {
   // The source's own ids stand in for a translation (a Chinese target's
   // vocabulary has other tokens, but any known ids do), with <unk> among
   // them.
-  const TextTranslation clean = pipeline.assembler().Assemble(
-      prepared[0], {std::vector<int64_t>{5, 6, 7}});
+  const TextTranslation clean =
+      pipeline.assembler().Assemble(prepared[0], {{0, {5, 6, 7}}});
   const TextTranslation with_unknown = pipeline.assembler().Assemble(
-      prepared[0],
-      {std::vector<int64_t>{5, Vocabulary::kUnkId, 6, Vocabulary::kUnkId, 7}});
+      prepared[0], {{0, {5, Vocabulary::kUnkId, 6, Vocabulary::kUnkId, 7}}});
   EXPECT_EQ(with_unknown.text, clean.text);
   EXPECT_EQ(with_unknown.text.find("<unk>"), std::string::npos);
   EXPECT_EQ(with_unknown.dropped_unknown_count, 2);
   EXPECT_EQ(clean.dropped_unknown_count, 0);
+}
+
+// A text's confidence is e^(mean log-probability per token) over all its
+// parts, weighted by their tokens; a text with nothing decoded has 1.
+TEST(TextPipelineTest, ConfidenceIsTheTokenWeightedMeanOverParts) {
+  const TextPipeline& pipeline = ModelWithoutPlaceholders().pipeline();
+  TextRequest request;
+  request.texts = {"Anyone can do that. Tom can do that too.", "42"};
+  const std::vector<PreparedText> prepared = pipeline.Prepare(request);
+  ASSERT_EQ(prepared[0].parts.size(), 2u);
+  DecodedPart first{0, {5, 6}};
+  first.log_probability = -0.5;
+  first.scored_tokens = 3;
+  DecodedPart second{1, {7}};
+  second.log_probability = -3.5;
+  second.scored_tokens = 1;
+  const TextTranslation both =
+      pipeline.assembler().Assemble(prepared[0], {first, second});
+  EXPECT_NEAR(both.confidence, std::exp(-4.0 / 4), 1e-12);
+  ASSERT_TRUE(prepared[1].parts.empty());
+  EXPECT_EQ(pipeline.assembler().Assemble(prepared[1], {}).confidence, 1.0);
 }
 
 }  // namespace

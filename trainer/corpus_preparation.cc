@@ -16,11 +16,13 @@
 #include <vector>
 
 #include "common/model/cpu_threading.h"
+#include "common/pipeline/output_guard.h"
 #include "common/text/pair_masker.h"
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
 #include "trainer/corpus_sources.h"
+#include "trainer/length_ratio_histogram.h"
 #include "trainer/output_directory.h"
 #include "trainer/subword_training.h"
 #include "trainer/token_shard.h"
@@ -41,6 +43,9 @@ constexpr int kMaxPlaceholders = 8;
 constexpr int64_t kChunkLines = 20000;
 // Bad lines logged one by one; the rest are only counted.
 constexpr int64_t kLoggedBadLines = 100;
+// Training pairs of OutputGuard::kShortestRatioChecked source tokens or
+// more needed to record their length ratio.
+constexpr int64_t kFewestRatioPairs = 1000;
 
 // The script a side in `language` is written in for training, given its
 // --*_script flag: "simplified" when it is Chinese and converted to it, else
@@ -352,6 +357,7 @@ void Preparation::WriteShards(const std::string& directory,
   };
   int64_t kept = 0, too_long = 0, masked_pairs = 0, longest_source = 0;
   int64_t source_tokens = 0, target_tokens = 0;
+  LengthRatioHistogram ratios(OutputGuard::kShortestRatioChecked);
   std::vector<EncodedPair> encoded;
   ForEachChunk([&](std::vector<SentencePair>& pairs) {
     encoded.assign(pairs.size(), EncodedPair());
@@ -389,6 +395,8 @@ void Preparation::WriteShards(const std::string& directory,
                                            static_cast<int64_t>(source.size()));
         source_tokens += static_cast<int64_t>(source.size());
         target_tokens += static_cast<int64_t>(target.size());
+        ratios.Add(static_cast<int64_t>(source.size()),
+                   static_cast<int64_t>(target.size()));
         writer.Add(source, target);
         ++kept;
         if (writer.pairs() >= options_.shard_pairs) flush();
@@ -421,6 +429,11 @@ void Preparation::WriteShards(const std::string& directory,
   (*manifest)["train_source_tokens"] = source_tokens;
   (*manifest)["train_target_tokens"] = target_tokens;
   (*manifest)["longest_source_tokens"] = longest_source;
+  // The translations' usual length: none from fewer pairs, whose extremes
+  // would be the bounds.
+  if (const auto bounds = ratios.Percentiles(0.005, 0.995, kFewestRatioPairs)) {
+    (*manifest)["target_length_ratio"] = {bounds->low, bounds->high};
+  }
 }
 
 void Preparation::WriteDev(const std::string& directory,

@@ -73,7 +73,12 @@ double DevBleu(const Checkpoint& model, const DevSet& dev, DataParallel* group,
   const int rank = group ? group->rank() : 0;
   const int ranks = group ? group->world_size() : 1;
   const std::vector<std::vector<size_t>> batches = LengthSortedBatches(dev);
-  auto translator = Translator::FromCheckpoint(model, TranslatorOptions());
+  // The model's own translations, without the output guard's second
+  // decodings: they would cost most in the first epochs, when most
+  // translations loop, and hide what the model still gets wrong.
+  TranslatorOptions options;
+  options.output_guard = false;
+  auto translator = Translator::FromCheckpoint(model, options);
   std::vector<std::string> hypotheses(dev.texts.size());
   nlohmann::json mine = nlohmann::json::array();  // In batch order.
   for (size_t b : BatchesOf(rank, ranks, batches.size())) {

@@ -2,6 +2,7 @@
 // sacreBLEU's BLEU and chrF2 definitions; for Chinese, against references
 // converted to the translations' script and as written, and counts
 // translations that mix scripts.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -40,6 +41,10 @@ ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda.");
 ABSL_FLAG(bool, beam_stops_early, false,
           "Beam search: end a sentence once beam_size hypotheses ended (as "
           "CTranslate2 and fairseq), not once no live beam can beat them.");
+ABSL_FLAG(bool, output_guard, true,
+          "Decode again each sentence whose translation is broken (a loop, "
+          "a length far outside the training pairs', the source copied), "
+          "keeping the better; off, broken ones are still counted.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed or libtorch.");
 ABSL_FLAG(std::string, compute_type, "int8",
@@ -107,6 +112,7 @@ int Run() {
   options.cpu_decoder = absl::GetFlag(FLAGS_cpu_decoder);
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
+  options.output_guard = absl::GetFlag(FLAGS_output_guard);
   auto translator =
       fanyi::Translator::Load(absl::GetFlag(FLAGS_model_dir), options);
   const int beam_size = absl::GetFlag(FLAGS_beam_size);
@@ -142,6 +148,17 @@ int Run() {
             << translation.unplaced_spans
             << " of them left out by the model (appended); "
             << translation.unknown_words << " unknown source words\n";
+  int64_t broken = 0;
+  std::string kinds;
+  for (const auto& [kind, count] : translation.broken_parts) {
+    broken += count;
+    kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+  }
+  std::cout << "guard" << (options.output_guard ? "" : " (off)") << ": "
+            << broken << " of " << translation.parts
+            << " sentences and clauses broken"
+            << (kinds.empty() ? "" : " (" + kinds + ")") << ", "
+            << translation.repaired_parts << " replaced by their retry\n";
   if (!references.empty()) {
     // Chinese translations come in Simplified script: the references are
     // scored converted to it, and as they are.
@@ -155,6 +172,15 @@ int Run() {
     }
     std::cout << fanyi::DescribeScore(fanyi::ScoreCorpus(
         translation.hypotheses, converted, translator->target_language()));
+    const fanyi::ConfidenceAgreement agreement =
+        fanyi::ScoreConfidence(translation, converted);
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "confidence: mean %.3f; with sentence chrF2, Pearson r = "
+                  "%.3f, Spearman rho = %.3f over %lld translations\n",
+                  agreement.mean_confidence, agreement.pearson,
+                  agreement.spearman, static_cast<long long>(agreement.count));
+    std::cout << line;
     if (translator->pipeline().writes_chinese()) {
       const fanyi::CorpusScore raw = fanyi::ScoreCorpus(
           translation.hypotheses, references, translator->target_language());

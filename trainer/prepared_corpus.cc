@@ -138,6 +138,12 @@ int64_t PreparedCorpus::longest_source_tokens() const {
   return manifest_.at("longest_source_tokens").get<int64_t>();
 }
 
+std::pair<double, double> PreparedCorpus::target_length_ratio() const {
+  if (!manifest_.contains("target_length_ratio")) return {0, 0};
+  const nlohmann::json& ratio = manifest_.at("target_length_ratio");
+  return {ratio.at(0).get<double>(), ratio.at(1).get<double>()};
+}
+
 int64_t PreparedCorpus::max_tokens() const {
   return manifest_.at("max_tokens").get<int64_t>();
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/text/subword_model.h"
@@ -69,6 +70,9 @@ class PreparedCorpus {
   WordCase target_case() const;
   int64_t train_pairs() const;
   int64_t longest_source_tokens() const;
+  // The training pairs' target tokens per source token, as Checkpoint's
+  // target_ratio_low and _high; {0, 0} for data prepared before the field.
+  std::pair<double, double> target_length_ratio() const;
   // No training pair has more tokens on either side.
   int64_t max_tokens() const;
 

@@ -151,6 +151,11 @@ void Trainer::State::Start() {
     options.model = initial->model->config();
     options.model.dropout = dropout;
   }
+  if (initial) {
+    // Kept unless this run's corpus measures its own (OpenData).
+    checkpoint.target_ratio_low = initial->target_ratio_low;
+    checkpoint.target_ratio_high = initial->target_ratio_high;
+  }
   OpenData(nullptr);
   ModelConfig config = options.model;
   config.source_vocab_size = checkpoint.source_vocabulary.size();

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "common/text/subword_model.h"
@@ -171,6 +172,13 @@ void TrainingData::Describe(Checkpoint* checkpoint) const {
   checkpoint->source_case = corpus_->source_case();
   checkpoint->target_case = corpus_->target_case();
   checkpoint->longest_source_tokens = corpus_->longest_source_tokens();
+  // A corpus too small for a ratio keeps the one the checkpoint has (a
+  // model it fine-tunes).
+  const auto [low, high] = corpus_->target_length_ratio();
+  if (high > 0) {
+    checkpoint->target_ratio_low = low;
+    checkpoint->target_ratio_high = high;
+  }
 }
 
 }  // namespace fanyi

@@ -1,6 +1,9 @@
 #include "common/decoding/beam_candidates.h"
 
+#include <ATen/ops/argmax.h>
 #include <ATen/ops/log_softmax.h>
+#include <ATen/ops/logsumexp.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/topk.h>
 
@@ -27,7 +30,24 @@ constexpr int kLanes = 16;
 // the sum of e^(x - largest), each in sixteen lanes the compiler vectorizes.
 // (One call per row of the generator's output: a scalar exp per logit, or
 // ATen's logsumexp with its passes and temporaries, cost more than all the
-// rest of the selection.)
+// rest of the selection.) RowLogSumExpBelow is the second half, for a row
+// whose largest value is known.
+FANYI_CPU_CLONES double RowLogSumExpBelow(const float* x, int64_t size,
+                                          float largest) {
+  if (std::isinf(largest)) return largest;  // Every value -inf (or one +inf).
+  float partial[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      partial[lane] += ExpOfNonPositive(x[i + lane] - largest);
+    }
+  }
+  double sum = 0;
+  for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
+  for (; i < size; ++i) sum += ExpOfNonPositive(x[i] - largest);
+  return largest + std::log(sum);
+}
+
 FANYI_CPU_CLONES double RowLogSumExp(const float* x, int64_t size) {
   float largest_lane[kLanes];
   std::fill(largest_lane, largest_lane + kLanes, -kFloatInfinity);
@@ -39,17 +59,7 @@ FANYI_CPU_CLONES double RowLogSumExp(const float* x, int64_t size) {
   }
   float largest = *std::max_element(largest_lane, largest_lane + kLanes);
   for (int64_t j = i; j < size; ++j) largest = std::max(largest, x[j]);
-  if (std::isinf(largest)) return largest;  // Every value -inf (or one +inf).
-  float partial[kLanes] = {};
-  for (i = 0; i + kLanes <= size; i += kLanes) {
-    for (int lane = 0; lane < kLanes; ++lane) {
-      partial[lane] += ExpOfNonPositive(x[i + lane] - largest);
-    }
-  }
-  double sum = 0;
-  for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
-  for (; i < size; ++i) sum += ExpOfNonPositive(x[i] - largest);
-  return largest + std::log(sum);
+  return RowLogSumExpBelow(x, size, largest);
 }
 
 // The first index from `from` on whose value is at least `threshold`, or
@@ -185,6 +195,51 @@ BeamCandidates TopBeamCandidates(const torch::Tensor& logits,
   std::copy_n(top_indices.data_ptr<int64_t>(), candidates.indices.size(),
               candidates.indices.begin());
   return candidates;
+}
+
+std::vector<BestToken> BestTokens(const torch::Tensor& logits,
+                                  const std::vector<int64_t>& rows) {
+  const int64_t row_count =
+      rows.empty() ? logits.size(0) : static_cast<int64_t>(rows.size());
+  std::vector<BestToken> best(row_count);
+  if (logits.device().is_cpu() && logits.scalar_type() == at::kFloat) {
+    const torch::Tensor contiguous = logits.contiguous();
+    const int64_t vocab = contiguous.size(1);
+    for (int64_t i = 0; i < row_count; ++i) {
+      const float* x =
+          contiguous.data_ptr<float>() + (rows.empty() ? i : rows[i]) * vocab;
+      int64_t token = 0;
+      for (int64_t v = 1; v < vocab; ++v) {
+        if (x[v] > x[token] || (std::isnan(x[v]) && !std::isnan(x[token]))) {
+          token = v;
+        }
+      }
+      // The argmax is the largest value: one more pass, not two.
+      best[i] = {token, x[token] - RowLogSumExpBelow(x, vocab, x[token])};
+    }
+    return best;
+  }
+  // Half-precision logits are summed in float.
+  const torch::Tensor selected =
+      (rows.empty() ? logits
+                    : logits.index_select(
+                          0, at::tensor(rows, at::kLong).to(logits.device())))
+          .to(at::kFloat);
+  // [rows, vocab] -> [rows]; both leave the device in one copy, as
+  // doubles ([2, rows]), which hold any token id exactly.
+  const torch::Tensor tokens = at::argmax(selected, -1);
+  const torch::Tensor chosen =
+      selected.gather(-1, tokens.unsqueeze(-1)).squeeze(-1) -
+      at::logsumexp(selected, -1);
+  const torch::Tensor both =
+      at::stack({tokens.to(at::kDouble), chosen.to(at::kDouble)})
+          .to(at::kCPU)
+          .contiguous();
+  const double* values = both.data_ptr<double>();
+  for (int64_t i = 0; i < row_count; ++i) {
+    best[i] = {static_cast<int64_t>(values[i]), values[row_count + i]};
+  }
+  return best;
 }
 
 }  // namespace fanyi

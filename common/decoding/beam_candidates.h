@@ -37,6 +37,20 @@ BeamCandidates TopBeamCandidates(const torch::Tensor& logits,
                                  const std::vector<double>& beam_scores,
                                  int64_t beam, int64_t beam_rows = 0);
 
+// A greedy row's next token: the best of its row, with its log-probability.
+struct BestToken {
+  int64_t token = 0;
+  double log_probability = 0;
+};
+
+// The best token of each of `rows` of `logits` [batch, vocab] (empty: every
+// row, in order), with its log-probability (log-softmax of the row). Ties go
+// to the lowest index and NaN counts as the largest value, as at::argmax has
+// it. On the CPU with float logits, a plain loop per row: at::argmax over
+// [32, vocab] cost more than a packed step's products for one row.
+std::vector<BestToken> BestTokens(const torch::Tensor& logits,
+                                  const std::vector<int64_t>& rows);
+
 }  // namespace fanyi
 
 #endif  // FANYI_COMMON_DECODING_BEAM_CANDIDATES_H_

@@ -68,7 +68,8 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
       // An ending counts only if it ranks among the best `beam_size`.
       if (c < beam_size_) {
         finished_.push_back({beams_[from], score,
-                             score / LengthPenalty(steps_, length_penalty_)});
+                             score / LengthPenalty(steps_, length_penalty_),
+                             steps_});
       }
       continue;
     }
@@ -81,7 +82,8 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
   if (steps_ >= limit_) {
     for (size_t b = 0; b < beams.size(); ++b) {
       finished_.push_back({beams[b], scores[b],
-                           scores[b] / LengthPenalty(steps_, length_penalty_)});
+                           scores[b] / LengthPenalty(steps_, length_penalty_),
+                           steps_});
     }
     done_ = true;
   }

@@ -23,6 +23,9 @@ struct Hypothesis {
   std::vector<int64_t> ids;    // Target ids without </s>.
   double log_probability = 0;  // Sum of token log-probabilities (</s> too).
   double score = 0;            // log_probability / GNMT length penalty.
+  // Tokens log_probability sums over: the ids, and </s> when it ended
+  // with one (not when it reached its length limit).
+  int64_t scored_tokens = 0;
 };
 
 // The GNMT length penalty ((5 + length) / 6)^α of a hypothesis with `length`
@@ -51,6 +54,10 @@ class SentenceSearch {
 
   // Log-probability of each beam, beam_size entries; -inf for a dead beam.
   const std::vector<double>& beam_scores() const { return beam_scores_; }
+  // The tokens of beam `beam` so far (without <s>).
+  const std::vector<int64_t>& prefix(int64_t beam) const {
+    return beams_[beam];
+  }
 
   // Takes one step's candidates, best first: `count` (at least 2·beam_size,
   // or every candidate) totals of beam score plus token log-probability, and

@@ -1,11 +1,13 @@
 #include "common/decoding/continuous_decoder.h"
 
-#include <ATen/ops/argmax.h>
+#include <ATen/TensorIndexing.h>
+#include <ATen/ops/logsumexp.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -30,9 +32,11 @@ struct Sentence {
   int64_t handle = 0;
   int64_t limit = 0;                     // Most tokens it may generate.
   std::vector<int64_t> target;           // Greedy: the tokens so far.
+  double log_probability = 0;            // Greedy: of the tokens so far.
   std::optional<SentenceSearch> search;  // Beam search only.
   int beam = 1;                          // Beam size.
-  int alternatives = 0;  // Next-best hypotheses to return (beam only).
+  int alternatives = 0;     // Next-best hypotheses to return (beam only).
+  int no_repeat_ngram = 0;  // As EncodedSource's.
   // Batch row of each beam. One until a beam search's first step: its beams
   // would all be the same row, so it decodes once and fans out after (as
   // CTranslate2 does).
@@ -83,20 +87,25 @@ struct ContinuousDecoder::Impl {
     }
   }
 
-  // The argmax of `logits` [rows, vocab] for each of `greedy_rows`.
-  std::vector<int64_t> GreedyTokens(
-      const torch::Tensor& logits,
-      const std::vector<int64_t>& greedy_rows) const;
-  // Greedy rows: the argmax of `logits` [rows, vocab] for each listed row.
+  // Sets to -inf, in `logits` [rows, vocab], each token that would repeat
+  // an n-gram in its row's prefix, for sentences with no_repeat_ngram.
+  // Returns, per row, what to add to the log-probabilities the selection
+  // then computes (normalized over the allowed tokens only) to make them
+  // the model's own: log P(allowed), 0 for a row with nothing banned;
+  // empty when nothing was banned. (CTranslate2 bans after the softmax.)
+  std::vector<double> BanRepeatedNgrams(torch::Tensor& logits) const;
+  // Greedy rows: the argmax of `logits` [rows, vocab] for each listed row;
+  // `shifts` as BanRepeatedNgrams returns them.
   void PlanGreedy(const torch::Tensor& logits,
-                  const std::vector<int64_t>& greedy_rows, StepPlan& plan,
+                  const std::vector<int64_t>& greedy_rows,
+                  const std::vector<double>& shifts, StepPlan& plan,
                   std::vector<Finished>& finished);
   // Beam groups of one beam size, each sentence with `beam_rows` rows (the
   // beam, or 1 at its first step): the best continuations of their rows.
   void PlanBeams(const torch::Tensor& logits,
                  const std::vector<Sentence*>& group, int64_t beam,
-                 int64_t beam_rows, StepPlan& plan,
-                 std::vector<Finished>& finished);
+                 int64_t beam_rows, const std::vector<double>& shifts,
+                 StepPlan& plan, std::vector<Finished>& finished);
   // Moves the kept rows into place (rows and state) and points each
   // sentence at its rows again.
   void Apply(StepPlan& plan);
@@ -116,56 +125,77 @@ struct ContinuousDecoder::Impl {
   int64_t next_handle = 0;
 };
 
-std::vector<int64_t> ContinuousDecoder::Impl::GreedyTokens(
-    const torch::Tensor& logits,
-    const std::vector<int64_t>& greedy_rows) const {
-  std::vector<int64_t> tokens(greedy_rows.size());
-  if (logits.device().is_cpu() && logits.scalar_type() == at::kFloat) {
-    // A plain loop per row: at::argmax over [32, vocab] cost more than a
-    // packed step's products for one row. Ties go to the lowest index and
-    // NaN counts as the largest value, as at::argmax has it.
-    const torch::Tensor contiguous = logits.contiguous();
-    const int64_t vocab = contiguous.size(1);
-    for (size_t i = 0; i < greedy_rows.size(); ++i) {
-      const float* x = contiguous.data_ptr<float>() + greedy_rows[i] * vocab;
-      int64_t best = 0;
-      for (int64_t v = 1; v < vocab; ++v) {
-        if (x[v] > x[best] || (std::isnan(x[v]) && !std::isnan(x[best]))) {
-          best = v;
-        }
+std::vector<double> ContinuousDecoder::Impl::BanRepeatedNgrams(
+    torch::Tensor& logits) const {
+  std::vector<int64_t> banned_rows;
+  std::vector<int64_t> banned_tokens;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Sentence& sentence = *rows[r].sentence;
+    const int64_t n = sentence.no_repeat_ngram;
+    if (n <= 0) continue;
+    const std::vector<int64_t>& prefix =
+        sentence.search.has_value() ? sentence.search->prefix(rows[r].beam)
+                                    : sentence.target;
+    const auto length = static_cast<int64_t>(prefix.size());
+    if (length < n - 1) continue;
+    // Every earlier n-gram whose first n - 1 tokens are the prefix's last
+    // n - 1 bans its last token: O(length · n) a row.
+    const int64_t tail = length - (n - 1);
+    for (int64_t i = 0; i + n - 1 < length; ++i) {
+      if (std::equal(prefix.begin() + i, prefix.begin() + i + n - 1,
+                     prefix.begin() + tail)) {
+        banned_rows.push_back(static_cast<int64_t>(r));
+        banned_tokens.push_back(prefix[i + n - 1]);
       }
-      tokens[i] = best;
     }
-    return tokens;
   }
-  // [rows, vocab] -> [greedy rows]
-  const torch::Tensor next =
-      greedy_rows.size() == rows.size()
-          ? at::argmax(logits, -1)
-          : at::argmax(logits.index_select(
-                           0, at::tensor(greedy_rows, at::kLong).to(device)),
-                       -1);
-  const torch::Tensor next_cpu = next.to(at::kCPU).contiguous();
-  std::copy_n(next_cpu.data_ptr<int64_t>(), tokens.size(), tokens.begin());
-  return tokens;
+  if (banned_rows.empty()) return {};
+  std::vector<int64_t> changed = banned_rows;  // Sorted: found row by row.
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  const torch::Tensor changed_rows = at::tensor(changed, at::kLong).to(device);
+  // [changed] each: log Σ e^logit over the row, before and after the ban.
+  const torch::Tensor before =
+      at::logsumexp(logits.index_select(0, changed_rows).to(at::kFloat), -1);
+  logits.index_put_({at::tensor(banned_rows, at::kLong).to(device),
+                     at::tensor(banned_tokens, at::kLong).to(device)},
+                    -std::numeric_limits<float>::infinity());
+  const torch::Tensor after =
+      at::logsumexp(logits.index_select(0, changed_rows).to(at::kFloat), -1);
+  const torch::Tensor shift =
+      (after - before).to(at::kCPU, at::kDouble).contiguous();
+  std::vector<double> shifts(rows.size(), 0.0);
+  for (size_t k = 0; k < changed.size(); ++k) {
+    shifts[changed[k]] = shift.data_ptr<double>()[k];
+  }
+  return shifts;
 }
 
 void ContinuousDecoder::Impl::PlanGreedy(
     const torch::Tensor& logits, const std::vector<int64_t>& greedy_rows,
-    StepPlan& plan, std::vector<Finished>& finished) {
+    const std::vector<double>& shifts, StepPlan& plan,
+    std::vector<Finished>& finished) {
   if (greedy_rows.empty()) return;
-  const std::vector<int64_t> next_ids = GreedyTokens(logits, greedy_rows);
+  // No rows picked out when every row is greedy, in order.
+  const std::vector<BestToken> next = BestTokens(
+      logits,
+      greedy_rows.size() == rows.size() ? std::vector<int64_t>{} : greedy_rows);
   for (size_t i = 0; i < greedy_rows.size(); ++i) {
     const int64_t row = greedy_rows[i];
     Sentence& sentence = *rows[row].sentence;
-    const bool ended = next_ids[i] == Vocabulary::kEosId;
+    sentence.log_probability +=
+        next[i].log_probability + (shifts.empty() ? 0.0 : shifts[row]);
+    const bool ended = next[i].token == Vocabulary::kEosId;
     if (!ended) {
-      sentence.target.push_back(next_ids[i]);
-      plan.next_token[row] = next_ids[i];
+      sentence.target.push_back(next[i].token);
+      plan.next_token[row] = next[i].token;
     }
     if (ended ||
         static_cast<int64_t>(sentence.target.size()) >= sentence.limit) {
-      finished.push_back({sentence.handle, std::move(sentence.target)});
+      Finished done{sentence.handle, std::move(sentence.target)};
+      done.log_probability = sentence.log_probability;
+      done.scored_tokens =
+          static_cast<int64_t>(done.target_ids.size()) + (ended ? 1 : 0);
+      finished.push_back(std::move(done));
       plan.leaving[row] = 1;
     }
   }
@@ -174,6 +204,7 @@ void ContinuousDecoder::Impl::PlanGreedy(
 void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
                                         const std::vector<Sentence*>& group,
                                         int64_t beam, int64_t beam_rows,
+                                        const std::vector<double>& shifts,
                                         StepPlan& plan,
                                         std::vector<Finished>& finished) {
   std::vector<int64_t> group_rows;
@@ -182,8 +213,10 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
     group_rows.insert(group_rows.end(), sentence->rows.begin(),
                       sentence->rows.end());
     const std::vector<double>& beam_scores = sentence->search->beam_scores();
-    scores.insert(scores.end(), beam_scores.begin(),
-                  beam_scores.begin() + beam_rows);
+    for (int64_t b = 0; b < beam_rows; ++b) {
+      scores.push_back(beam_scores[b] +
+                       (shifts.empty() ? 0.0 : shifts[sentence->rows[b]]));
+    }
   }
   // The group's rows of `logits`; none picked out when the group holds
   // every row in order (a batch of beam searches only, as offline).
@@ -205,6 +238,8 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
       std::vector<Hypothesis> best =
           sentence.search->Best(1 + sentence.alternatives);
       Finished done{sentence.handle, std::move(best.front().ids)};
+      done.log_probability = best.front().log_probability;
+      done.scored_tokens = best.front().scored_tokens;
       for (std::size_t k = 1; k < best.size(); ++k) {
         done.alternatives.push_back(std::move(best[k].ids));
       }
@@ -314,6 +349,7 @@ std::vector<int64_t> ContinuousDecoder::Add(
       sentence.handle = handle;
       sentence.limit = MaxTargetLength(impl_->options, source.ids.size());
       sentence.beam = source.beam_size;
+      sentence.no_repeat_ngram = source.no_repeat_ngram;
       if (source.beam_size > 1) {
         sentence.search.emplace(source.beam_size, sentence.limit,
                                 impl_->length_penalty,
@@ -351,6 +387,7 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
       at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state,
       impl_->graphs.get());
 
+  const std::vector<double> shifts = impl_->BanRepeatedNgrams(logits);
   StepPlan plan(rows.size());
   std::vector<int64_t> greedy_rows;
   // Beam groups by beam size and rows per sentence (the beam, or 1 at a
@@ -369,9 +406,10 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
       }
     }
   }
-  impl_->PlanGreedy(logits, greedy_rows, plan, finished);
+  impl_->PlanGreedy(logits, greedy_rows, shifts, plan, finished);
   for (const auto& [shape, group] : groups) {
-    impl_->PlanBeams(logits, group, shape.first, shape.second, plan, finished);
+    impl_->PlanBeams(logits, group, shape.first, shape.second, shifts, plan,
+                     finished);
   }
   impl_->Apply(plan);
   std::vector<int64_t> ended;
@@ -405,20 +443,22 @@ void ContinuousDecoder::Clear() {
   impl_->state = DecoderState();
 }
 
-std::vector<std::vector<int64_t>> ContinuousDecoder::DecodeAll(
+std::vector<ContinuousDecoder::Finished> ContinuousDecoder::DecodeAll(
     const std::vector<EncodedSource>& sources) {
   if (!impl_->rows.empty()) {
     throw std::logic_error("DecodeAll needs a decoder with nothing in flight");
   }
-  std::vector<std::vector<int64_t>> targets(sources.size());
+  std::vector<Finished> translations(sources.size());
   const std::vector<int64_t> handles = Add(sources);
   const int64_t first = handles.empty() ? 0 : handles.front();
   while (!impl_->rows.empty()) {
     for (Finished& sentence : Step()) {
-      targets[sentence.handle - first] = std::move(sentence.target_ids);
+      const int64_t index = sentence.handle - first;
+      translations[index] = std::move(sentence);
+      translations[index].handle = index;
     }
   }
-  return targets;
+  return translations;
 }
 
 int64_t ContinuousDecoder::active() const {
@@ -431,6 +471,16 @@ int64_t ContinuousDecoder::rows() const {
 
 const StepGraphs* ContinuousDecoder::graphs() const {
   return impl_->graphs.get();
+}
+
+std::vector<std::vector<int64_t>> TargetIds(
+    std::vector<ContinuousDecoder::Finished> translations) {
+  std::vector<std::vector<int64_t>> ids;
+  ids.reserve(translations.size());
+  for (ContinuousDecoder::Finished& translation : translations) {
+    ids.push_back(std::move(translation.target_ids));
+  }
+  return ids;
 }
 
 }  // namespace fanyi

@@ -18,6 +18,10 @@ struct EncodedSource {
   // Next-best hypotheses wanted besides the best (beam search only; at
   // most beam_size - 1 come back).
   int alternatives = 0;
+  // When above 0, no n-gram of this many tokens appears twice in a
+  // translation (each hypothesis's, in a beam search): a token that would
+  // repeat one is never chosen, as CTranslate2's no_repeat_ngram_size.
+  int no_repeat_ngram = 0;
 };
 
 // Decoding of a changing set of sentences, one step at a time (continuous
@@ -52,6 +56,10 @@ class ContinuousDecoder {
     // The next-best finished hypotheses, best first, as many as the source
     // asked and the search found.
     std::vector<std::vector<int64_t>> alternatives = {};
+    // Sum of the translation's token log-probabilities, over its ids and
+    // </s> when it ended with one (not when it reached its length limit).
+    double log_probability = 0;
+    int64_t scored_tokens = 0;  // Tokens log_probability sums over.
   };
 
   // Runs one decoding step for every row in the batch; returns the sentences
@@ -68,9 +76,9 @@ class ContinuousDecoder {
   void Clear();
 
   // Decodes `sources` to the end on a decoder with nothing in flight (the
-  // offline use: evaluation, benchmarks); target ids per source, in order.
-  std::vector<std::vector<int64_t>> DecodeAll(
-      const std::vector<EncodedSource>& sources);
+  // offline use: evaluation, benchmarks); one translation per source, in
+  // order, each with its position in `sources` as its handle.
+  std::vector<Finished> DecodeAll(const std::vector<EncodedSource>& sources);
 
   // Sentences in the batch.
   int64_t active() const;
@@ -85,6 +93,10 @@ class ContinuousDecoder {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The target ids of each of `translations`, in order.
+std::vector<std::vector<int64_t>> TargetIds(
+    std::vector<ContinuousDecoder::Finished> translations);
 
 }  // namespace fanyi
 

@@ -51,7 +51,7 @@ std::vector<std::vector<int64_t>> GreedyDecode(
     const DecodingOptions& options) {
   std::vector<EncodedSource> greedy;
   for (const auto& source : sources) greedy.push_back({source, 1});
-  return ContinuousDecoder(model, options).DecodeAll(greedy);
+  return TargetIds(ContinuousDecoder(model, options).DecodeAll(greedy));
 }
 
 std::vector<int64_t> GreedyDecodeWithoutCache(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
@@ -16,6 +17,7 @@ CorpusTranslation TranslateCorpus(const Translator& translator,
   const auto start = std::chrono::steady_clock::now();
   CorpusTranslation result;
   result.hypotheses.resize(sources.size());
+  result.confidences.assign(sources.size(), 1.0);
   result.errors.resize(sources.size());
 
   // Every sentence (or clause) of every source is one part; parts of
@@ -23,7 +25,7 @@ CorpusTranslation TranslateCorpus(const Translator& translator,
   TextOptions options;
   options.beam_size = beam_size;
   std::vector<PreparedText> prepared(sources.size());
-  std::vector<std::vector<std::vector<int64_t>>> targets(sources.size());
+  std::vector<std::vector<DecodedPart>> targets(sources.size());
   std::vector<std::pair<size_t, size_t>> order;  // (source, part)
   for (size_t i = 0; i < sources.size(); ++i) {
     try {
@@ -50,11 +52,18 @@ CorpusTranslation TranslateCorpus(const Translator& translator,
     for (size_t k = begin; k < end; ++k) {
       batch.push_back(prepared[order[k].first].parts[order[k].second]);
     }
-    auto batch_targets = translator.TranslateIds(batch);
+    std::vector<GuardVerdict> verdicts;
+    auto batch_targets = translator.DecodeGuarded(batch, &verdicts);
     for (size_t k = begin; k < end; ++k) {
       targets[order[k].first][order[k].second] =
           std::move(batch_targets[k - begin]);
+      const GuardVerdict& verdict = verdicts[k - begin];
+      if (verdict.broken != BrokenOutput::kNone) {
+        ++result.broken_parts[BrokenOutputName(verdict.broken)];
+        result.repaired_parts += verdict.kept_retry ? 1 : 0;
+      }
     }
+    result.parts += static_cast<int64_t>(batch.size());
   }
   for (size_t i = 0; i < sources.size(); ++i) {
     if (!result.errors[i].empty()) continue;
@@ -66,6 +75,7 @@ CorpusTranslation TranslateCorpus(const Translator& translator,
     result.unknown_words +=
         static_cast<int64_t>(translation.unknown_words.size());
     result.hypotheses[i] = translation.text;
+    result.confidences[i] = translation.confidence;
   }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -81,6 +91,76 @@ CorpusScore ScoreCorpus(const std::vector<std::string>& hypotheses,
   score.bleu = CorpusBleu(hypotheses, references, score.tokenizer);
   score.chrf = CorpusChrf(hypotheses, references);
   return score;
+}
+
+ConfidenceAgreement ScoreConfidence(
+    const CorpusTranslation& translation,
+    const std::vector<std::string>& references) {
+  if (references.size() != translation.hypotheses.size()) {
+    throw std::invalid_argument(
+        "ScoreConfidence: " + std::to_string(references.size()) +
+        " references for " + std::to_string(translation.hypotheses.size()) +
+        " translations");
+  }
+  std::vector<double> confidences;
+  std::vector<double> chrf;
+  for (size_t i = 0; i < references.size(); ++i) {
+    if (!translation.errors[i].empty()) continue;
+    confidences.push_back(translation.confidences[i]);
+    chrf.push_back(CorpusChrf({translation.hypotheses[i]}, {references[i]}));
+  }
+  ConfidenceAgreement agreement;
+  agreement.count = static_cast<int64_t>(confidences.size());
+  if (!confidences.empty()) {
+    agreement.mean_confidence =
+        std::accumulate(confidences.begin(), confidences.end(), 0.0) /
+        static_cast<double>(confidences.size());
+  }
+  agreement.pearson = PearsonCorrelation(confidences, chrf);
+  agreement.spearman = PearsonCorrelation(Ranks(confidences), Ranks(chrf));
+  return agreement;
+}
+
+double PearsonCorrelation(const std::vector<double>& x,
+                          const std::vector<double>& y) {
+  if (x.size() != y.size()) {
+    throw std::invalid_argument("PearsonCorrelation: series of " +
+                                std::to_string(x.size()) + " and " +
+                                std::to_string(y.size()) + " values");
+  }
+  const auto n = static_cast<double>(x.size());
+  if (x.size() < 2) return 0;
+  const double mean_x = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  const double mean_y = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double xy = 0;
+  double xx = 0;
+  double yy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    xy += (x[i] - mean_x) * (y[i] - mean_y);
+    xx += (x[i] - mean_x) * (x[i] - mean_x);
+    yy += (y[i] - mean_y) * (y[i] - mean_y);
+  }
+  if (xx == 0 || yy == 0) return 0;
+  return xy / std::sqrt(xx * yy);
+}
+
+std::vector<double> Ranks(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  for (size_t first = 0; first < order.size();) {
+    size_t last = first + 1;
+    while (last < order.size() && values[order[last]] == values[order[first]]) {
+      ++last;
+    }
+    // Positions first..last-1 hold equal values: ranks first+1..last.
+    const double mean_rank = (static_cast<double>(first + last) + 1) / 2;
+    for (size_t k = first; k < last; ++k) ranks[order[k]] = mean_rank;
+    first = last;
+  }
+  return ranks;
 }
 
 std::string FormatScore(double score) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -220,6 +221,10 @@ void SaveCheckpoint(
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
+  if (checkpoint.target_ratio_high > 0) {
+    config["target_length_ratio"] = {checkpoint.target_ratio_low,
+                                     checkpoint.target_ratio_high};
+  }
   for (int side = 0; side < 2; ++side) {
     const auto& [field, file] = kSubwordFiles[side];
     const auto& model = SubwordsOf(checkpoint, side);
@@ -282,6 +287,20 @@ Checkpoint LoadCheckpoint(const std::string& path,
     }
     checkpoint.longest_source_tokens =
         config.value("longest_source_tokens", int64_t{0});
+    if (config.contains("target_length_ratio")) {
+      const nlohmann::json& ratio = config["target_length_ratio"];
+      if (!ratio.is_array() || ratio.size() != 2 || !ratio[0].is_number() ||
+          !ratio[1].is_number() || !(ratio[0].get<double>() >= 0) ||
+          !(ratio[1].get<double>() >= ratio[0].get<double>()) ||
+          !(ratio[1].get<double>() > 0) ||
+          !std::isfinite(ratio[1].get<double>())) {
+        throw std::invalid_argument(
+            "target_length_ratio must be [low, high] with 0 <= low <= high "
+            "and 0 < high");
+      }
+      checkpoint.target_ratio_low = ratio[0].get<double>();
+      checkpoint.target_ratio_high = ratio[1].get<double>();
+    }
     if (config.contains("length_penalty")) {
       if (!config["length_penalty"].is_number()) {
         throw std::invalid_argument("length_penalty must be a number");

@@ -43,6 +43,12 @@ struct Checkpoint {
   // The longest training source in tokens; 0 when unknown. Longer sentences
   // are translated in clauses.
   int64_t longest_source_tokens = 0;
+  // Target tokens per source token of the training pairs with at least 5
+  // source tokens: the 0.5th and 99.5th percentiles; high 0 when unknown
+  // (fewer than 1,000 such pairs). A translation outside them is taken as
+  // broken (OutputGuard).
+  double target_ratio_low = 0;
+  double target_ratio_high = 0;
   // The GNMT length penalty α its beam search decodes with: the one the
   // trainer found best on dev; 1.0 (what every model used before) for
   // checkpoints from before the field.

@@ -1,6 +1,7 @@
 #include "common/pipeline/text_assembler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -60,12 +61,11 @@ TextAssembler::TextAssembler(const Checkpoint& checkpoint,
       decoding_(decoding) {}
 
 TextTranslation TextAssembler::Assemble(
-    const PreparedText& text,
-    const std::vector<std::vector<int64_t>>& part_targets) const {
-  if (part_targets.size() != text.parts.size()) {
-    throw std::invalid_argument(
-        "Assemble: " + std::to_string(part_targets.size()) + " targets for " +
-        std::to_string(text.parts.size()) + " parts");
+    const PreparedText& text, const std::vector<DecodedPart>& parts) const {
+  if (parts.size() != text.parts.size()) {
+    throw std::invalid_argument("Assemble: " + std::to_string(parts.size()) +
+                                " targets for " +
+                                std::to_string(text.parts.size()) + " parts");
   }
   TextTranslation translation;
   for (const SplitText& run : text.runs) {
@@ -80,12 +80,23 @@ TextTranslation TextAssembler::Assemble(
   for (const auto& [index, verbatim] : text.verbatim_sentences) {
     sentences.at(index) = verbatim;
   }
+  double log_probability = 0;
+  int64_t scored_tokens = 0;
   for (std::size_t part = 0; part < text.parts.size(); ++part) {
     std::string& sentence = sentences[text.sentence_of_part[part]];
     const std::string clause =
-        AssemblePart(text, part, part_targets[part], &translation);
+        AssemblePart(text, part, parts[part].target_ids, &translation);
     if (!sentence.empty() && !clause.empty()) sentence += separator;
     sentence += clause;
+    log_probability += parts[part].log_probability;
+    scored_tokens += parts[part].scored_tokens;
+  }
+  if (scored_tokens > 0) {
+    // NaN logits, or a log-sum-exp rounded a hair below the chosen logit,
+    // must not leave [0, 1].
+    const double mean = log_probability / static_cast<double>(scored_tokens);
+    translation.confidence =
+        std::isnan(mean) ? 0.0 : std::clamp(std::exp(mean), 0.0, 1.0);
   }
   std::vector<std::string> runs;
   auto first = sentences.begin();
@@ -105,23 +116,22 @@ TextTranslation TextAssembler::Assemble(
 }
 
 std::vector<std::string> TextAssembler::AssembleAlternatives(
-    const PreparedText& text,
-    const std::vector<std::vector<int64_t>>& part_targets,
-    const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
+    const PreparedText& text, const std::vector<DecodedPart>& parts,
     const std::string& best) const {
   std::vector<std::string> alternatives;
-  if (text.alternatives == 0 || part_alternatives.size() != text.parts.size()) {
+  if (text.alternatives == 0 || parts.size() != text.parts.size()) {
     return alternatives;
   }
   // The k-th alternative of a text takes each part's k-th next-best
   // hypothesis (its best where it has fewer); one equal to the best or to
   // an earlier one, as detokenized, is no alternative.
   for (int k = 0; k < text.alternatives; ++k) {
-    std::vector<std::vector<int64_t>> targets = part_targets;
+    std::vector<DecodedPart> targets;
     bool changed = false;
-    for (std::size_t part = 0; part < targets.size(); ++part) {
-      if (static_cast<int>(part_alternatives[part].size()) > k) {
-        targets[part] = part_alternatives[part][k];
+    for (const DecodedPart& part : parts) {
+      targets.push_back({part.handle, part.target_ids});
+      if (static_cast<int>(part.alternatives.size()) > k) {
+        targets.back().target_ids = part.alternatives[k];
         changed = true;
       }
     }

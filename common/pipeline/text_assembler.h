@@ -26,23 +26,20 @@ class TextAssembler {
   // `decoding` is counted as capped.
   TextAssembler(const Checkpoint& checkpoint, const DecodingOptions& decoding);
 
-  // Puts the decoded parts of `text` (one target per part, in order, without
-  // </s>) back together: detokenized, in the asked script, spans restored,
-  // sentences joined in the text's layout, an HTML document's runs written
-  // back into it. Throws std::invalid_argument when the counts differ.
-  TextTranslation Assemble(
-      const PreparedText& text,
-      const std::vector<std::vector<int64_t>>& part_targets) const;
+  // Puts the decoded parts of `text` (one per part, in order) back
+  // together: detokenized, in the asked script, spans restored, sentences
+  // joined in the text's layout, an HTML document's runs written back into
+  // it; the confidence from their log-probabilities. Throws
+  // std::invalid_argument when the counts differ.
+  TextTranslation Assemble(const PreparedText& text,
+                           const std::vector<DecodedPart>& parts) const;
 
   // The other translations of `text` (TextTranslation::alternatives): the
-  // k-th puts together each part's k-th next-best hypothesis
-  // (`part_alternatives[part][k]`, its best where it has none), and is kept
-  // when it differs from `best` and the earlier ones. Empty when the text
-  // asked for none.
+  // k-th puts together each part's k-th next-best hypothesis (its best
+  // where it has none), and is kept when it differs from `best` and the
+  // earlier ones. Empty when the text asked for none.
   std::vector<std::string> AssembleAlternatives(
-      const PreparedText& text,
-      const std::vector<std::vector<int64_t>>& part_targets,
-      const std::vector<std::vector<std::vector<int64_t>>>& part_alternatives,
+      const PreparedText& text, const std::vector<DecodedPart>& parts,
       const std::string& best) const;
 
   // False when the target side was lowercased for training.

@@ -95,7 +95,8 @@ std::vector<std::string> RenumberPlaceholders(
 
 TextPipeline::TextPipeline(const Checkpoint& checkpoint,
                            const DecodingOptions& decoding,
-                           int max_sentence_tokens, const TextLimits& limits)
+                           int max_sentence_tokens, const TextLimits& limits,
+                           bool output_guard)
     : target_language_(checkpoint.target_language),
       source_vocabulary_(checkpoint.source_vocabulary),
       source_tokenizer_(checkpoint.source_language, checkpoint.source_subwords,
@@ -110,7 +111,10 @@ TextPipeline::TextPipeline(const Checkpoint& checkpoint,
       max_source_tokens_(checkpoint.model->config().max_positions - 1),
       max_placeholders_(KnownPlaceholders(checkpoint)),
       limits_(limits),
-      assembler_(checkpoint, decoding) {}
+      assembler_(checkpoint, decoding),
+      guard_(checkpoint.source_vocabulary, checkpoint.target_vocabulary,
+             {checkpoint.target_ratio_low, checkpoint.target_ratio_high},
+             decoding, output_guard) {}
 
 std::vector<PreparedText> TextPipeline::Prepare(
     const TextRequest& request) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/decoding/decoding_options.h"
+#include "common/pipeline/output_guard.h"
 #include "common/pipeline/request_limits.h"
 #include "common/pipeline/text_assembler.h"
 #include "common/pipeline/text_translation.h"
@@ -34,10 +35,12 @@ struct Checkpoint;
 class TextPipeline {
  public:
   // The text side of `checkpoint`, with the length caps of `decoding`;
-  // `max_sentence_tokens` as TranslatorOptions says (0: what the model does
-  // well). Throws std::invalid_argument for a negative max_sentence_tokens.
+  // `max_sentence_tokens` and `output_guard` as TranslatorOptions says (0:
+  // what the model does well). Throws std::invalid_argument for a negative
+  // max_sentence_tokens.
   TextPipeline(const Checkpoint& checkpoint, const DecodingOptions& decoding,
-               int max_sentence_tokens, const TextLimits& limits);
+               int max_sentence_tokens, const TextLimits& limits,
+               bool output_guard);
 
   TextPipeline(const TextPipeline&) = delete;
   TextPipeline& operator=(const TextPipeline&) = delete;
@@ -70,6 +73,8 @@ class TextPipeline {
 
   // Puts the decoded parts of a prepared text back together.
   const TextAssembler& assembler() const { return assembler_; }
+  // Finds decoded parts that went wrong, to be decoded again.
+  const OutputGuard& guard() const { return guard_; }
 
   // False when the target side was lowercased for training, so that
   // translations come out in lower case.
@@ -132,6 +137,7 @@ class TextPipeline {
   const int max_placeholders_;
   const RequestLimits limits_;
   const TextAssembler assembler_;
+  const OutputGuard guard_;
 };
 
 }  // namespace fanyi

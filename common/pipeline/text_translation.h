@@ -113,9 +113,19 @@ struct PreparedText {
   int source_token_count = 0;  // Over all parts.
 };
 
+// What the decoder gave for one part of a PreparedText: its target ids
+// (without </s>), next-best hypotheses and log-probability. Its handle
+// means nothing to the assembler.
+using DecodedPart = ContinuousDecoder::Finished;
+
 // A text's translation, with what happened to it on the way.
 struct TextTranslation {
   std::string text;
+  // How sure the model was of `text`: e^(mean log-probability per token)
+  // over every decoded part, </s> included (the geometric mean of the
+  // tokens' probabilities), in [0, 1]. 1 for a text with nothing decoded
+  // (template tokens or numbers only, sent back as written).
+  double confidence = 1;
   // Other translations, distinct from `text` and each other, best first:
   // each part's next-best hypotheses in turn (TextOptions::alternatives).
   std::vector<std::string> alternatives;
@@ -133,6 +143,10 @@ struct TextTranslation {
   int generated_token_count = 0;
   // Unknown tokens (<unk>) the model generated: dropped, never shown.
   int dropped_unknown_count = 0;
+  // Parts (sentences, clauses) whose first translation OutputGuard found
+  // broken, and of those, the ones whose second decoding was kept.
+  int broken_part_count = 0;
+  int repaired_part_count = 0;
 };
 
 }  // namespace fanyi

@@ -49,7 +49,8 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
       options.max_decode_length, checkpoint.model->config().max_positions - 1);
   const torch::Device device = checkpoint.model->parameters().front().device();
   auto pipeline = std::make_unique<TextPipeline>(
-      checkpoint, decoding, options.max_sentence_tokens, options.limits);
+      checkpoint, decoding, options.max_sentence_tokens, options.limits,
+      options.output_guard);
   auto impl = std::unique_ptr<Impl>(
       new Impl{checkpoint, decoding, length_penalty, device});
   auto translator =
@@ -71,18 +72,25 @@ std::vector<TextTranslation> Translator::TranslateTexts(
     parts.insert(parts.end(), prepared.back().parts.begin(),
                  prepared.back().parts.end());
   }
-  const std::vector<std::vector<int64_t>> targets = TranslateIds(parts);
+  std::vector<GuardVerdict> verdicts;
+  const std::vector<DecodedPart> decoded = DecodeGuarded(parts, &verdicts);
   std::vector<TextTranslation> translations;
-  auto next = targets.begin();
+  std::size_t first = 0;
   for (const PreparedText& text : prepared) {
-    const auto end = next + static_cast<std::ptrdiff_t>(text.parts.size());
-    translations.push_back(pipeline_->assembler().Assemble(text, {next, end}));
-    next = end;
+    const std::size_t end = first + text.parts.size();
+    const auto begin = decoded.begin();
+    translations.push_back(pipeline_->assembler().Assemble(
+        text, {begin + static_cast<std::ptrdiff_t>(first),
+               begin + static_cast<std::ptrdiff_t>(end)}));
+    for (std::size_t part = first; part < end; ++part) {
+      CountVerdict(verdicts[part], &translations.back());
+    }
+    first = end;
   }
   return translations;
 }
 
-std::vector<std::vector<int64_t>> Translator::TranslateIds(
+std::vector<DecodedPart> Translator::DecodeParts(
     const std::vector<EncodedSource>& sources) const {
   const int64_t max_source =
       impl_->checkpoint.model->config().max_positions - 1;
@@ -94,6 +102,37 @@ std::vector<std::vector<int64_t>> Translator::TranslateIds(
     }
   }
   return NewContinuousDecoder()->DecodeAll(sources);
+}
+
+std::vector<DecodedPart> Translator::DecodeGuarded(
+    const std::vector<EncodedSource>& sources,
+    std::vector<GuardVerdict>* verdicts) const {
+  std::vector<DecodedPart> decoded = DecodeParts(sources);
+  const OutputGuard& guard = pipeline_->guard();
+  if (verdicts != nullptr) verdicts->assign(sources.size(), GuardVerdict());
+  const int max_beam = pipeline_->limits().text_limits().max_beam_size;
+  std::vector<std::size_t> broken;
+  std::vector<EncodedSource> retries;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const BrokenOutput found = guard.Inspect(sources[i], decoded[i]);
+    if (verdicts != nullptr) (*verdicts)[i].broken = found;
+    if (found == BrokenOutput::kNone || !guard.enabled()) continue;
+    std::optional<EncodedSource> retry =
+        OutputGuard::Retry(sources[i], found, max_beam);
+    if (!retry) continue;
+    broken.push_back(i);
+    retries.push_back(std::move(*retry));
+  }
+  if (retries.empty()) return decoded;
+  std::vector<DecodedPart> again = DecodeParts(retries);
+  for (std::size_t k = 0; k < broken.size(); ++k) {
+    const std::size_t i = broken[k];
+    if (!guard.KeepsRetry(sources[i], decoded[i], again[k])) continue;
+    decoded[i] = std::move(again[k]);
+    decoded[i].handle = static_cast<int64_t>(i);
+    if (verdicts != nullptr) (*verdicts)[i].kept_retry = true;
+  }
+  return decoded;
 }
 
 std::unique_ptr<ContinuousDecoder> Translator::NewContinuousDecoder() const {

@@ -37,6 +37,10 @@ struct TranslatorOptions {
   std::string compute_type = "int8";
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
   bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
+  // Decode again each sentence whose translation OutputGuard finds broken
+  // (a loop, a length far outside the training pairs', the source copied),
+  // keeping the better of the two.
+  bool output_guard = true;
   TextLimits limits;  // What one request may ask (TextPipeline::Prepare).
 };
 
@@ -48,7 +52,7 @@ struct Checkpoint;
 // Thread-safe for its const methods and for decoders used each by one
 // thread: the model's weights are only read while decoding, so any number
 // of ContinuousDecoders (NewContinuousDecoder) may decode at once, each
-// driven by its own thread. TranslateIds and TranslateTexts decode on a
+// driven by its own thread. DecodeParts and TranslateTexts decode on a
 // decoder of their own, so they are safe alongside them too.
 class Translator {
  public:
@@ -66,10 +70,19 @@ class Translator {
   const TextPipeline& pipeline() const { return *pipeline_; }
 
   // Decodes a batch of sources of any lengths, each with its own beam size,
-  // all on one ContinuousDecoder; returns the target ids of each source
-  // (without </s>), in the order given.
-  std::vector<std::vector<int64_t>> TranslateIds(
+  // all on one ContinuousDecoder; returns the translation of each source,
+  // in the order given.
+  std::vector<DecodedPart> DecodeParts(
       const std::vector<EncodedSource>& sources) const;
+
+  // DecodeParts under the pipeline's OutputGuard: each source whose
+  // translation it finds broken is decoded again (OutputGuard::Retry, all
+  // in one more batch) and the better translation kept, unless the guard is
+  // off. `verdicts`, when given, gets what the guard found of each source,
+  // on or off.
+  std::vector<DecodedPart> DecodeGuarded(
+      const std::vector<EncodedSource>& sources,
+      std::vector<GuardVerdict>* verdicts = nullptr) const;
 
   // A step-by-step decoder (continuous batching) on this translator's model,
   // decoding limits and length penalty; it must not outlive the translator,

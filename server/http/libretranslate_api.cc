@@ -270,6 +270,9 @@ struct LibreTranslateApi::Answer {
   // Guarded by mutex: every text's other translations; empty for a text
   // that was not translated.
   std::vector<std::vector<std::string>> alternatives;
+  // Guarded by mutex: every text's TextTranslation::confidence; 1 for a
+  // text that was not translated.
+  std::vector<double> confidences;
   bool wants_alternatives = false;  // The request asked for some.
   int remaining = 0;                // Guarded by mutex: jobs not yet done.
   grpc::Status first_error;         // Guarded by mutex.
@@ -287,6 +290,7 @@ struct LibreTranslateApi::Answer {
       for (std::size_t i = 0; i < translations.size(); ++i) {
         outputs[indices[i]] = std::move(translations[i].text);
         alternatives[indices[i]] = std::move(translations[i].alternatives);
+        confidences[indices[i]] = translations[i].confidence;
       }
       if (--remaining > 0) return;
     }
@@ -306,6 +310,8 @@ struct LibreTranslateApi::Answer {
       body["alternatives"] = is_array ? nlohmann::json(alternatives)
                                       : nlohmann::json(alternatives.front());
     }
+    body["confidence"] = is_array ? nlohmann::json(confidences)
+                                  : nlohmann::json(confidences.front());
     respond(JsonResponse(200, body));
   }
 };
@@ -385,6 +391,7 @@ void LibreTranslateApi::Translate(
   }
   answer->outputs = texts;
   answer->alternatives.resize(texts.size());
+  answer->confidences.assign(texts.size(), 1.0);
   // The options every group asks for, read once.
   TextRequest options;
   if (!groups.empty()) {

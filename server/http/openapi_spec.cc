@@ -213,7 +213,8 @@ std::string_view OpenApiSpec() {
         "properties": {
           "translatedText": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
           "detectedLanguage": {"oneOf": [{"$ref": "#/components/schemas/DetectedLanguage"}, {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}], "description": "With source auto only, per text"},
-          "alternatives": {"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}], "description": "When asked for: per text, the other translations"}
+          "alternatives": {"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}], "description": "When asked for: per text, the other translations"},
+          "confidence": {"oneOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}}], "description": "fanyi: per text, how sure the model was: e to the mean log-probability of the translation's tokens; 1 for a text not translated. It ranks translations; it is not a probability of being right"}
         }
       },
       "DetectRequest": {
