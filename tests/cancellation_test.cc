@@ -98,8 +98,10 @@ class CancellationTest : public ::testing::TestWithParam<int> {
     options.beam_size = kDefaultBeam;
     options.max_beam_size = kDefaultBeam;
     options.max_batch_delay_ms = 0;
-    // The whole text is one row, translated to the length cap.
+    // The whole text is one row, translated to the length cap, once: the
+    // output guard would decode it again, as it reaches the cap.
     options.max_sentence_tokens = 128;
+    options.output_guard = false;
     options.threads = 1;
     options.device = "cpu";
     server_ = TranslationServer::Start(options).release();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -271,6 +272,28 @@ TEST_F(ServerTest, ATranslateBatchFailsNamingTheTextAndCancelsTheRest) {
             1);
 }
 
+// A copy of the tiny model whose config says its training pairs had 0.01
+// to 0.02 target tokens per source token, so that the output guard finds
+// the translation of any sentence of five tokens or more too long.
+// Made once, from `tiny_model`.
+std::string ModelFindingEverythingTooLong(const std::string& tiny_model) {
+  static const std::string* dir = [&tiny_model] {
+    auto* model =
+        new std::string(testing_util::MakeTempDir("guarded") + "/model");
+    std::filesystem::copy(tiny_model, *model,
+                          std::filesystem::copy_options::recursive);
+    std::ifstream in(*model + "/config.json");
+    nlohmann::json config = nlohmann::json::parse(in);
+    config["target_length_ratio"] = {0.01, 0.02};
+    std::ofstream(*model + "/config.json") << config.dump(2);
+    return model;
+  }();
+  return *dir;
+}
+
+// Training pairs, of six tokens and of three: the first is checked.
+constexpr char kGuardedText[] = "He had a hungry look. Have fun.";
+
 // A sentence whose translation the output guard finds broken is decoded
 // again, with a beam of 4 that repeats no trigram, and the response and the
 // metrics count it; with the guard off, it is counted and kept. The model's
@@ -278,15 +301,8 @@ TEST_F(ServerTest, ATranslateBatchFailsNamingTheTextAndCancelsTheRest) {
 // source token, so the translation of any sentence of five tokens or more
 // is too long.
 TEST_F(ServerTest, BrokenTranslationsAreDecodedAgainAndCounted) {
-  const std::string model = testing_util::MakeTempDir("guarded") + "/model";
-  std::filesystem::copy(*model_dir_, model,
-                        std::filesystem::copy_options::recursive);
-  std::ifstream in(model + "/config.json");
-  nlohmann::json config = nlohmann::json::parse(in);
-  config["target_length_ratio"] = {0.01, 0.02};
-  std::ofstream(model + "/config.json") << config.dump(2);
-  // Training pairs, of six tokens and of three.
-  const std::string text = "He had a hungry look. Have fun.";
+  const std::string model = ModelFindingEverythingTooLong(*model_dir_);
+  const std::string text = kGuardedText;
   for (const bool guard : {true, false}) {
     TranslatorOptions translator_options;
     translator_options.device = "cpu";
@@ -336,6 +352,40 @@ TEST_F(ServerTest, BrokenTranslationsAreDecodedAgainAndCounted) {
         MetricValue(metrics, "fanyi_repaired_outputs_total{model=\"en-zh\"}"),
         translation.repaired_count());
   }
+}
+
+// A retry that fails (here its engine refuses it) leaves the first
+// translation: the call succeeds, its sentence counted broken, not
+// repaired.
+TEST_F(ServerTest, ARetryThatFailsLeavesTheFirstTranslation) {
+  TranslatorOptions translator_options;
+  translator_options.device = "cpu";
+  translator_options.output_guard = false;
+  const std::string model = ModelFindingEverythingTooLong(*model_dir_);
+  const TextTranslation first =
+      Translator::Load(model, translator_options)
+          ->TranslateTexts({kGuardedText}, TextOptions())
+          .at(0);
+  testing_util::EngineControl control;
+  auto refused = std::make_shared<std::atomic<int>>(0);
+  control.SetRefusal([refused](const Translator&, const EncodedSource& source) {
+    if (source.no_repeat_ngram == 0) return false;
+    ++*refused;
+    return true;
+  });
+  const std::unique_ptr<TranslationServer> server =
+      StartControlled(control, [&model](ServerOptions& options) {
+        options.model_dir = model;
+        options.output_guard = true;
+      });
+  v1::TranslateResponse response;
+  const grpc::Status status =
+      Translate(*NewStub(server->grpc_port()), kGuardedText, &response, 1);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.translation().text(), first.text);
+  EXPECT_EQ(response.translation().broken_count(), 1);
+  EXPECT_EQ(response.translation().repaired_count(), 0);
+  EXPECT_EQ(refused->load(), 1);
 }
 
 // One document's sentences spread over two workers, each holding its share
