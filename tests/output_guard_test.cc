@@ -5,10 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +15,6 @@
 
 namespace fanyi {
 namespace {
-
-namespace fs = std::filesystem;
 
 TEST(OutputGuardTest, LoopsAreFourCopiesOfATokenOrThreeOfAnNgram) {
   const struct {
@@ -154,22 +149,12 @@ TEST_F(OutputGuardCases, KeepsTheRetryUnlessItIsBrokenAndLessLikely) {
   EXPECT_FALSE(guard.KeepsRetry(source, loop, Part({4, 5}, -6)));
 }
 
-// A copy of the tiny model whose training pairs, it says, have 0.01 to 0.02
-// target tokens per source token: every translation of a source of five
-// tokens or more is then too long.
+// The tiny model, saying that its training pairs had far shorter
+// translations than any it gives (CopyFindingEverythingTooLong).
 std::string ModelExpectingShortTranslations() {
-  static const std::string* dir = [] {
-    const std::string model =
-        testing_util::TrainTinyModel(testing_util::MakeTempDir("guard_model"));
-    auto* copy = new std::string(testing_util::MakeTempDir("guard_model_copy") +
-                                 "/model");
-    fs::copy(model, *copy, fs::copy_options::recursive);
-    std::ifstream in(*copy + "/config.json");
-    nlohmann::json config = nlohmann::json::parse(in);
-    config["target_length_ratio"] = {0.01, 0.02};
-    std::ofstream(*copy + "/config.json") << config.dump(2);
-    return copy;
-  }();
+  static const std::string* dir = new std::string(
+      testing_util::CopyFindingEverythingTooLong(testing_util::TrainTinyModel(
+          testing_util::MakeTempDir("guard_model"))));
   return *dir;
 }
 

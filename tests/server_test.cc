@@ -13,13 +13,11 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -272,22 +270,10 @@ TEST_F(ServerTest, ATranslateBatchFailsNamingTheTextAndCancelsTheRest) {
             1);
 }
 
-// A copy of the tiny model whose config says its training pairs had 0.01
-// to 0.02 target tokens per source token, so that the output guard finds
-// the translation of any sentence of five tokens or more too long.
-// Made once, from `tiny_model`.
+// testing_util::CopyFindingEverythingTooLong of `tiny_model`, made once.
 std::string ModelFindingEverythingTooLong(const std::string& tiny_model) {
-  static const std::string* dir = [&tiny_model] {
-    auto* model =
-        new std::string(testing_util::MakeTempDir("guarded") + "/model");
-    std::filesystem::copy(tiny_model, *model,
-                          std::filesystem::copy_options::recursive);
-    std::ifstream in(*model + "/config.json");
-    nlohmann::json config = nlohmann::json::parse(in);
-    config["target_length_ratio"] = {0.01, 0.02};
-    std::ofstream(*model + "/config.json") << config.dump(2);
-    return model;
-  }();
+  static const std::string* dir =
+      new std::string(testing_util::CopyFindingEverythingTooLong(tiny_model));
   return *dir;
 }
 

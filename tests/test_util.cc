@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -165,6 +166,16 @@ void AddModelVersion(const std::string& repository, const std::string& name,
   const fs::path staging = folder / (std::to_string(version) + ".tmp");
   fs::copy(from, staging, fs::copy_options::recursive);
   fs::rename(staging, folder / std::to_string(version));
+}
+
+std::string CopyFindingEverythingTooLong(const std::string& from) {
+  const std::string copy = MakeTempDir("too_long") + "/model";
+  fs::copy(from, copy, fs::copy_options::recursive);
+  const std::string config_path = copy + "/config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(config_path));
+  config["target_length_ratio"] = {0.01, 0.02};
+  std::ofstream(config_path) << config.dump(2);
+  return copy;
 }
 
 std::vector<std::string> TestDevices() {

@@ -47,6 +47,12 @@ std::string TrainTinyReverseModel(const std::string& parent_dir);
 void AddModelVersion(const std::string& repository, const std::string& name,
                      int version, const std::string& from);
 
+// A copy of checkpoint `from`, in a new folder, whose config says its
+// training pairs had 0.01 to 0.02 target tokens per source token: the
+// output guard then finds the translation of any sentence of five tokens
+// or more too long.
+std::string CopyFindingEverythingTooLong(const std::string& from);
+
 // `piece` written `times` times: the deep and repeated inputs of the
 // hostile-input tests.
 std::string Repeat(const std::string& piece, std::size_t times);
