@@ -116,7 +116,8 @@ int Run() {
     std::cerr << mode.name << ": " << timing.median_seconds << " s";
     if (options.cuda_graphs && benchmark->device_name() != "cpu") {
       std::cerr << ", CUDA graphs: " << timing.graph_captures << " captured, "
-                << timing.graph_replays << " steps replayed"
+                << timing.graph_replays << " of " << timing.graph_steps
+                << " steps replayed"
                 << (timing.graph_failure.empty() ? "" : ", ")
                 << timing.graph_failure;
     }

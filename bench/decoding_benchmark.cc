@@ -228,6 +228,7 @@ ModeTiming DecodingBenchmark::Time(const BenchmarkMode& mode) {
     if (const StepGraphs* graphs = decoder->graphs()) {
       timing.graph_captures += graphs->captures();
       timing.graph_replays += graphs->replays();
+      timing.graph_steps += graphs->steps();
       if (!graphs->failure().empty()) timing.graph_failure = graphs->failure();
     }
   }

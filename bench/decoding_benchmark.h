@@ -64,7 +64,8 @@ struct ModeTiming {
   double tokens_per_second = 0;     // target_tokens / median_seconds.
   // CUDA graphs (BenchmarkOptions::cuda_graphs), over every run and decoder:
   int64_t graph_captures = 0;  // graphs captured,
-  int64_t graph_replays = 0;   // decoding steps replayed from one,
+  int64_t graph_replays = 0;   // decoding steps replayed from one, of
+  int64_t graph_steps = 0;     // every decoding step,
   std::string graph_failure;   // and why capturing failed, if it did.
   // Target ids of the last run, one per timed source, in source order.
   std::vector<std::vector<int64_t>> targets;

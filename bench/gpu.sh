@@ -13,6 +13,17 @@
 #             converted by scripts/convert_ctranslate2.py; a CUDA build of
 #             its Python module importable), float32, float16 and
 #             int8_float16, with its greedy output's agreement with fanyi's
+#   versus    fanyi against CTranslate2 float32 and float16 on this GPU
+#             (CT2_MODEL as for ct2), and against an earlier fanyi build
+#             when BASE_BIN names its bin/: greedy at batch 1, greedy and
+#             beam 4 at batch 32 and 128, each engine once per round over
+#             ROUNDS interleaved rounds, medians and per-round ratios, with
+#             CTranslate2's greedy agreement with fanyi
+#   realsize  the same as versus at the shape of Argos's and OPUS-MT's models
+#             (6+6 layers, d_model 512, d_ff 2048, 8 heads; the corpus's
+#             own vocabularies): trained on this GPU for REAL_MINUTES,
+#             exported and converted, then REAL_ROUNDS rounds against
+#             CTranslate2 (no BASE_BIN)
 #   serve     bench/serve.sh on CUDA at concurrency 1, 8, 64 and 256, greedy
 #             and the default beam, with the GPU memory in use
 #   serve_graphs  the same at concurrency 1, 8 and 64, without CUDA graphs
@@ -24,12 +35,13 @@
 # MODEL_DIR is a checkpoint (scripts/demo.sh trains models/demo/best).
 # Environment: BUILD_DIR (build-gpu), DATA_DIR (../shared/data/en-zh),
 # DECODE1 (300), ROUNDS (decode: 5), DURATION (serve: seconds per run, 8),
-# TRAIN_MINUTES (1.5), BIG_BATCH (16384), PRECISION_STEPS (2000), CT2_MODEL.
+# TRAIN_MINUTES (1.5), BIG_BATCH (16384), PRECISION_STEPS (2000), CT2_MODEL,
+# BASE_BIN, REAL_MINUTES (1.5), REAL_ROUNDS (3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 model_dir="$1"
@@ -128,6 +140,97 @@ ct2() {
         2>&1 | tail -2 | tee -a "$summary"
     done
   done
+}
+
+# The median of the numbers on stdin.
+median() {
+  sort -n | awk '{ v[++n] = $1 } END { if (n) printf "%.0f", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+
+# ENGINE MODES BATCH: one run of ENGINE (fanyi, base or ct2_TYPE), its
+# target tokens/s per mode appended to the runs file as "ROUND ENGINE MODE
+# VALUE".
+versus_run() {
+  local engine=$1 modes=$2 batch=$3 round=$4 runs=$5 log=$6 dump=$7
+  local limit=() output
+  [[ $modes == greedy1 ]] && limit=(--max_sentences "${DECODE1:-300}")
+  case $engine in
+    fanyi | base)
+      local engine_bin="$bin"
+      [[ $engine == base ]] && engine_bin="$BASE_BIN"
+      output=$("$engine_bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
+        --input "$data_dir/dev.tsv" --modes "$modes" --batch_size "$batch" \
+        --beam_size 4 --repeats 1 "${limit[@]}" 2>&1) ;;
+    ct2_*)
+      output=$(python3 bench/ctranslate2_bench.py --device cuda \
+        --compute_type "${engine#ct2_}" --ct2_model "$CT2_MODEL" \
+        --model_dir "$model_dir" --sources "$dump/sources.ids" --modes "$modes" \
+        --batch_size "$batch" --beam_size 4 --repeats 1 "${limit[@]}" 2>&1) ;;
+  esac
+  echo "== round $round $engine $modes $batch" >>"$log"
+  echo "$output" >>"$log"
+  echo "$output" | awk -v r="$round" -v e="$engine" \
+    '$1 ~ /^(greedy|beam[0-9]+)_b[0-9]+$/ && NF == 6 { print r, e, $1, $6 }' >>"$runs"
+}
+
+versus() {
+  local dump="$out_dir/versus_dump" runs="$out_dir/versus_runs.txt"
+  local log="$out_dir/versus.log" engines=(fanyi) type round engine mode
+  [[ -n ${BASE_BIN:-} ]] && engines+=(base)
+  engines+=(ct2_float32 ct2_float16)
+  : >"$runs"
+  : >"$log"
+  python3 -c 'import ctranslate2 as c; print("CTranslate2", c.__version__,
+    "CUDA devices:", c.get_cuda_device_count())' 2>&1 | tee -a "$summary"
+  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
+    --input "$data_dir/dev.tsv" --modes greedy1 --repeats 1 --dump_dir "$dump" \
+    >"$out_dir/versus_dump.log" 2>&1
+  for type in float32 float16; do
+    python3 bench/check_agreement.py --device cuda --compute_type "$type" \
+      --ct2_model "$CT2_MODEL" --model_dir "$model_dir" --dump_dir "$dump" \
+      --min_agreement 0 --show 0 2>&1 | head -1 | sed "s/^/$type: /" | tee -a "$summary"
+  done
+  for round in $(seq "${ROUNDS:-5}"); do
+    for engine in "${engines[@]}"; do
+      versus_run "$engine" greedy1 1 "$round" "$runs" "$log" "$dump"
+      for batch in 32 128; do
+        versus_run "$engine" greedy,beam "$batch" "$round" "$runs" "$log" "$dump"
+      done
+    done
+  done
+  say "target tokens/s, median of ${ROUNDS:-5} interleaved rounds (every run: versus_runs.txt):"
+  say "$(printf '%-12s' mode; printf ' %12s' "${engines[@]}"; printf ' %s' "fanyi÷each, per round")"
+  awk '{ print $3 }' "$runs" | sort -u | while read -r mode; do
+    local line ratios="" other
+    line=$(printf '%-12s' "$mode")
+    for engine in "${engines[@]}"; do
+      line+=$(printf ' %12s' "$(awk -v e="$engine" -v m="$mode" '$2 == e && $3 == m { print $4 }' "$runs" | median)")
+    done
+    for other in "${engines[@]:1}"; do
+      ratios+=" $other:$(awk -v e="$other" -v m="$mode" '
+        $1 > rounds { rounds = $1 }
+        $3 == m && $2 == "fanyi" { f[$1] = $4 } $3 == m && $2 == e { o[$1] = $4 }
+        END { for (r = 1; r <= rounds; ++r) if ((r in f) && (r in o) && o[r] > 0) printf " %.2f", f[r] / o[r] }' "$runs")"
+    done
+    say "$line  $ratios"
+  done
+  say "fanyi's CUDA graphs in the last round:"
+  awk '/^== round/ { engine = $4 } engine == "fanyi" && /CUDA graphs/' "$log" | tail -3 | tee -a "$summary"
+}
+
+realsize() {
+  local real="$out_dir/real" model_dir="$out_dir/real/best"
+  local CT2_MODEL="$out_dir/real_ct2" BASE_BIN="" ROUNDS="${REAL_ROUNDS:-3}"
+  "$bin/fanyi-train" --device cuda --train "$data_dir/train.tsv" \
+    --dev "$data_dir/dev.tsv" --out "$real" --layers 6 --d_model 512 \
+    --d_ff 2048 --heads 8 --batch_tokens 8192 --warmup 400 \
+    --max_minutes "${REAL_MINUTES:-1.5}" >"$out_dir/real_train.log" 2>&1 || return 1
+  say "real size: $(grep -E 'best dev BLEU|averaged' "$out_dir/real_train.log" | tail -2 | tr '\n' ' ')"
+  "$bin/fanyi-export" --model_dir "$model_dir" --out "$out_dir/real_export" \
+    >"$out_dir/real_export.log" 2>&1 || return 1
+  python3 scripts/convert_ctranslate2.py --model_dir "$model_dir" \
+    --export_dir "$out_dir/real_export" --out "$CT2_MODEL" 2>&1 | tail -1 | tee -a "$summary"
+  versus
 }
 
 serve() {

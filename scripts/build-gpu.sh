@@ -13,6 +13,7 @@
 #   DEBS_DIR            the .deb folder (default third_party/debs); set it empty
 #                       to use the system's packages (scripts/install-deps.sh).
 #   BUILD_DIR, JOBS     build folder (default build-gpu) and parallel jobs.
+#   TARGETS             the targets to build, space-separated (default: all).
 # Binaries land in BUILD_DIR/bin with an RPATH (not RUNPATH) naming the prefix
 # and the wheel's lib/, so they run without LD_LIBRARY_PATH; the wheel's CUDA
 # libraries (nvidia-* wheels) are found through libtorch_cuda's own RPATH.
@@ -142,4 +143,5 @@ cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" \
   -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags" \
   "$@"
-cmake --build "$build_dir" -j "$jobs"
+# shellcheck disable=SC2086 # TARGETS is a list.
+cmake --build "$build_dir" -j "$jobs" ${TARGETS:+--target $TARGETS}

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -36,6 +37,8 @@ DecoderState FiveRows(size_t layers = 1) {
   state.positions = at::arange(5, at::kLong);
   state.self_rows = at::arange(5, at::kLong).unsqueeze(1).repeat({1, 16});
   state.memory_rows = at::arange(5, at::kLong);
+  state.row_first_columns = joined;
+  state.row_source_lengths = source_lengths;
   state.self_bias_storage = at::zeros({5, 1, 1, 16});
   state.source_bias = at::zeros({5, 1, 1, 4});
   DecoderLayerCache layer;
@@ -76,6 +79,8 @@ DecoderState FreshRows(int64_t rows, int64_t source_length, float value,
   state.self_rows = at::zeros({rows, 16}, at::kLong);
   state.memory_rows = at::arange(rows, at::kLong);
   state.source_capacity = source_length;
+  state.row_first_columns.assign(rows, 0);
+  state.row_source_lengths.assign(rows, source_length);
   state.self_bias_storage = at::zeros({rows, 1, 1, 16});
   state.source_bias = at::zeros({rows, 1, 1, source_length});
   for (size_t i = 0; i < layers; ++i) {
@@ -406,6 +411,8 @@ TEST(DecoderStateTest, BeamRowsShareOneCopyOfTheirSource) {
         at::cat({at::full({1, 2, 4, 3}, 30.0f), at::full({1, 2, 4, 3}, 40.0f)});
   }
   beams.memory_rows = at::tensor({0, 0, 0, 1, 1, 1}, at::kLong);
+  beams.row_first_columns.assign(6, 0);
+  beams.row_source_lengths.assign(6, 4);
   beams.positions = at::zeros({6}, at::kLong);
   beams.self_rows = at::zeros({6, 16}, at::kLong);
   beams.self_bias_storage = at::zeros({6, 1, 1, 16});
@@ -474,6 +481,91 @@ TEST(DecoderStateTest, FailedAppendLeavesTheStateAsItWas) {
     EXPECT_THROW(state.Append(FreshRows(2, 3, 20.0f, 1)),
                  std::invalid_argument);
     EXPECT_EQ(state.batch_size(), rows + 2);
+  }
+}
+
+// Checks the records a state keeps of its rows on the host against what
+// its biases say: row r owns the columns from row_first_columns[r] on, and
+// its source has row_source_lengths[r] real positions.
+void ExpectRecordsMatchBiases(const DecoderState& state) {
+  const int64_t batch = state.batch_size();
+  ASSERT_EQ(state.row_first_columns.size(), size_t(batch));
+  ASSERT_EQ(state.row_source_lengths.size(), size_t(batch));
+  const torch::Tensor self_bias = state.self_bias_storage.flatten(1);
+  const torch::Tensor source_bias = state.source_bias.flatten(1);
+  for (int64_t r = 0; r < batch; ++r) {
+    for (int64_t c = state.first_column; c < state.end_column; ++c) {
+      EXPECT_EQ(self_bias[r][c].item<float>() == 0,
+                c >= state.row_first_columns[r])
+          << "row " << r << " column " << c;
+    }
+    for (int64_t p = 0; p < source_bias.size(1); ++p) {
+      EXPECT_EQ(source_bias[r][p].item<float>() == 0,
+                p < state.row_source_lengths[r])
+          << "row " << r << " source position " << p;
+    }
+  }
+}
+
+// A random run of joins (sources of several lengths), steps, leaves and
+// beam reorders: the records on the host stay those the biases hold, and
+// after each reorder the columns and source positions kept are exactly
+// those some row uses, as reading the biases back would find them.
+TEST(DecoderStateTest, RowRecordsOnTheHostFollowTheBiases) {
+  std::mt19937 random(7);
+  DecoderState state = FiveRows();
+  ExpectRecordsMatchBiases(state);
+  for (int op = 0; op < 300; ++op) {
+    const int64_t batch = state.batch_size();
+    // 0: rows join, 1: a step's column, 2: rows leave, 3: beams reorder.
+    int kind = std::uniform_int_distribution<int>(0, 3)(random);
+    if (batch == 0) kind = 0;
+    if (kind == 0) {
+      const int64_t rows = std::uniform_int_distribution<int64_t>(1, 3)(random);
+      const int64_t length =
+          std::uniform_int_distribution<int64_t>(1, 6)(random);
+      DecoderState fresh = FreshRows(rows, length, float(op));
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t own =
+            std::uniform_int_distribution<int64_t>(1, length)(random);
+        fresh.source_bias[r].narrow(2, own, length - own).fill_(kMinusInfinity);
+        fresh.row_source_lengths[r] = own;
+      }
+      state.Append(fresh);
+    } else if (kind == 1) {
+      state.AddColumn();
+    } else if (kind == 2) {
+      std::vector<int64_t> removed;
+      for (int64_t r = 0; r < batch; ++r) {
+        if (std::bernoulli_distribution(0.3)(random)) removed.push_back(r);
+      }
+      state.RemoveRows(removed);
+    } else {
+      std::vector<int64_t> order;
+      const int64_t rows =
+          std::uniform_int_distribution<int64_t>(1, 2 * batch)(random);
+      for (int64_t i = 0; i < rows; ++i) {
+        order.push_back(
+            std::uniform_int_distribution<int64_t>(0, batch - 1)(random));
+      }
+      state.ReorderRows(order);
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectRecordsMatchBiases(state)) << "op " << op;
+    if (kind >= 2 && state.batch_size() > 0) {
+      // Some row owns the first column in use (unless none owns any), and
+      // some row's source reaches the last position kept.
+      const torch::Tensor owned =
+          state.self_bias().flatten(1).eq(0).any(0).to(at::kLong);
+      if (state.columns() > 0 && owned.sum().item<int64_t>() > 0) {
+        EXPECT_EQ(owned[0].item<int64_t>(), 1) << "op " << op;
+      }
+      EXPECT_EQ(state.source_bias.flatten(1)
+                    .eq(0)
+                    .any(0)[state.source_bias.size(3) - 1]
+                    .item<bool>(),
+                true)
+          << "op " << op;
+    }
   }
 }
 

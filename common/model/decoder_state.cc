@@ -1,6 +1,5 @@
 #include "common/model/decoder_state.h"
 
-#include <ATen/ops/any.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/full.h>
@@ -31,24 +30,6 @@ torch::Tensor PadAtEnd(const torch::Tensor& tensor, int64_t dim, int64_t size,
   std::vector<int64_t> shape = tensor.sizes().vec();
   shape[dim] = missing;
   return at::cat({tensor, at::full(shape, fill, tensor.options())}, dim);
-}
-
-// Index of the first (or one past the last) true entry of a 1-D bool tensor.
-std::pair<int64_t, int64_t> UsedRange(const torch::Tensor& used) {
-  torch::Tensor flags = used.to(at::kCPU);
-  const bool* data = flags.data_ptr<bool>();
-  const int64_t size = flags.numel();
-  int64_t begin = 0;
-  while (begin < size && !data[begin]) ++begin;
-  int64_t end = size;
-  while (end > begin && !data[end - 1]) --end;
-  return {begin, end};
-}
-
-// Whether any row may attend to each column of `bias` [batch, 1, 1, len]:
-// [len] bool.
-torch::Tensor UsedColumns(const torch::Tensor& bias) {
-  return at::any(bias.eq(0).flatten(1), 0);
 }
 
 // A copy of columns [first, first + columns) of `bias` [batch, 1, 1, ·] at
@@ -137,17 +118,30 @@ DistinctRows Distinct(const torch::Tensor& rows) {
 }
 
 // Drops the cache columns before the oldest row of `state` joined and the
-// source positions past its longest source: padding for every row.
+// source positions past its longest source: padding for every row. Reads
+// the rows' records on the host, not their biases.
 void DropUnusedColumns(DecoderState& state) {
-  state.first_column += UsedRange(UsedColumns(state.self_bias())).first;
+  const std::vector<int64_t>& firsts = state.row_first_columns;
+  const std::vector<int64_t>& lengths = state.row_source_lengths;
+  state.first_column =
+      std::max(state.first_column,
+               std::min(*std::min_element(firsts.begin(), firsts.end()),
+                        state.end_column));
   const int64_t source_length = state.source_bias.size(3);
-  const int64_t end_source = UsedRange(UsedColumns(state.source_bias)).second;
+  const int64_t end_source = std::min(
+      source_length, *std::max_element(lengths.begin(), lengths.end()));
   if (end_source == source_length) return;
   state.source_bias = state.source_bias.narrow(3, 0, end_source);
   for (DecoderLayerCache& layer : state.layers) {
     layer.memory_keys = layer.memory_keys.narrow(2, 0, end_source);
     layer.memory_values = layer.memory_values.narrow(2, 0, end_source);
   }
+}
+
+// `values` with `shift` taken off each, at least 0.
+std::vector<int64_t> Shifted(std::vector<int64_t> values, int64_t shift) {
+  for (int64_t& value : values) value = std::max<int64_t>(0, value - shift);
+  return values;
 }
 
 }  // namespace
@@ -191,6 +185,7 @@ void DecoderState::MoveToOwnRows(int64_t rows, int64_t capacity) {
   self_rows = OwnRows(batch_size(), capacity, self_rows.options());
   self_bias_storage =
       MovedBias(self_bias_storage, first_column, used, capacity);
+  row_first_columns = Shifted(std::move(row_first_columns), first_column);
   first_column = 0;
   end_column = used;
 }
@@ -222,6 +217,14 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
                                   std::to_string(batch_size()));
     }
   }
+  if (row_first_columns.size() != size_t(batch_size()) ||
+      row_source_lengths.size() != size_t(batch_size())) {
+    throw std::logic_error("ReorderRows: the rows' records on the host (" +
+                           std::to_string(row_first_columns.size()) + ", " +
+                           std::to_string(row_source_lengths.size()) +
+                           ") do not match a batch of " +
+                           std::to_string(batch_size()));
+  }
   // More rows than the caches hold (beams fanning out from one row): each
   // row writes its next column into its own cache row, so they grow first,
   // with room for as many rows again.
@@ -233,6 +236,13 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
   for (torch::Tensor* per_row : {&source_bias, &self_bias_storage, &positions,
                                  &self_rows, &memory_rows}) {
     *per_row = per_row->index_select(0, index);
+  }
+  for (std::vector<int64_t>* per_row :
+       {&row_first_columns, &row_source_lengths}) {
+    std::vector<int64_t> reordered;
+    reordered.reserve(order.size());
+    for (int64_t row : order) reordered.push_back((*per_row)[row]);
+    *per_row = std::move(reordered);
   }
   if (rows > 0) DropUnusedColumns(*this);
 }
@@ -260,6 +270,13 @@ void DecoderState::Append(const DecoderState& other) {
   if (layers.empty()) {
     *this = other;
     return;
+  }
+  if (other.row_first_columns.size() != size_t(other.batch_size()) ||
+      other.row_source_lengths.size() != size_t(other.batch_size())) {
+    throw std::invalid_argument(
+        "Append takes rows with their records on the host; these have " +
+        std::to_string(other.row_source_lengths.size()) + " for " +
+        std::to_string(other.batch_size()) + " rows");
   }
   if (other.layers.size() != layers.size()) {
     throw std::invalid_argument(
@@ -381,6 +398,15 @@ void DecoderState::Append(const DecoderState& other) {
       at::cat({PadAtEnd(source_bias, 3, source_length, kMinusInfinity),
                PadAtEnd(other.source_bias, 3, source_length, kMinusInfinity)});
   merged.positions = at::cat({positions, other.positions}, 0);
+  // The kept rows' columns moved with the columns in use; the new rows own
+  // those from the first one written after them.
+  merged.row_first_columns =
+      has_room ? row_first_columns : Shifted(row_first_columns, first_column);
+  merged.row_first_columns.resize(rows, merged.end_column);
+  merged.row_source_lengths = row_source_lengths;
+  merged.row_source_lengths.insert(merged.row_source_lengths.end(),
+                                   other.row_source_lengths.begin(),
+                                   other.row_source_lengths.end());
   *this = std::move(merged);
 }
 

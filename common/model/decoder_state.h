@@ -55,6 +55,13 @@ struct DecoderState {
   // Source positions the memory buffers hold (their views show
   // source_bias.size(3)), so that a longer source joins without a copy.
   int64_t source_capacity = 0;
+  // Per row, on the host, what its biases say: the first storage column it
+  // owns (-inf before it in self_bias_storage), and its source's length (-inf
+  // from there on in source_bias). They move with the rows, so that dropping
+  // the columns and source positions no row uses reads nothing back from
+  // the device.
+  std::vector<int64_t> row_first_columns;
+  std::vector<int64_t> row_source_lengths;
 
   int64_t batch_size() const;
   // Rows the self-attention caches hold: the batch and the spare rows.

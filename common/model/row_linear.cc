@@ -11,7 +11,9 @@ namespace fanyi {
 torch::Tensor RowLinear(const torch::Tensor& input, const torch::Tensor& weight,
                         const torch::Tensor& bias) {
   const int64_t in_features = input.size(-1);
-  if (input.numel() != in_features) return at::linear(input, weight, bias);
+  if (input.numel() != in_features || !input.is_cpu()) {
+    return at::linear(input, weight, bias);
+  }
   std::vector<int64_t> shape = input.sizes().vec();
   shape.back() = weight.size(0);
   torch::Tensor row = input.reshape({in_features});  // [in_features]

@@ -59,7 +59,7 @@ torch::Tensor StepGraphs::Run(const std::vector<int64_t>& key,
     graph.graph.replay();
 #endif
     ++replays_;
-    return graph.output.clone();
+    return graph.output;
   }
   if (Available() && inputs.front().is_cuda() &&
       calls_in_a_row_ >= calls_before_capture_ && failure_.empty()) {
@@ -92,7 +92,8 @@ torch::Tensor StepGraphs::Capture(const std::vector<int64_t>& key,
     bool ran = false;
     try {
       // Thread-local: other decoding threads go on launching meanwhile.
-      graph->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+      if (!pool_.has_value()) pool_ = at::cuda::graph_pool_handle();
+      graph->graph.capture_begin(*pool_, cudaStreamCaptureModeThreadLocal);
       graph->output = step(graph->inputs);
       ran = true;
       graph->graph.capture_end();
@@ -128,7 +129,7 @@ torch::Tensor StepGraphs::Capture(const std::vector<int64_t>& key,
   captured.graph.replay();
 #endif
   ++replays_;
-  return captured.output.clone();
+  return captured.output;
 }
 
 }  // namespace fanyi

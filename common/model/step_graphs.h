@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fanyi {
@@ -45,14 +46,17 @@ class StepGraphs {
 
   // step(inputs), replayed from the graph of `key` and the inputs' shapes
   // when there is one, captured when this key came at enough calls in a row
-  // (CUDA inputs only), run eagerly otherwise. The result is the caller's
-  // own (a graph's output is copied out). A capture that fails turns graphs off
-  // for good (failure() says why) and the step runs eagerly.
+  // (CUDA inputs only), run eagerly otherwise. A replayed result is the
+  // graph's own output, valid until the next call (which may replay into
+  // it): the caller uses it before calling again, and may change it. A
+  // capture that fails turns graphs off for good (failure() says why) and
+  // the step runs eagerly.
   torch::Tensor Run(const std::vector<int64_t>& key,
                     const std::vector<torch::Tensor>& inputs, const Step& step);
 
-  int64_t captures() const { return captures_; }  // Graphs captured so far.
-  int64_t replays() const { return replays_; }    // Steps run from a graph.
+  int64_t captures() const { return captures_; }     // Graphs captured so far.
+  int64_t replays() const { return replays_; }       // Steps run from a graph.
+  int64_t steps() const { return int64_t(calls_); }  // Steps run at all.
   // Why capturing failed; empty while it has not.
   const std::string& failure() const { return failure_; }
 
@@ -72,6 +76,11 @@ class StepGraphs {
   // The stream graphs are captured on, from the first capture on (whose
   // warm-up run set up what the stream needs, such as cuBLAS's workspace).
   std::optional<c10::Stream> capture_stream_;
+  // The memory pool every graph is captured into, from the first capture
+  // on: one step's intermediates are dead by the next replay, whichever
+  // graph it replays, so the graphs share one pool instead of each keeping
+  // its own (graphs replay one at a time, on one stream).
+  std::optional<std::pair<unsigned long long, unsigned long long>> pool_;
   uint64_t calls_ = 0;  // Orders graphs by last use.
   int64_t captures_ = 0;
   int64_t replays_ = 0;

@@ -272,6 +272,20 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
       at::zeros({batch, 1, 1, DecoderState::kInitialColumns}, memory.options());
   state.positions = at::zeros({batch}, ids);
   state.self_rows = at::zeros({batch, DecoderState::kInitialColumns}, ids);
+  // Each row's source length, one past its last real position, read back
+  // once here so that the steps never read the biases back: [batch].
+  const int64_t source_length = source_mask.size(-1);
+  const torch::Tensor lengths =
+      source_length == 0
+          ? at::zeros({batch}, ids.device(at::kCPU))
+          : (source_mask.reshape({-1, source_length}).to(at::kLong) *
+             at::arange(1, source_length + 1, ids))
+                .amax(1)
+                .index_select(0, state.memory_rows)
+                .to(at::kCPU);
+  state.row_source_lengths.assign(lengths.data_ptr<int64_t>(),
+                                  lengths.data_ptr<int64_t>() + batch);
+  state.row_first_columns.assign(batch, 0);
   state.source_capacity = memory.size(1);
   state.layers.resize(decoder_layers_->size());
   std::vector<std::pair<torch::Tensor, torch::Tensor>> projected(
