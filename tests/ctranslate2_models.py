@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Writes small CTranslate2 models with CTranslate2's own Python specs API,
+for tests/ctranslate2_file_test.cc:
+
+  python3 tests/ctranslate2_models.py OUT_DIR
+
+Two Transformers of random weights (fixed seed), each saved once per
+quantization (float32, float16, int8, int16) into
+OUT_DIR/<variant>/<quantization>/ as ModelSpec.save writes it (model.bin,
+config.json, vocabularies):
+  separate  its own source and target vocabularies, biases on every linear
+            layer, a stored position table;
+  shared    one vocabulary, and one matrix for both embeddings and the
+            output projection (which the saved file holds once, with
+            aliases).
+OUT_DIR/expected.json gives, per variant, every weight's float32 values
+before quantization (name -> {"shape", "values"}), the scalar flags
+(name -> value) and the aliases the float32 file holds (alias -> variable).
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+from ctranslate2.specs import common_spec, transformer_spec
+
+D_MODEL, HEADS, D_FF, MAX_POSITIONS = 8, 4, 16, 20
+# bfloat16 is left out: CTranslate2's specs convert to it through torch,
+# which the tests do not install; ctranslate2_file_test writes bfloat16
+# items itself.
+QUANTIZATIONS = ("float32", "float16", "int8", "int16")
+
+
+def build(variant):
+    """The spec of `variant` with its weights, and those weights by name."""
+    random = np.random.default_rng(7)
+    weights = {}
+
+    def array(name, *shape):
+        value = random.standard_normal(shape).astype(np.float32)
+        weights[name] = value
+        return value
+
+    def linear(spec, name, rows, columns, bias):
+        spec.weight = array(name + "/weight", rows, columns)
+        if bias:
+            spec.bias = array(name + "/bias", rows)
+
+    def norm(spec, name):
+        spec.gamma = array(name + "/gamma", D_MODEL)
+        spec.beta = array(name + "/beta", D_MODEL)
+
+    shared = variant == "shared"
+    bias = not shared
+    spec = transformer_spec.TransformerSpec.from_config((2, 1), HEADS)
+    source_vocabulary = ["<unk>", "<s>", "</s>"] + ["s%d" % i for i in range(9)]
+    target_vocabulary = (
+        source_vocabulary
+        if shared
+        else ["<unk>", "<s>", "</s>"] + ["t%d" % i for i in range(11)]
+    )
+    encoder, decoder = spec.encoder, spec.decoder
+    embeddings = array(
+        "encoder/embeddings_0/weight", len(source_vocabulary), D_MODEL
+    )
+    encoder.embeddings[0].weight = embeddings
+    if shared:
+        decoder.embeddings.weight = embeddings
+        decoder.projection.weight = embeddings
+    else:
+        decoder.embeddings.weight = array(
+            "decoder/embeddings/weight", len(target_vocabulary), D_MODEL
+        )
+        linear(
+            decoder.projection,
+            "decoder/projection",
+            len(target_vocabulary),
+            D_MODEL,
+            True,
+        )
+        encoder.position_encodings.encodings = array(
+            "encoder/position_encodings/encodings", MAX_POSITIONS, D_MODEL
+        )
+    for name, stack in (("encoder", encoder), ("decoder", decoder)):
+        norm(stack.layer_norm, name + "/layer_norm")
+        for i, layer in enumerate(stack.layer):
+            prefix = "%s/layer_%d" % (name, i)
+            attention = layer.self_attention
+            norm(attention.layer_norm, prefix + "/self_attention/layer_norm")
+            linear(
+                attention.linear[0],
+                prefix + "/self_attention/linear_0",
+                3 * D_MODEL,
+                D_MODEL,
+                bias,
+            )
+            linear(
+                attention.linear[1],
+                prefix + "/self_attention/linear_1",
+                D_MODEL,
+                D_MODEL,
+                bias,
+            )
+            if name == "decoder":
+                cross = layer.attention
+                norm(cross.layer_norm, prefix + "/attention/layer_norm")
+                for j, rows in enumerate((D_MODEL, 2 * D_MODEL, D_MODEL)):
+                    linear(
+                        cross.linear[j],
+                        "%s/attention/linear_%d" % (prefix, j),
+                        rows,
+                        D_MODEL,
+                        bias,
+                    )
+            norm(layer.ffn.layer_norm, prefix + "/ffn/layer_norm")
+            linear(layer.ffn.linear_0, prefix + "/ffn/linear_0", D_FF, D_MODEL, bias)
+            linear(layer.ffn.linear_1, prefix + "/ffn/linear_1", D_MODEL, D_FF, bias)
+    spec.register_source_vocabulary(source_vocabulary)
+    spec.register_target_vocabulary(target_vocabulary)
+    return spec, weights
+
+
+def main():
+    out_dir = sys.argv[1]
+    expected = {}
+    for variant in ("separate", "shared"):
+        for quantization in QUANTIZATIONS:
+            spec, weights = build(variant)
+            spec.validate()
+            spec.optimize(quantization=quantization)
+            model_dir = os.path.join(out_dir, variant, quantization)
+            os.makedirs(model_dir, exist_ok=True)
+            spec.save(model_dir)
+            if quantization != "float32":
+                continue
+            flags = {}
+            aliases = {}
+            for name, value in spec.variables().items():
+                if isinstance(value, str):
+                    aliases[name] = value
+                elif value.is_scalar():
+                    flags[name] = int(value.numpy())
+            expected[variant] = {
+                "weights": {
+                    name: {
+                        "shape": list(value.shape),
+                        "values": [float(x) for x in value.flatten()],
+                    }
+                    for name, value in weights.items()
+                },
+                "flags": flags,
+                "aliases": aliases,
+            }
+    with open(os.path.join(out_dir, "expected.json"), "w", encoding="utf-8") as file:
+        json.dump(expected, file)
+
+
+if __name__ == "__main__":
+    main()
