@@ -37,13 +37,13 @@ if ! python3 -c 'import libretranslatepy, deep_translator' 2>/dev/null; then
   fi
 fi
 
-# tests/ctranslate2_file_test reads models that CTranslate2's own Python
+# tests/ctranslate2_model_test reads models that CTranslate2's own Python
 # specs write, for the same python3.
 if ! python3 -c 'import ctranslate2' 2>/dev/null; then
   if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
       'ctranslate2>=4,<5'; then
     echo "test.sh: warning: could not install ctranslate2 for python3;" \
-      "ctranslate2_file_test will fail" >&2
+      "ctranslate2_model_test will fail" >&2
   fi
 fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes small CTranslate2 models with CTranslate2's own Python specs API,
-for tests/ctranslate2_file_test.cc:
+for tests/ctranslate2_model_test.cc:
 
   python3 tests/ctranslate2_models.py OUT_DIR
 
@@ -13,6 +13,10 @@ config.json, vocabularies):
   shared    one vocabulary, and one matrix for both embeddings and the
             output projection (which the saved file holds once, with
             aliases).
+OUT_DIR/options/<name>/ holds float32 models of the options a converter
+may set (OPTIONS below): one fanyi serves (post-norm, GELU, a layer norm
+after the embeddings, a config.json as M2M-100's), those it refuses, and a
+decoder-only model.
 OUT_DIR/expected.json gives, per variant, every weight's float32 values
 before quantization (name -> {"shape", "values"}), the scalar flags
 (name -> value) and the aliases the float32 file holds (alias -> variable).
@@ -23,16 +27,55 @@ import os
 import sys
 
 import numpy as np
-from ctranslate2.specs import common_spec, transformer_spec
+from ctranslate2.specs import common_spec, model_spec, transformer_spec
 
 D_MODEL, HEADS, D_FF, MAX_POSITIONS = 8, 4, 16, 20
 # bfloat16 is left out: CTranslate2's specs convert to it through torch,
-# which the tests do not install; ctranslate2_file_test writes bfloat16
+# which the tests do not install; ctranslate2_model_test writes bfloat16
 # items itself.
 QUANTIZATIONS = ("float32", "float16", "int8", "int16")
 
 
-def build(variant):
+# Options of TransformerSpec.from_config, by model name, and config.json
+# settings.
+OPTIONS = {
+    "postnorm_gelu": (
+        dict(
+            pre_norm=False,
+            activation=common_spec.Activation.GELU,
+            layernorm_embedding=True,
+        ),
+        dict(decoder_start_token="</s>", add_source_eos=True, layer_norm_epsilon=1e-5),
+    ),
+    "relative_positions": (dict(with_relative_position=True), {}),
+    "t5_attention_bias": (dict(relative_attention_bias=True), {}),
+    "gated_ffn": (dict(ffn_glu=True), {}),
+    "rms_norm": (dict(rms_norm=True), {}),
+    "multi_query": (dict(multi_query_attention=True), {}),
+    "two_source_embeddings": (dict(num_source_embeddings=2), {}),
+    "tanh": (dict(activation=common_spec.Activation.Tanh), {}),
+}
+
+
+def fill_unset(spec, vocabulary_size):
+    """Gives every weight still unset (the options' own) small values."""
+    for name, value in spec.variables().items():
+        if value is None:
+            scope, attribute = name.rsplit("/", 1)
+            if attribute in ("gamma", "beta"):
+                shape = (D_MODEL,)
+            elif "embeddings" in scope:
+                shape = (vocabulary_size, D_MODEL)
+            else:
+                shape = (2, 2)
+            setattr(
+                model_spec.index_spec(spec, scope),
+                attribute,
+                np.full(shape, 0.5, np.float32),
+            )
+
+
+def build(variant, options=None):
     """The spec of `variant` with its weights, and those weights by name."""
     random = np.random.default_rng(7)
     weights = {}
@@ -49,11 +92,12 @@ def build(variant):
 
     def norm(spec, name):
         spec.gamma = array(name + "/gamma", D_MODEL)
-        spec.beta = array(name + "/beta", D_MODEL)
+        if hasattr(spec, "beta"):
+            spec.beta = array(name + "/beta", D_MODEL)
 
     shared = variant == "shared"
     bias = not shared
-    spec = transformer_spec.TransformerSpec.from_config((2, 1), HEADS)
+    spec = transformer_spec.TransformerSpec.from_config((2, 1), HEADS, **(options or {}))
     source_vocabulary = ["<unk>", "<s>", "</s>"] + ["s%d" % i for i in range(9)]
     target_vocabulary = (
         source_vocabulary
@@ -79,11 +123,13 @@ def build(variant):
             D_MODEL,
             True,
         )
-        encoder.position_encodings.encodings = array(
-            "encoder/position_encodings/encodings", MAX_POSITIONS, D_MODEL
-        )
+        if hasattr(encoder, "position_encodings"):
+            encoder.position_encodings.encodings = array(
+                "encoder/position_encodings/encodings", MAX_POSITIONS, D_MODEL
+            )
     for name, stack in (("encoder", encoder), ("decoder", decoder)):
-        norm(stack.layer_norm, name + "/layer_norm")
+        if hasattr(stack, "layer_norm"):
+            norm(stack.layer_norm, name + "/layer_norm")
         for i, layer in enumerate(stack.layer):
             prefix = "%s/layer_%d" % (name, i)
             attention = layer.self_attention
@@ -116,7 +162,8 @@ def build(variant):
             norm(layer.ffn.layer_norm, prefix + "/ffn/layer_norm")
             linear(layer.ffn.linear_0, prefix + "/ffn/linear_0", D_FF, D_MODEL, bias)
             linear(layer.ffn.linear_1, prefix + "/ffn/linear_1", D_MODEL, D_FF, bias)
-    spec.register_source_vocabulary(source_vocabulary)
+    for _ in encoder.embeddings:
+        spec.register_source_vocabulary(source_vocabulary)
     spec.register_target_vocabulary(target_vocabulary)
     return spec, weights
 
@@ -152,6 +199,23 @@ def main():
                 "flags": flags,
                 "aliases": aliases,
             }
+    for name, (options, config) in OPTIONS.items():
+        spec, _ = build("separate", options)
+        fill_unset(spec, 12)
+        for key, value in config.items():
+            setattr(spec.config, key, value)
+        spec.validate()
+        spec.optimize(quantization="float32")
+        model_dir = os.path.join(out_dir, "options", name)
+        os.makedirs(model_dir, exist_ok=True)
+        spec.save(model_dir)
+    decoder_only = transformer_spec.TransformerDecoderModelSpec.from_config(1, HEADS)
+    fill_unset(decoder_only, 3)
+    decoder_only.register_vocabulary(["<unk>", "<s>", "</s>"])
+    decoder_only.validate()
+    model_dir = os.path.join(out_dir, "options", "decoder_only")
+    os.makedirs(model_dir, exist_ok=True)
+    decoder_only.save(model_dir)
     with open(os.path.join(out_dir, "expected.json"), "w", encoding="utf-8") as file:
         json.dump(expected, file)
 

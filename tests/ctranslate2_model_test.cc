@@ -1,10 +1,10 @@
-// Reads CTranslate2 model.bin files: those CTranslate2's own Python specs
-// write (tests/ctranslate2_models.py: float32, float16, int8 and int16,
-// aliases), files of the older binary versions and of the item types the
-// specs here cannot write (bfloat16, int32, strings), written by hand, and
-// broken ones.
-#include "common/model/ctranslate2_file.h"
-
+// Reads CTranslate2 model directories: model.bin files that CTranslate2's
+// own Python specs write (tests/ctranslate2_models.py: float32, float16,
+// int8 and int16, aliases, the options converters set), files of the older
+// binary versions and of the item types the specs here cannot write
+// (bfloat16, int32, strings), written by hand, and broken ones; the
+// Transformer options fanyi serves and refuses; config.json and the
+// vocabularies.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/tensor.h>
@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/model/ctranslate2_file.h"
+#include "common/model/ctranslate2_transformer.h"
 #include "tests/test_util.h"
 
 namespace fanyi {
@@ -424,6 +426,157 @@ TEST(Ct2ModelFileTest, OpenNamesTheFileItCannotRead) {
           << error.what();
     }
   }
+}
+
+// The options of the models the specs wrote, whatever their quantization.
+TEST_P(SpecModelTest, ReadsTheTransformersOptions) {
+  const SpecCase& param = GetParam();
+  const std::string dir =
+      Models().dir + "/" + param.variant + "/" + param.quantization;
+  const Ct2ModelFile file = Ct2ModelFile::Open(dir + "/model.bin");
+  const Ct2TransformerOptions options = ReadCt2TransformerOptions(
+      file, ReadFile(dir + "/config.json"), dir + "/config.json");
+  const bool shared = param.variant == "shared";
+  EXPECT_EQ(options.d_model, 8);
+  EXPECT_EQ(options.d_ff, 16);
+  EXPECT_EQ(options.encoder.layers, 2);
+  EXPECT_EQ(options.decoder.layers, 1);
+  for (const Ct2StackOptions* stack : {&options.encoder, &options.decoder}) {
+    EXPECT_EQ(stack->heads, 4);
+    EXPECT_TRUE(stack->pre_norm);
+    EXPECT_EQ(stack->activation, Ct2Activation::kRelu);
+    EXPECT_TRUE(stack->scale_embeddings);
+    EXPECT_TRUE(stack->final_norm);
+    EXPECT_FALSE(stack->layernorm_embedding);
+  }
+  EXPECT_EQ(options.encoder.stored_positions, shared ? 0 : 20);
+  EXPECT_EQ(options.decoder.stored_positions, 0);
+  EXPECT_EQ(options.source_vocabulary_size, 12);
+  EXPECT_EQ(options.target_vocabulary_size, shared ? 12 : 14);
+  EXPECT_EQ(options.shared_embeddings, shared);
+  EXPECT_EQ(options.tied_projection, shared);
+  EXPECT_EQ(options.projection_bias, !shared);
+  EXPECT_EQ(options.unk_token, "<unk>");
+  EXPECT_EQ(options.bos_token, "<s>");
+  EXPECT_EQ(options.eos_token, "</s>");
+  EXPECT_EQ(options.decoder_start_token, "<s>");
+  EXPECT_FALSE(options.add_source_bos);
+  EXPECT_FALSE(options.add_source_eos);
+  EXPECT_EQ(options.layer_norm_epsilon, 1e-5);  // CTranslate2's default.
+  const Ct2Vocabularies vocabularies = ReadCt2Vocabularies(dir);
+  EXPECT_EQ(vocabularies.shared, shared);
+  EXPECT_EQ(int64_t(vocabularies.source.size()),
+            options.source_vocabulary_size);
+  EXPECT_EQ(int64_t(vocabularies.target.size()),
+            options.target_vocabulary_size);
+  EXPECT_EQ(vocabularies.target[2], "</s>");
+}
+
+// `name` of the options models: its options, or the error they get.
+Ct2TransformerOptions OptionsModel(const std::string& name) {
+  const std::string dir = Models().dir + "/options/" + name;
+  return ReadCt2TransformerOptions(Ct2ModelFile::Open(dir + "/model.bin"),
+                                   ReadFile(dir + "/config.json"),
+                                   dir + "/config.json");
+}
+
+// Post-norm layers, GELU, layer norms after the embeddings and M2M-100's
+// settings (the decoder starts from </s>, sources end with </s>).
+TEST(Ct2TransformerTest, ReadsThePostNormVariant) {
+  const Ct2TransformerOptions options = OptionsModel("postnorm_gelu");
+  for (const Ct2StackOptions* stack : {&options.encoder, &options.decoder}) {
+    EXPECT_FALSE(stack->pre_norm);
+    EXPECT_EQ(stack->activation, Ct2Activation::kGelu);
+    EXPECT_TRUE(stack->layernorm_embedding);
+    EXPECT_FALSE(stack->final_norm);
+  }
+  EXPECT_EQ(options.decoder_start_token, "</s>");
+  EXPECT_TRUE(options.add_source_eos);
+  EXPECT_EQ(options.layer_norm_epsilon, 1e-5);
+}
+
+// What fanyi does not serve is refused, naming the option and the file.
+TEST(Ct2TransformerTest, RefusesOptionsItDoesNotServe) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"relative_positions", "relative positions"},
+      {"t5_attention_bias", "relative attention bias (T5)"},
+      {"gated_ffn", "ffn_glu"},
+      {"rms_norm", "rms_norm"},
+      {"multi_query", "multi-query"},
+      {"two_source_embeddings", "several source embeddings"},
+      {"tanh", "Tanh"},
+      {"decoder_only", "\"TransformerDecoderSpec\""},
+  };
+  for (const auto& [name, option] : cases) {
+    SCOPED_TRACE(name);
+    try {
+      OptionsModel(name);
+      ADD_FAILURE() << "served";
+    } catch (const std::runtime_error& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(option), std::string::npos) << message;
+      EXPECT_NE(message.find("/options/" + name + "/"), std::string::npos)
+          << message;
+    }
+  }
+  EXPECT_THROW(
+      ReadCt2Vocabularies(Models().dir + "/options/two_source_embeddings"),
+      std::runtime_error);
+}
+
+TEST(Ct2TransformerTest, RefusesConfigurationsItDoesNotKnow) {
+  const std::string dir = Models().dir + "/separate/float32";
+  const Ct2ModelFile file = Ct2ModelFile::Open(dir + "/model.bin");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"sliding_window": 4})", "\"sliding_window\" is an option"},
+      {R"({"layer_norm_epsilon": -1})", "\"layer_norm_epsilon\" is not"},
+      {R"({"multi_query_attention": true})", "is on"},
+      {R"({"unk_token": 3})", "\"unk_token\" is not a token"},
+      {R"({"add_source_eos": "yes"})", "is not true or false"},
+      {R"([1, 2])", "not a JSON object"},
+      {R"({"unk_token": )", "not JSON"},
+  };
+  for (const auto& [config, message] : cases) {
+    try {
+      ReadCt2TransformerOptions(file, config, "config.json");
+      ADD_FAILURE() << config << " was taken";
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos)
+          << error.what();
+      EXPECT_EQ(std::string(error.what()).rfind("config.json: ", 0), 0u)
+          << error.what();
+    }
+  }
+  const Ct2TransformerOptions options = ReadCt2TransformerOptions(
+      file, R"({"decoder_start_token": null, "layer_norm_epsilon": 1e-6})",
+      "config.json");
+  EXPECT_EQ(options.decoder_start_token, std::nullopt);
+  EXPECT_EQ(options.layer_norm_epsilon, 1e-6);
+}
+
+TEST(Ct2TransformerTest, ReadsVocabularyFilesAsCTranslate2Does) {
+  const std::string dir = MakeTempDir("ctranslate2-vocabularies");
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << text;
+    return dir + "/" + name;
+  };
+  // A text file: one token a line, a '\r' kept, no token after the last
+  // newline.
+  EXPECT_EQ(ReadCt2Vocabulary(write("v.txt", "<unk>\n<s>\r\n\xe4\xbd\xa0\n")),
+            (std::vector<std::string>{"<unk>", "<s>\r", "\xe4\xbd\xa0"}));
+  EXPECT_EQ(ReadCt2Vocabulary(write("v.json", R"(["a", "b\u00e9"])")),
+            (std::vector<std::string>{"a", "b\xc3\xa9"}));
+  for (const auto& [name, text] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"empty.txt", ""},
+           {"object.json", R"({"a": 1})"},
+           {"number.json", R"(["a", 2])"},
+           {"broken.json", R"(["a")"}}) {
+    EXPECT_THROW(ReadCt2Vocabulary(write(name, text)), std::runtime_error)
+        << name;
+  }
+  EXPECT_THROW(ReadCt2Vocabulary(dir + "/missing.txt"), std::runtime_error);
+  EXPECT_THROW(ReadCt2Vocabularies(dir), std::runtime_error);
 }
 
 }  // namespace

@@ -1,0 +1,448 @@
+#include "common/model/ctranslate2_transformer.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace fanyi {
+namespace {
+
+constexpr int64_t kMaxVocabularyBytes = int64_t{64} << 20;
+constexpr int64_t kMaxVocabularyTokens = int64_t{1} << 22;
+constexpr int64_t kMaxConfigBytes = int64_t{1} << 20;
+constexpr int64_t kMaxLayers = 256;
+
+// Variables that show an option fanyi does not serve, by the last part of
+// their name, and the option's name in CTranslate2's converters.
+const std::map<std::string, std::string>& RefusedParts() {
+  static const auto* parts = new std::map<std::string, std::string>{
+      {"relative_position_keys", "relative positions (max_relative_positions)"},
+      {"relative_position_values",
+       "relative positions (max_relative_positions)"},
+      {"relative_attention_bias", "relative attention bias (T5)"},
+      {"relative_attention_max_distance", "relative attention bias (T5)"},
+      {"linear_0_noact", "gated feed-forward layers (ffn_glu)"},
+      {"num_heads_kv", "multi-query or grouped-query attention"},
+      {"rotary_dim", "rotary positions"},
+      {"rotary_interleave", "rotary positions"},
+      {"embeddings_1", "several source embeddings (source features)"},
+      {"project_in", "projections around the decoder (project_in_out)"},
+      {"project_out", "projections around the decoder (project_in_out)"},
+      {"parallel_residual", "parallel residual layers"},
+      {"q_norm", "normalized queries and keys (qk_norm)"},
+      {"k_norm", "normalized queries and keys (qk_norm)"},
+      {"post_attention_layer_norm", "pre- and post-layer norms"},
+  };
+  return *parts;
+}
+
+std::string ActivationName(int64_t activation) {
+  static const char* const kNames[] = {"ReLU",   "GELU (tanh)",    "Swish",
+                                       "GELU",   "GELU (sigmoid)", "Tanh",
+                                       "Sigmoid"};
+  return activation >= 0 && activation < 7 ? kNames[activation]
+                                           : std::to_string(activation);
+}
+
+// Reads a model.bin's variables by name, marks each one read, and says what
+// is left: a variable nobody read is an option fanyi does not serve.
+class VariableReader {
+ public:
+  explicit VariableReader(const Ct2ModelFile& model) : model_(model) {}
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw std::runtime_error(model_.name() + ": " + what);
+  }
+
+  bool Has(const std::string& name) const { return model_.Has(name); }
+
+  // The variable, marked read with its scale; throws when missing.
+  const Ct2Variable& Take(const std::string& name) {
+    const Ct2Variable& variable = model_.Get(name);
+    read_.insert(&variable);
+    if (model_.Has(name + "_scale")) read_.insert(&model_.Get(name + "_scale"));
+    return variable;
+  }
+
+  // A variable of exactly `shape`.
+  const Ct2Variable& Shaped(const std::string& name,
+                            const std::vector<int64_t>& shape) {
+    const Ct2Variable& variable = Take(name);
+    if (variable.shape != shape) {
+      Fail("variable \"" + name + "\" has shape " + ShapeText(variable.shape) +
+           ", " + ShapeText(shape) + " expected");
+    }
+    return variable;
+  }
+
+  // A linear layer: its weight [rows, columns] and its bias [rows], if any.
+  void Linear(const std::string& name, int64_t rows, int64_t columns) {
+    Shaped(name + "/weight", {rows, columns});
+    if (Has(name + "/bias")) Shaped(name + "/bias", {rows});
+  }
+
+  // A layer norm: gamma and beta (an RMS norm has no beta).
+  void LayerNorm(const std::string& name, int64_t size) {
+    if (Has(name + "/gamma") && !Has(name + "/beta")) {
+      Fail("variable \"" + name +
+           "/gamma\" has no beta: RMS norms (rms_norm) are not served");
+    }
+    Shaped(name + "/gamma", {size});
+    Shaped(name + "/beta", {size});
+  }
+
+  // A scalar integer flag, `fallback` when absent.
+  int64_t Flag(const std::string& name, int64_t fallback) {
+    if (!Has(name)) return fallback;
+    Take(name);
+    return *model_.Integer(name);
+  }
+
+  // A flag that must have one value (an option fanyi does not serve
+  // otherwise).
+  void Expect(const std::string& name, int64_t value,
+              const std::string& option) {
+    if (Flag(name, value) != value) {
+      Fail("variable \"" + name + "\" turns on " + option +
+           ", which fanyi does not serve");
+    }
+  }
+
+  // Fails for the first variable no one read.
+  void FailOnUnread() const {
+    for (const std::string& name : model_.VariableNames()) {
+      if (read_.count(&model_.Get(name)) != 0) continue;
+      std::string part = name;
+      for (size_t start = 0; start < name.size();) {
+        const size_t end = name.find('/', start);
+        const std::string piece =
+            name.substr(start, end == std::string::npos ? end : end - start);
+        if (auto refused = RefusedParts().find(piece);
+            refused != RefusedParts().end()) {
+          Fail("variable \"" + name + "\" is part of " + refused->second +
+               ", which fanyi does not serve");
+        }
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+      Fail("variable \"" + name +
+           "\" is not part of a Transformer fanyi serves");
+    }
+  }
+
+ private:
+  static std::string ShapeText(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+      text += (i ? ", " : "") + std::to_string(shape[i]);
+    }
+    return text + "]";
+  }
+
+  const Ct2ModelFile& model_;
+  std::set<const Ct2Variable*> read_;
+};
+
+// The layers, flags and input layers of "encoder" or "decoder".
+Ct2StackOptions ReadStack(VariableReader& reader, const std::string& stack,
+                          int64_t d_model, int64_t d_ff) {
+  Ct2StackOptions options;
+  while (reader.Has(stack + "/layer_" + std::to_string(options.layers) +
+                    "/ffn/linear_0/weight")) {
+    if (++options.layers > kMaxLayers) {
+      reader.Fail(stack + " has more than " + std::to_string(kMaxLayers) +
+                  " layers");
+    }
+  }
+  if (options.layers == 0) reader.Fail(stack + " has no layer_0");
+  options.heads = reader.Flag(stack + "/num_heads", 0);
+  if (options.heads <= 0 || d_model % options.heads != 0) {
+    reader.Fail(stack + "/num_heads is " + std::to_string(options.heads) +
+                ", which does not divide d_model " + std::to_string(d_model));
+  }
+  options.pre_norm = reader.Flag(stack + "/pre_norm", 1) != 0;
+  const int64_t activation = reader.Flag(stack + "/activation", 0);
+  if (activation < 0 || activation > 3) {
+    reader.Fail(stack + "/activation is " + ActivationName(activation) +
+                ", which fanyi does not serve (ReLU, GELU or Swish)");
+  }
+  options.activation = static_cast<Ct2Activation>(activation);
+  options.scale_embeddings = reader.Flag(stack + "/scale_embeddings", 1) != 0;
+  reader.Expect(stack + "/multi_query_attention", 0, "multi-query attention");
+  reader.Expect(stack + "/alibi", 0, "ALiBi positions");
+  reader.Expect(stack + "/start_from_zero_embedding", 0,
+                "a first step from a zero embedding");
+  // Read and left unused: how several embeddings merge (there is one), and
+  // which attention heads give alignments (fanyi gives none).
+  for (const char* unused :
+       {"/embeddings_merge", "/alignment_layer", "/alignment_heads",
+        "/alibi_use_positive_positions", "/scale_alibi"}) {
+    reader.Flag(stack + unused, 0);
+  }
+  options.final_norm = reader.Has(stack + "/layer_norm/gamma");
+  if (options.final_norm) reader.LayerNorm(stack + "/layer_norm", d_model);
+  options.layernorm_embedding =
+      reader.Has(stack + "/layernorm_embedding/gamma");
+  if (options.layernorm_embedding) {
+    reader.LayerNorm(stack + "/layernorm_embedding", d_model);
+  }
+  const std::string positions = stack + "/position_encodings/encodings";
+  if (reader.Has(positions)) {
+    const Ct2Variable& table = reader.Take(positions);
+    if (table.shape.size() != 2 || table.shape[1] != d_model ||
+        table.shape[0] == 0) {
+      reader.Fail("variable \"" + positions + "\" is not a table of d_model " +
+                  std::to_string(d_model) + " columns");
+    }
+    options.stored_positions = table.shape[0];
+  }
+  const bool decoder = stack == "decoder";
+  for (int64_t i = 0; i < options.layers; ++i) {
+    const std::string layer = stack + "/layer_" + std::to_string(i);
+    reader.LayerNorm(layer + "/self_attention/layer_norm", d_model);
+    reader.Linear(layer + "/self_attention/linear_0", 3 * d_model, d_model);
+    reader.Linear(layer + "/self_attention/linear_1", d_model, d_model);
+    if (decoder) {
+      reader.LayerNorm(layer + "/attention/layer_norm", d_model);
+      reader.Linear(layer + "/attention/linear_0", d_model, d_model);
+      reader.Linear(layer + "/attention/linear_1", 2 * d_model, d_model);
+      reader.Linear(layer + "/attention/linear_2", d_model, d_model);
+    }
+    reader.LayerNorm(layer + "/ffn/layer_norm", d_model);
+    reader.Linear(layer + "/ffn/linear_0", d_ff, d_model);
+    reader.Linear(layer + "/ffn/linear_1", d_model, d_ff);
+  }
+  return options;
+}
+
+// config.json's settings into `options`; every key must be one fanyi knows.
+void ReadConfig(const std::string& text, const std::string& name,
+                Ct2TransformerOptions& options) {
+  if (text.size() > size_t(kMaxConfigBytes)) {
+    throw std::runtime_error(name + ": over " +
+                             std::to_string(kMaxConfigBytes) + " bytes");
+  }
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(name + ": not JSON: " + error.what());
+  }
+  if (!config.is_object()) {
+    throw std::runtime_error(name + ": not a JSON object");
+  }
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw std::runtime_error(name + ": \"" + key + "\" " + what);
+  };
+  for (const auto& [key, value] : config.items()) {
+    if (key == "unk_token" || key == "bos_token" || key == "eos_token") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        fail(key, "is not a token");
+      }
+      (key == "unk_token"   ? options.unk_token
+       : key == "bos_token" ? options.bos_token
+                            : options.eos_token) = value.get<std::string>();
+    } else if (key == "decoder_start_token") {
+      if (value.is_null()) {
+        options.decoder_start_token.reset();
+      } else if (value.is_string() && !value.get<std::string>().empty()) {
+        options.decoder_start_token = value.get<std::string>();
+      } else {
+        fail(key, "is neither a token nor null");
+      }
+    } else if (key == "add_source_bos" || key == "add_source_eos") {
+      if (!value.is_boolean()) fail(key, "is not true or false");
+      (key == "add_source_bos" ? options.add_source_bos
+                               : options.add_source_eos) = value.get<bool>();
+    } else if (key == "layer_norm_epsilon") {
+      if (value.is_null()) continue;
+      if (!value.is_number() || !(value.get<double>() > 0) ||
+          !(value.get<double>() < 1)) {
+        fail(key, "is not a number in (0, 1)");
+      }
+      options.layer_norm_epsilon = value.get<double>();
+    } else if (key == "multi_query_attention") {
+      if (!value.is_boolean()) fail(key, "is not true or false");
+      if (value.get<bool>()) fail(key, "is on, which fanyi does not serve");
+    } else {
+      fail(key, "is an option fanyi does not know");
+    }
+  }
+}
+
+// A file's bytes, refused over `limit`.
+std::string ReadSmallFile(const std::string& path, int64_t limit) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) {
+    throw std::runtime_error(path + ": not a readable file");
+  }
+  if (status.st_size > limit) {
+    throw std::runtime_error(path + ": " + std::to_string(status.st_size) +
+                             " bytes, over the " + std::to_string(limit) +
+                             " this reader takes");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  if (!in.eof() && in.fail()) throw std::runtime_error(path + ": read failed");
+  return bytes;
+}
+
+bool IsFile(const std::string& path) {
+  struct stat status {};
+  return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode);
+}
+
+// `dir`/`stem`.json or .txt, whichever is there; "" for neither.
+std::string VocabularyFile(const std::string& dir, const std::string& stem) {
+  for (const char* extension : {".json", ".txt"}) {
+    const std::string path = dir + "/" + stem + extension;
+    if (IsFile(path)) return path;
+  }
+  return "";
+}
+
+}  // namespace
+
+Ct2TransformerOptions ReadCt2TransformerOptions(
+    const Ct2ModelFile& model, const std::string& config_json,
+    const std::string& config_name) {
+  VariableReader reader(model);
+  if (model.spec() != "TransformerSpec") {
+    reader.Fail("the spec is \"" + model.spec() +
+                "\", not an encoder-decoder Transformer (TransformerSpec), "
+                "the only kind fanyi serves");
+  }
+  Ct2TransformerOptions options;
+  const Ct2Variable& source = reader.Take("encoder/embeddings_0/weight");
+  if (source.shape.size() != 2 || source.shape[0] == 0 ||
+      source.shape[1] == 0) {
+    reader.Fail("variable \"encoder/embeddings_0/weight\" is not a matrix");
+  }
+  options.source_vocabulary_size = source.shape[0];
+  options.d_model = source.shape[1];
+  const Ct2Variable& ffn = reader.Take("encoder/layer_0/ffn/linear_0/weight");
+  if (ffn.shape.size() != 2 || ffn.shape[0] == 0) {
+    reader.Fail(
+        "variable \"encoder/layer_0/ffn/linear_0/weight\" is not a "
+        "matrix");
+  }
+  options.d_ff = ffn.shape[0];
+  const Ct2Variable& target = reader.Take("decoder/embeddings/weight");
+  if (target.shape.size() != 2 || target.shape[0] == 0 ||
+      target.shape[1] != options.d_model) {
+    reader.Fail(
+        "variable \"decoder/embeddings/weight\" is not a matrix of "
+        "d_model " +
+        std::to_string(options.d_model) + " columns");
+  }
+  options.target_vocabulary_size = target.shape[0];
+  options.shared_embeddings = &source == &target;
+  const Ct2Variable& projection =
+      reader.Shaped("decoder/projection/weight",
+                    {options.target_vocabulary_size, options.d_model});
+  options.tied_projection = &projection == &target;
+  options.projection_bias = reader.Has("decoder/projection/bias");
+  if (options.projection_bias) {
+    reader.Shaped("decoder/projection/bias", {options.target_vocabulary_size});
+  }
+  options.encoder = ReadStack(reader, "encoder", options.d_model, options.d_ff);
+  options.decoder = ReadStack(reader, "decoder", options.d_model, options.d_ff);
+  if (options.encoder.pre_norm != options.decoder.pre_norm) {
+    reader.Fail("the encoder is " +
+                std::string(options.encoder.pre_norm ? "pre" : "post") +
+                "-norm and the decoder is not");
+  }
+  if (config_json.empty()) {
+    // Older models kept their settings in model.bin.
+    for (auto [name, token] : {std::pair{"unk_token", &options.unk_token},
+                               std::pair{"bos_token", &options.bos_token},
+                               std::pair{"eos_token", &options.eos_token}}) {
+      if (auto text = model.Text(name)) {
+        reader.Take(name);
+        *token = *text;
+      }
+    }
+    options.add_source_bos = reader.Flag("with_source_bos", 0) != 0;
+    options.add_source_eos = reader.Flag("with_source_eos", 0) != 0;
+    if (reader.Flag("user_decoder_start_tokens", 0) != 0) {
+      options.decoder_start_token.reset();
+    }
+  } else {
+    ReadConfig(config_json, config_name, options);
+  }
+  reader.FailOnUnread();
+  return options;
+}
+
+std::vector<std::string> ReadCt2Vocabulary(const std::string& path) {
+  const std::string bytes = ReadSmallFile(path, kMaxVocabularyBytes);
+  std::vector<std::string> tokens;
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+    nlohmann::json json;
+    try {
+      json = nlohmann::json::parse(bytes);
+    } catch (const nlohmann::json::exception& error) {
+      throw std::runtime_error(path + ": not JSON: " + error.what());
+    }
+    if (!json.is_array()) throw std::runtime_error(path + ": not an array");
+    for (const nlohmann::json& token : json) {
+      if (!token.is_string()) {
+        throw std::runtime_error(path + ": entry " +
+                                 std::to_string(tokens.size()) +
+                                 " is not a string");
+      }
+      tokens.push_back(token.get<std::string>());
+    }
+  } else {
+    for (size_t start = 0; start < bytes.size();) {
+      size_t end = bytes.find('\n', start);
+      if (end == std::string::npos) end = bytes.size();
+      tokens.push_back(bytes.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  if (tokens.empty()) throw std::runtime_error(path + ": no tokens");
+  if (tokens.size() > size_t(kMaxVocabularyTokens)) {
+    throw std::runtime_error(
+        path + ": " + std::to_string(tokens.size()) + " tokens, over the " +
+        std::to_string(kMaxVocabularyTokens) + " this reader takes");
+  }
+  return tokens;
+}
+
+Ct2Vocabularies ReadCt2Vocabularies(const std::string& model_dir) {
+  Ct2Vocabularies vocabularies;
+  if (!VocabularyFile(model_dir, "source_1_vocabulary").empty()) {
+    throw std::runtime_error(model_dir +
+                             ": source_1_vocabulary: several source embeddings "
+                             "(source features) are not served");
+  }
+  if (const std::string shared = VocabularyFile(model_dir, "shared_vocabulary");
+      !shared.empty()) {
+    vocabularies.source = ReadCt2Vocabulary(shared);
+    vocabularies.target = vocabularies.source;
+    vocabularies.shared = true;
+    return vocabularies;
+  }
+  const std::string source = VocabularyFile(model_dir, "source_vocabulary");
+  const std::string target = VocabularyFile(model_dir, "target_vocabulary");
+  if (source.empty() || target.empty()) {
+    throw std::runtime_error(
+        model_dir +
+        ": no vocabularies (shared_vocabulary.json or .txt, or "
+        "source_vocabulary and target_vocabulary)");
+  }
+  vocabularies.source = ReadCt2Vocabulary(source);
+  vocabularies.target = ReadCt2Vocabulary(target);
+  return vocabularies;
+}
+
+}  // namespace fanyi

@@ -1,0 +1,89 @@
+#ifndef FANYI_COMMON_MODEL_CTRANSLATE2_TRANSFORMER_H_
+#define FANYI_COMMON_MODEL_CTRANSLATE2_TRANSFORMER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/model/ctranslate2_file.h"
+
+namespace fanyi {
+
+// The feed-forward activations of CTranslate2's specs, numbered as they
+// store them.
+enum class Ct2Activation : int64_t {
+  kRelu = 0,
+  kGeluTanh = 1,
+  kSwish = 2,
+  kGelu = 3,
+};
+
+// One side of a CTranslate2 Transformer, as its model.bin says.
+struct Ct2StackOptions {
+  int64_t layers = 0;
+  int64_t heads = 0;
+  bool pre_norm = true;
+  Ct2Activation activation = Ct2Activation::kRelu;
+  bool scale_embeddings = true;      // Embeddings times sqrt(d_model).
+  bool final_norm = true;            // A layer norm after the last layer.
+  bool layernorm_embedding = false;  // A layer norm after the embeddings.
+  // Rows of the stored position table; 0: CTranslate2's own sinusoids
+  // (every sine, then every cosine).
+  int64_t stored_positions = 0;
+};
+
+// What fanyi needs of a CTranslate2 encoder-decoder Transformer
+// (TransformerSpec: OpenNMT-py and Argos, Marian and OPUS-MT, M2M-100 and
+// NLLB), read from its model.bin and config.json and checked.
+struct Ct2TransformerOptions {
+  Ct2StackOptions encoder;
+  Ct2StackOptions decoder;
+  int64_t d_model = 0;
+  int64_t d_ff = 0;
+  int64_t source_vocabulary_size = 0;
+  int64_t target_vocabulary_size = 0;
+  bool shared_embeddings = false;  // Decoder's embeddings are the encoder's.
+  bool tied_projection = false;    // Output projection = decoder embeddings.
+  bool projection_bias = false;
+  double layer_norm_epsilon = 1e-5;
+  // config.json's tokens, found by their strings in the vocabularies.
+  std::string unk_token = "<unk>";
+  std::string bos_token = "<s>";
+  std::string eos_token = "</s>";
+  // The token each target starts from; nullopt: the caller's (a language
+  // token, as NLLB's target prefix).
+  std::optional<std::string> decoder_start_token = "<s>";
+  bool add_source_bos = false;
+  bool add_source_eos = false;
+};
+
+// Reads a TransformerSpec's options from `model` and `config` (config.json's
+// text; empty when the directory has none: older models keep their settings
+// as variables). Throws std::runtime_error, naming the file and the option,
+// for any spec, option or variable fanyi cannot serve (relative positions,
+// rotary or ALiBi positions, multi-query attention, gated or RMS-normed
+// layers, several source embeddings, decoder-only models, ...), and for
+// shapes that do not agree.
+Ct2TransformerOptions ReadCt2TransformerOptions(const Ct2ModelFile& model,
+                                                const std::string& config_json,
+                                                const std::string& config_name);
+
+// A CTranslate2 vocabulary file: a JSON array of strings (.json) or one
+// token a line (.txt, as CTranslate2 reads it: a '\r' stays in its token).
+// Throws std::runtime_error for a file over 64 MiB or 4,194,304 tokens, an
+// empty one, or JSON that is not an array of strings.
+std::vector<std::string> ReadCt2Vocabulary(const std::string& path);
+
+// A model directory's vocabularies: shared_vocabulary.{json,txt}, or
+// source_vocabulary.* and target_vocabulary.*.
+struct Ct2Vocabularies {
+  std::vector<std::string> source;
+  std::vector<std::string> target;
+  bool shared = false;
+};
+Ct2Vocabularies ReadCt2Vocabularies(const std::string& model_dir);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_MODEL_CTRANSLATE2_TRANSFORMER_H_
