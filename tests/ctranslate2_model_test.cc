@@ -9,6 +9,7 @@
 #include <ATen/ops/equal.h>
 #include <ATen/ops/tensor.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -266,7 +267,10 @@ TEST(Ct2ModelFileTest, ReadsEveryBinaryVersion) {
                Items<float>({1, 2, 3, 4, 5, 6}));
     writer.Add("q", {2, 2}, Ct2Type::kInt8, Items<int8_t>({127, -127, 1, 2}));
     writer.Add("q_scale", {2}, Ct2Type::kFloat32, Items<float>({127, 2}));
-    if (version >= 3) writer.Alias("w_alias", "w");
+    if (version >= 3) {
+      writer.Alias("w_alias", "w");
+      writer.Alias("w_alias_alias", "w_alias");  // As CTranslate2 takes it.
+    }
     const Ct2ModelFile file = Ct2ModelFile::FromBytes(writer.Bytes(), "m");
     EXPECT_EQ(file.binary_version(), version);
     EXPECT_EQ(file.spec(), version >= 2 ? "TransformerSpec" : "");
@@ -276,6 +280,7 @@ TEST(Ct2ModelFileTest, ReadsEveryBinaryVersion) {
     EXPECT_TRUE(at::equal(file.Float("q"),
                           at::tensor({1.f, -1.f, 0.5f, 1.f}).reshape({2, 2})));
     EXPECT_EQ(file.Has("w_alias"), version >= 3);
+    EXPECT_EQ(file.Has("w_alias_alias"), version >= 3);
   }
 }
 
@@ -359,7 +364,12 @@ TEST(Ct2ModelFileTest, RefusesBrokenFilesSayingWhatIsWrong) {
       {with([](FileWriter& w) {
          w.Add("w", {65536, 65536, 65536}, Ct2Type::kFloat32, "");
        }),
-       "more elements than the file holds"},
+       "holds more elements than the file"},
+      {with([](FileWriter& w) {
+         w.Add("w", {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0}, Ct2Type::kFloat32,
+               "");
+       }),
+       "holds more elements than the file"},
   };
   for (const auto& [bytes, message] : cases) {
     const std::string error = ErrorOf(bytes);
@@ -375,10 +385,15 @@ TEST(Ct2ModelFileTest, RefusesBrokenFilesSayingWhatIsWrong) {
   std::string no_nul = good;
   no_nul[4 + 2 + std::strlen("TransformerSpec")] = 'x';
   EXPECT_NE(ErrorOf(no_nul).find("does not end with a NUL"), std::string::npos);
-  std::string many = good;
-  const uint32_t count = 0xFFFFFFFF;
-  std::memcpy(&many[4 + 2 + 16 + 4], &count, sizeof(count));
-  EXPECT_NE(ErrorOf(many).find("variables cannot fit"), std::string::npos);
+  // Counts of variables past the cap, or past what the bytes left hold.
+  for (const auto& [count, message] :
+       std::vector<std::pair<uint32_t, std::string>>{
+           {0xFFFFFFFF, "(at most 1048576)"},
+           {1000000, "variables cannot fit"}}) {
+    std::string many = good;
+    std::memcpy(&many[4 + 2 + 16 + 4], &count, sizeof(count));
+    EXPECT_NE(ErrorOf(many).find(message), std::string::npos) << ErrorOf(many);
+  }
 }
 
 // Every prefix of a real model.bin, and thousands of corrupted copies, give
@@ -416,8 +431,9 @@ TEST(Ct2ModelFileTest, SurvivesTruncatedAndCorruptedModels) {
 TEST(Ct2ModelFileTest, OpenNamesTheFileItCannotRead) {
   const std::string dir = MakeTempDir("ctranslate2-open");
   std::ofstream(dir + "/empty.bin").close();
+  ASSERT_EQ(::mkfifo((dir + "/fifo.bin").c_str(), 0600), 0);
   for (const std::string& path :
-       {dir + "/missing.bin", dir, dir + "/empty.bin"}) {
+       {dir + "/missing.bin", dir, dir + "/empty.bin", dir + "/fifo.bin"}) {
     try {
       Ct2ModelFile::Open(path);
       ADD_FAILURE() << path << " opened";
@@ -535,6 +551,8 @@ TEST(Ct2TransformerTest, RefusesConfigurationsItDoesNotKnow) {
       {R"({"add_source_eos": "yes"})", "is not true or false"},
       {R"([1, 2])", "not a JSON object"},
       {R"({"unk_token": )", "not JSON"},
+      {R"({"add_source_bos": 7, "add_source_bos": true})",
+       "\"add_source_bos\" comes twice"},
   };
   for (const auto& [config, message] : cases) {
     try {
@@ -571,11 +589,16 @@ TEST(Ct2TransformerTest, ReadsVocabularyFilesAsCTranslate2Does) {
            {"empty.txt", ""},
            {"object.json", R"({"a": 1})"},
            {"number.json", R"(["a", 2])"},
-           {"broken.json", R"(["a")"}}) {
+           {"broken.json", R"(["a")"},
+           {"nested.json", R"([["a"]])"},
+           {"two.json", R"(["a"] ["b"])"}}) {
     EXPECT_THROW(ReadCt2Vocabulary(write(name, text)), std::runtime_error)
         << name;
   }
   EXPECT_THROW(ReadCt2Vocabulary(dir + "/missing.txt"), std::runtime_error);
+  // A FIFO is refused at once, not waited on.
+  ASSERT_EQ(::mkfifo((dir + "/fifo.txt").c_str(), 0600), 0);
+  EXPECT_THROW(ReadCt2Vocabulary(dir + "/fifo.txt"), std::runtime_error);
   EXPECT_THROW(ReadCt2Vocabularies(dir), std::runtime_error);
 }
 

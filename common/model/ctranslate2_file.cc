@@ -17,6 +17,9 @@ namespace {
 // No CTranslate2 spec has a variable of more dimensions than 3 (a
 // convolution's weight); a larger rank is a broken file.
 constexpr int64_t kMaxRank = 8;
+// The largest specs have some thousands of variables; each parsed one costs
+// a few hundred bytes, so a file of millions of tiny ones is refused.
+constexpr int64_t kMaxVariables = int64_t{1} << 20;
 
 int64_t ItemSize(Ct2Type type) {
   switch (type) {
@@ -143,14 +146,10 @@ std::string Ct2TypeName(Ct2Type type) {
   return "unknown";
 }
 
-int64_t Ct2Variable::elements() const {
-  int64_t count = 1;
-  for (int64_t size : shape) count *= size;
-  return count;
-}
-
 Ct2ModelFile Ct2ModelFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses
+  // it next).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
   }
@@ -165,9 +164,11 @@ Ct2ModelFile Ct2ModelFile::Open(const std::string& path) {
     throw std::runtime_error(path + ": the file is empty");
   }
   void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_error = errno;
   ::close(fd);
   if (mapping == MAP_FAILED) {
-    throw std::runtime_error(path + ": cannot map: " + std::strerror(errno));
+    throw std::runtime_error(path +
+                             ": cannot map: " + std::strerror(map_error));
   }
   std::shared_ptr<const char> storage(
       static_cast<const char*>(mapping),
@@ -203,6 +204,10 @@ Ct2ModelFile Ct2ModelFile::Parse(std::shared_ptr<const char> storage,
   // item size (1) and a size (4).
   constexpr int64_t kSmallestVariable = 9;
   const auto variables = cursor.Read<uint32_t>("the number of variables");
+  if (variables > kMaxVariables) {
+    cursor.Fail(std::to_string(variables) + " variables (at most " +
+                std::to_string(kMaxVariables) + ")");
+  }
   if (variables > cursor.left() / kSmallestVariable) {
     cursor.Fail(std::to_string(variables) + " variables cannot fit in the " +
                 std::to_string(cursor.left()) + " bytes left");
@@ -217,18 +222,24 @@ Ct2ModelFile Ct2ModelFile::Parse(std::shared_ptr<const char> storage,
       cursor.Fail(quoted + " has " + std::to_string(rank) +
                   " dimensions (at most " + std::to_string(kMaxRank) + ")");
     }
-    int64_t elements = 1;
+    // The product of the nonzero dimensions stays within the bytes left,
+    // even where another dimension is 0 (no items): a larger shape is
+    // broken, found before a product can overflow, and no tensor of it is
+    // ever allocated.
+    int64_t nonzero = 1;
+    bool empty = false;
     for (uint8_t d = 0; d < rank; ++d) {
       const auto dimension = cursor.Read<uint32_t>(quoted + "'s shape");
       variable.shape.push_back(dimension);
-      // Every payload fits in the file: more elements than bytes left is
-      // a broken shape, found before the product can overflow.
-      if (dimension != 0 && elements > cursor.left() / dimension) {
-        elements = std::numeric_limits<int64_t>::max();
+      if (dimension == 0) {
+        empty = true;
+      } else if (nonzero > cursor.left() / dimension) {
+        cursor.Fail(quoted + "'s shape holds more elements than the file");
       } else {
-        elements *= dimension;
+        nonzero *= dimension;
       }
     }
+    const int64_t elements = empty ? 0 : nonzero;
     int64_t bytes = 0;
     if (file.binary_version_ >= 4) {
       const auto type = cursor.Read<uint8_t>(quoted + "'s type");
@@ -245,18 +256,14 @@ Ct2ModelFile Ct2ModelFile::Parse(std::shared_ptr<const char> storage,
       bytes =
           int64_t{cursor.Read<uint32_t>(quoted + "'s item count")} * item_size;
     }
-    const int64_t item_size = ItemSize(variable.type);
-    if (elements == std::numeric_limits<int64_t>::max() ||
-        elements * item_size != bytes) {
+    if (elements * ItemSize(variable.type) != bytes) {
       cursor.Fail(quoted + " has " + std::to_string(bytes) +
-                  " bytes for its shape of " +
-                  (elements == std::numeric_limits<int64_t>::max()
-                       ? std::string("more elements than the file holds")
-                       : std::to_string(elements) + " " +
-                             Ct2TypeName(variable.type) + " items"));
+                  " bytes for its shape of " + std::to_string(elements) + " " +
+                  Ct2TypeName(variable.type) + " items");
     }
     variable.data = cursor.Take(bytes, quoted + "'s items");
     variable.bytes = bytes;
+    variable.elements = elements;
     if (!file.variables_.emplace(variable_name, std::move(variable)).second) {
       cursor.Fail(quoted + " comes twice");
     }
@@ -264,7 +271,7 @@ Ct2ModelFile Ct2ModelFile::Parse(std::shared_ptr<const char> storage,
   if (file.binary_version_ >= 3) {
     const auto aliases = cursor.Read<uint32_t>("the number of aliases");
     // The smallest alias: two one-byte names.
-    if (aliases > cursor.left() / 6) {
+    if (aliases > kMaxVariables || aliases > cursor.left() / 6) {
       cursor.Fail(std::to_string(aliases) + " aliases cannot fit in the " +
                   std::to_string(cursor.left()) + " bytes left");
     }
@@ -276,7 +283,12 @@ Ct2ModelFile Ct2ModelFile::Parse(std::shared_ptr<const char> storage,
           file.aliases_.count(alias) != 0) {
         cursor.Fail("alias \"" + alias + "\" names a variable already");
       }
-      // As CTranslate2 does, an alias of no variable stands for nothing.
+      // As CTranslate2 does, an alias of an earlier alias stands for its
+      // variable, and an alias of nothing stands for nothing.
+      if (auto earlier = file.aliases_.find(target);
+          earlier != file.aliases_.end()) {
+        target = earlier->second;
+      }
       if (file.variables_.count(target) != 0) {
         file.aliases_.emplace(std::move(alias), std::move(target));
       }
@@ -363,9 +375,9 @@ torch::Tensor Ct2ModelFile::Float(const std::string& name) const {
 std::optional<int64_t> Ct2ModelFile::Integer(const std::string& name) const {
   const Ct2Variable* variable = Find(name);
   if (variable == nullptr) return std::nullopt;
-  if (variable->elements() != 1 || IsFloating(variable->type)) {
+  if (variable->elements != 1 || IsFloating(variable->type)) {
     Fail("variable \"" + name + "\" is not one integer (" +
-         std::to_string(variable->elements()) + " " +
+         std::to_string(variable->elements) + " " +
          Ct2TypeName(variable->type) + " items)");
   }
   switch (variable->type) {

@@ -28,22 +28,25 @@ enum class Ct2Type : uint8_t {
 std::string Ct2TypeName(Ct2Type type);
 
 // One variable of a model.bin: its shape, element type and little-endian
-// items, which stay in the file's mapping.
+// items, which stay in the file's mapping (valid while the Ct2ModelFile, or
+// a copy of it, lives).
 struct Ct2Variable {
   std::vector<int64_t> shape;  // Empty for a scalar.
   Ct2Type type = Ct2Type::kFloat32;
   const char* data = nullptr;
   int64_t bytes = 0;
-
-  int64_t elements() const;
+  int64_t elements = 0;  // The product of the shape.
 };
 
 // A CTranslate2 model.bin: binary versions 1 to 6, as CTranslate2's Python
 // specs write them. The file is mapped read-only and checked as a whole when
-// opened: every count and size against the bytes left, every variable's
-// payload against its shape, names and aliases once each, nothing after the
-// last alias. A variable's items are read only when asked for. Errors name
-// the file, what is wrong and where.
+// opened: every count and size against the bytes left (at most 1,048,576
+// variables and as many aliases), every variable's payload against its
+// shape, names and aliases once each, nothing after the last alias. A
+// variable's items are read only when asked for, so the file must not
+// shrink while it is open (a read past its new end would fault; replace a
+// model by renaming a new file into place). Errors name the file, what is
+// wrong and where.
 class Ct2ModelFile {
  public:
   // The newest binary version this reader knows (CTranslate2 4.x writes it).

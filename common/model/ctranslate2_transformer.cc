@@ -1,13 +1,14 @@
 #include "common/model/ctranslate2_transformer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -230,10 +231,25 @@ void ReadConfig(const std::string& text, const std::string& name,
                              std::to_string(kMaxConfigBytes) + " bytes");
   }
   nlohmann::json config;
+  std::set<std::string> top_keys;
+  std::string repeated;
   try {
-    config = nlohmann::json::parse(text);
+    // A key given twice would let the second silently win: refused.
+    config = nlohmann::json::parse(
+        text, [&](int depth, nlohmann::json::parse_event_t event,
+                  nlohmann::json& parsed) {
+          if (event == nlohmann::json::parse_event_t::key && depth == 1 &&
+              !top_keys.insert(parsed.get<std::string>()).second &&
+              repeated.empty()) {
+            repeated = parsed.get<std::string>();
+          }
+          return true;
+        });
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(name + ": not JSON: " + error.what());
+  }
+  if (!repeated.empty()) {
+    throw std::runtime_error(name + ": \"" + repeated + "\" comes twice");
   }
   if (!config.is_object()) {
     throw std::runtime_error(name + ": not a JSON object");
@@ -277,23 +293,101 @@ void ReadConfig(const std::string& text, const std::string& name,
   }
 }
 
-// A file's bytes, refused over `limit`.
+// A regular file's bytes, refused over `limit`: the size is checked on the
+// descriptor that is read (not the path, which may change in between), and
+// no more than `limit` + 1 bytes are read, should the file grow.
 std::string ReadSmallFile(const std::string& path, int64_t limit) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat status {};
-  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) {
-    throw std::runtime_error(path + ": not a readable file");
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    throw std::runtime_error(path + ": not a regular file");
   }
   if (status.st_size > limit) {
     throw std::runtime_error(path + ": " + std::to_string(status.st_size) +
                              " bytes, over the " + std::to_string(limit) +
                              " this reader takes");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  if (!in.eof() && in.fail()) throw std::runtime_error(path + ": read failed");
+  std::string bytes(static_cast<size_t>(status.st_size) + 1, '\0');
+  size_t size = 0;
+  while (size < bytes.size()) {
+    const ssize_t got = ::read(fd, bytes.data() + size, bytes.size() - size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      throw std::runtime_error(path + ": read failed: " + std::strerror(errno));
+    }
+    if (got == 0) break;
+    size += static_cast<size_t>(got);
+  }
+  if (size > static_cast<size_t>(status.st_size)) {
+    throw std::runtime_error(path + ": grew while being read");
+  }
+  bytes.resize(size);
   return bytes;
 }
+
+// A JSON vocabulary, parsed without building a document: one array of
+// strings, no deeper nesting, at most kMaxVocabularyTokens entries.
+class VocabularyJson : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<std::string> tokens;
+  std::string error;
+
+  bool string(string_t& value) override {
+    if (depth_ != 1) return Refuse("a string outside the array");
+    if (tokens.size() == size_t(kMaxVocabularyTokens)) {
+      return Refuse("over " + std::to_string(kMaxVocabularyTokens) + " tokens");
+    }
+    tokens.push_back(std::move(value));
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ != 0 || started_) return Refuse("not one array of strings");
+    started_ = true;
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool null() override { return NotAString(); }
+  bool boolean(bool) override { return NotAString(); }
+  bool number_integer(number_integer_t) override { return NotAString(); }
+  bool number_unsigned(number_unsigned_t) override { return NotAString(); }
+  bool number_float(number_float_t, const string_t&) override {
+    return NotAString();
+  }
+  bool binary(binary_t&) override { return NotAString(); }
+  bool start_object(std::size_t) override { return NotAString(); }
+  bool key(string_t&) override { return NotAString(); }
+  bool end_object() override { return NotAString(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& exception) override {
+    return Refuse("not JSON at byte " + std::to_string(position) + ": " +
+                  exception.what());
+  }
+
+ private:
+  bool NotAString() {
+    return Refuse(depth_ == 0 ? "not an array"
+                              : "entry " + std::to_string(tokens.size()) +
+                                    " is not a string");
+  }
+  bool Refuse(const std::string& what) {
+    if (error.empty()) error = what;
+    return false;
+  }
+
+  int depth_ = 0;
+  bool started_ = false;
+};
 
 bool IsFile(const std::string& path) {
   struct stat status {};
@@ -315,6 +409,12 @@ Ct2TransformerOptions ReadCt2TransformerOptions(
     const Ct2ModelFile& model, const std::string& config_json,
     const std::string& config_name) {
   VariableReader reader(model);
+  if (model.spec().empty() || model.spec() == "TransformerBase" ||
+      model.spec() == "TransformerBig") {
+    reader.Fail("the spec is \"" + model.spec() +
+                "\", as CTranslate2 1.x wrote; convert the model again with "
+                "CTranslate2 2.0 or later");
+  }
   if (model.spec() != "TransformerSpec") {
     reader.Fail("the spec is \"" + model.spec() +
                 "\", not an encoder-decoder Transformer (TransformerSpec), "
@@ -386,23 +486,19 @@ std::vector<std::string> ReadCt2Vocabulary(const std::string& path) {
   const std::string bytes = ReadSmallFile(path, kMaxVocabularyBytes);
   std::vector<std::string> tokens;
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
-    nlohmann::json json;
-    try {
-      json = nlohmann::json::parse(bytes);
-    } catch (const nlohmann::json::exception& error) {
-      throw std::runtime_error(path + ": not JSON: " + error.what());
+    VocabularyJson json;
+    if (!nlohmann::json::sax_parse(bytes, &json) || !json.error.empty()) {
+      throw std::runtime_error(path + ": " +
+                               (json.error.empty() ? "not JSON" : json.error));
     }
-    if (!json.is_array()) throw std::runtime_error(path + ": not an array");
-    for (const nlohmann::json& token : json) {
-      if (!token.is_string()) {
-        throw std::runtime_error(path + ": entry " +
-                                 std::to_string(tokens.size()) +
-                                 " is not a string");
-      }
-      tokens.push_back(token.get<std::string>());
-    }
+    tokens = std::move(json.tokens);
   } else {
     for (size_t start = 0; start < bytes.size();) {
+      if (tokens.size() == size_t(kMaxVocabularyTokens)) {
+        throw std::runtime_error(path + ": over " +
+                                 std::to_string(kMaxVocabularyTokens) +
+                                 " tokens");
+      }
       size_t end = bytes.find('\n', start);
       if (end == std::string::npos) end = bytes.size();
       tokens.push_back(bytes.substr(start, end - start));
@@ -410,11 +506,6 @@ std::vector<std::string> ReadCt2Vocabulary(const std::string& path) {
     }
   }
   if (tokens.empty()) throw std::runtime_error(path + ": no tokens");
-  if (tokens.size() > size_t(kMaxVocabularyTokens)) {
-    throw std::runtime_error(
-        path + ": " + std::to_string(tokens.size()) + " tokens, over the " +
-        std::to_string(kMaxVocabularyTokens) + " this reader takes");
-  }
   return tokens;
 }
 
