@@ -86,6 +86,52 @@ TEST_F(CheckpointTest, RoundTripGivesIdenticalLogits) {
   EXPECT_FALSE(fs::exists(directory_ + ".tmp"));
 }
 
+// The layer variants of models from elsewhere round-trip, in both the
+// config and the weights they add or leave out.
+TEST_F(CheckpointTest, LayerVariantsRoundTrip) {
+  for (bool shared : {false, true}) {
+    Checkpoint variant = MakeCheckpoint();
+    if (shared) {
+      variant.target_vocabulary =
+          Vocabulary::Build({{"一", "二", "三", "四", "五", "六"}}, 1, 0);
+    }
+    ModelConfig config = variant.model->config();
+    config.target_vocab_size = variant.target_vocabulary.size();
+    config.pre_norm = false;
+    config.activation = shared ? Activation::kSwish : Activation::kGeluTanh;
+    config.scale_embeddings = false;
+    config.final_norms = false;
+    config.embedding_norms = true;
+    config.share_embeddings = shared;
+    config.generator_bias = true;
+    torch::manual_seed(9);
+    variant.model = Transformer(config);
+    variant.model->eval();
+    const std::string directory = directory_ + (shared ? "-shared" : "-own");
+    SaveCheckpoint(variant, directory);
+    Checkpoint loaded = LoadCheckpoint(directory, torch::kCPU);
+    EXPECT_EQ(ModelConfigToJson(loaded.model->config()),
+              ModelConfigToJson(config));
+    torch::Tensor source = at::randint(4, 10, {2, 5});
+    torch::Tensor target = at::randint(4, 9, {2, 4});
+    EXPECT_TRUE(torch::equal(variant.model->forward(source, target),
+                             loaded.model->forward(source, target)));
+  }
+  // A config written before the variants reads as fanyi's own layers.
+  nlohmann::json old = ModelConfigToJson(original_.model->config());
+  for (const char* field :
+       {"pre_norm", "activation", "scale_embeddings", "final_norms",
+        "embedding_norms", "share_embeddings", "generator_bias"}) {
+    old.erase(field);
+  }
+  EXPECT_TRUE(ModelConfigFromJson(old).HasDefaultLayers());
+  old["activation"] = "tanh";
+  EXPECT_THROW(ModelConfigFromJson(old), std::invalid_argument);
+  old["activation"] = "gelu";
+  old["share_embeddings"] = true;  // With vocabularies of two sizes.
+  EXPECT_THROW(ModelConfigFromJson(old), std::invalid_argument);
+}
+
 TEST_F(CheckpointTest, LetterCasesRoundTripAndDefaultToLowerWhenAbsent) {
   Checkpoint cased = MakeCheckpoint();
   cased.target_case = WordCase::kKeep;

@@ -306,6 +306,23 @@ TEST(PackedTransformerTest, RefusesBadTokensWithoutTouchingTheState) {
   EXPECT_EQ(state.positions.item<int64_t>(), 1);
 }
 
+// A model with layers other than fanyi's own (post-norm, GELU: models from
+// elsewhere) is not packed: "packed" leaves it LibTorch's float32 step, and
+// refuses int8, which only the packed decoder computes.
+TEST(PackedTransformerTest, LeavesOtherLayersToLibTorchsStep) {
+  torch::manual_seed(8);
+  ModelConfig config = RandomModel(8, true)->config();
+  config.pre_norm = false;
+  config.activation = Activation::kGelu;
+  Transformer model(config);
+  model->eval();
+  EXPECT_THROW(PackedTransformer{*model}, std::invalid_argument);
+  SelectCpuDecoder(*model, "packed", "float32");
+  EXPECT_EQ(model->inference_kernel(), nullptr);
+  EXPECT_THROW(SelectCpuDecoder(*model, "packed", "int8"),
+               std::invalid_argument);
+}
+
 TEST(PackedTransformerTest, RefusesModelsItCannotPack) {
   Transformer double_model = testing_util::RandomTinyModel(3);  // float64
   EXPECT_THROW(PackedTransformer{*double_model}, std::invalid_argument);

@@ -10,6 +10,10 @@
 #include <torch/nn/modules/dropout.h>
 
 #include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/multi_head_attention.h"
@@ -146,6 +150,100 @@ TEST(TransformerTest, CachedStepsEqualFullRecompute) {
     }
     EXPECT_TRUE(state.positions.eq(6).all().item<bool>());
   }
+}
+
+// RandomTinyModel's shape with the layer variants of models from elsewhere.
+Transformer VariantModel(uint64_t seed,
+                         const std::function<void(ModelConfig&)>& variant) {
+  ModelConfig config = testing_util::RandomTinyModel(seed)->config();
+  config.target_vocab_size = config.source_vocab_size;  // For sharing.
+  variant(config);
+  torch::manual_seed(seed);
+  Transformer model(config);
+  model->to(at::kDouble);
+  model->eval();
+  // Norms start at 1 and 0 and biases at 0: random values so that
+  // swapping one for another would show.
+  torch::NoGradGuard no_grad;
+  for (auto& parameter : model->named_parameters()) {
+    if (parameter.value().dim() == 1) {
+      parameter.value().copy_(at::randn_like(parameter.value()));
+    }
+  }
+  return model;
+}
+
+const std::vector<std::pair<std::string, std::function<void(ModelConfig&)>>>&
+Variants() {
+  static const auto* variants = new std::vector<
+      std::pair<std::string, std::function<void(ModelConfig&)>>>{
+      {"post-norm, GELU",
+       [](ModelConfig& c) {
+         c.pre_norm = false;
+         c.final_norms = false;
+         c.activation = Activation::kGelu;
+       }},
+      {"unscaled embeddings with their norms, GELU (tanh)",
+       [](ModelConfig& c) {
+         c.scale_embeddings = false;
+         c.embedding_norms = true;
+         c.activation = Activation::kGeluTanh;
+       }},
+      {"shared embeddings, a generator bias, Swish",
+       [](ModelConfig& c) {
+         c.share_embeddings = true;
+         c.generator_bias = true;
+         c.activation = Activation::kSwish;
+       }},
+  };
+  return *variants;
+}
+
+// Every variant decodes step by step what it computes over the whole
+// prefix, and computes something else than fanyi's own layers.
+TEST(TransformerTest, LayerVariantsStepAsTheyComputeInFull) {
+  torch::Tensor source =
+      MakeSourceTensor({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
+  torch::Tensor source_mask = PaddingMask(source);
+  torch::Tensor target = at::randint(4, 19, {3, 6});
+  Transformer plain = VariantModel(7, [](ModelConfig&) {});
+  const torch::Tensor plain_logits = plain->forward(source, target);
+  for (const auto& [name, variant] : Variants()) {
+    SCOPED_TRACE(name);
+    Transformer model = VariantModel(7, variant);
+    torch::Tensor memory = model->Encode(source, source_mask);
+    torch::Tensor full =
+        model->Generate(model->DecodeFull(target, memory, source_mask));
+    DecoderState state = model->StartDecoding(memory, source_mask);
+    for (int64_t t = 0; t < 6; ++t) {
+      torch::Tensor step = model->DecodeStep(target.select(1, t), &state);
+      EXPECT_TRUE(at::allclose(step, full.select(1, t), 1e-9, 1e-9))
+          << "step " << t;
+    }
+    EXPECT_FALSE(at::allclose(full, plain_logits, 1e-3, 1e-3));
+  }
+}
+
+// A post-norm encoder layer is norm(x + f(x)) around each sublayer, with
+// the layer's own modules.
+TEST(TransformerTest, PostNormWrapsEachSublayerAfterItsResidual) {
+  Transformer model =
+      VariantModel(3, [](ModelConfig& c) { c.pre_norm = false; });
+  auto layer =
+      model->named_modules()["encoder_layers.0"]->as<EncoderLayerImpl>();
+  auto children = layer->named_children();
+  auto& attention = *children["self_attention"]->as<MultiHeadAttentionImpl>();
+  auto& feed_forward = *children["feed_forward"]->as<FeedForwardImpl>();
+  auto& attention_norm =
+      *children["attention_norm"]->as<torch::nn::LayerNormImpl>();
+  auto& feed_forward_norm =
+      *children["feed_forward_norm"]->as<torch::nn::LayerNormImpl>();
+  torch::Tensor x = at::randn({2, 4, 16}, at::kDouble);
+  torch::Tensor bias = at::zeros({2, 1, 1, 4}, at::kDouble);
+  torch::Tensor h = attention_norm.forward(x + attention.forward(x, x, bias));
+  torch::Tensor expected =
+      feed_forward_norm.forward(h + feed_forward.forward(h));
+  EXPECT_TRUE(at::allclose(layer->forward(x, bias), expected, 1e-12, 1e-12));
 }
 
 TEST(GreedyDecodeTest, BatchedCachedDecodingEqualsReferenceDecoder) {

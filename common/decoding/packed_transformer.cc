@@ -305,6 +305,12 @@ void AttendRows(const float* queries, int64_t query_stride, const float* keys,
 PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
                                      ComputeType compute_type) {
   const ModelConfig& config = model.config();
+  if (!config.HasDefaultLayers()) {
+    throw std::invalid_argument(
+        "PackedTransformer: computes fanyi's own layers only (pre-norm, ReLU, "
+        "scaled embeddings, final norms, separate embeddings, no generator "
+        "bias)");
+  }
   if (model.is_training()) {
     throw std::invalid_argument(
         "PackedTransformer: the model is in training mode");
@@ -687,7 +693,17 @@ void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder,
     }
     model.SetInferenceKernel(nullptr);
   } else if (cpu_decoder == "packed") {
-    if (model.parameters().front().device().is_cpu()) {
+    if (!model.config().HasDefaultLayers()) {
+      // Models from elsewhere with other layers run LibTorch's step.
+      if (type != ComputeType::kFloat32) {
+        throw std::invalid_argument(
+            "compute_type " + compute_type +
+            " needs the packed CPU decoder, which computes fanyi's own "
+            "layers only; this model's run in float32 (compute_type "
+            "float32)");
+      }
+      model.SetInferenceKernel(nullptr);
+    } else if (model.parameters().front().device().is_cpu()) {
       model.SetInferenceKernel(
           std::make_shared<PackedTransformer>(model, DetectedCpuIsa(), type));
     }

@@ -42,7 +42,42 @@ T Field(const nlohmann::json& json, const char* name) {
   }
 }
 
+// An optional field: `fallback` when absent (checkpoints written before it).
+template <typename T>
+T OptionalField(const nlohmann::json& json, const char* name, T fallback) {
+  return json.contains(name) ? Field<T>(json, name) : fallback;
+}
+
 }  // namespace
+
+std::string ActivationName(Activation activation) {
+  switch (activation) {
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kSwish:
+      return "swish";
+  }
+  return "relu";
+}
+
+Activation ParseActivation(const std::string& name) {
+  for (Activation activation : {Activation::kRelu, Activation::kGelu,
+                                Activation::kGeluTanh, Activation::kSwish}) {
+    if (ActivationName(activation) == name) return activation;
+  }
+  throw std::invalid_argument("model config: activation \"" + name +
+                              "\" is not relu, gelu, gelu_tanh or swish");
+}
+
+bool ModelConfig::HasDefaultLayers() const {
+  return pre_norm && activation == Activation::kRelu && scale_embeddings &&
+         final_norms && !embedding_norms && !share_embeddings &&
+         !generator_bias;
+}
 
 void ModelConfig::Validate() const {
   Require(source_vocab_size > 4, "source_vocab_size must be above 4");
@@ -57,6 +92,10 @@ void ModelConfig::Validate() const {
   Require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1)");
   Require(max_positions >= 2, "max_positions must be at least 2");
   Require(layer_norm_epsilon > 0.0, "layer_norm_epsilon must be positive");
+  Require(!share_embeddings || source_vocab_size == target_vocab_size,
+          "share_embeddings needs one vocabulary size for both sides");
+  Require(!generator_bias || tie_target_embeddings,
+          "generator_bias is for a tied generator (an untied one has a bias)");
 }
 
 nlohmann::json ModelConfigToJson(const ModelConfig& config) {
@@ -72,6 +111,13 @@ nlohmann::json ModelConfigToJson(const ModelConfig& config) {
       {"max_positions", config.max_positions},
       {"layer_norm_epsilon", config.layer_norm_epsilon},
       {"tie_target_embeddings", config.tie_target_embeddings},
+      {"pre_norm", config.pre_norm},
+      {"activation", ActivationName(config.activation)},
+      {"scale_embeddings", config.scale_embeddings},
+      {"final_norms", config.final_norms},
+      {"embedding_norms", config.embedding_norms},
+      {"share_embeddings", config.share_embeddings},
+      {"generator_bias", config.generator_bias},
   };
 }
 
@@ -91,6 +137,15 @@ ModelConfig ModelConfigFromJson(const nlohmann::json& json) {
   config.max_positions = Field<int64_t>(json, "max_positions");
   config.layer_norm_epsilon = Field<double>(json, "layer_norm_epsilon");
   config.tie_target_embeddings = Field<bool>(json, "tie_target_embeddings");
+  config.pre_norm = OptionalField<bool>(json, "pre_norm", true);
+  config.activation =
+      ParseActivation(OptionalField<std::string>(json, "activation", "relu"));
+  config.scale_embeddings = OptionalField<bool>(json, "scale_embeddings", true);
+  config.final_norms = OptionalField<bool>(json, "final_norms", true);
+  config.embedding_norms = OptionalField<bool>(json, "embedding_norms", false);
+  config.share_embeddings =
+      OptionalField<bool>(json, "share_embeddings", false);
+  config.generator_bias = OptionalField<bool>(json, "generator_bias", false);
   config.Validate();
   return config;
 }

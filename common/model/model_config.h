@@ -3,8 +3,17 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace fanyi {
+
+// The feed-forward blocks' activation.
+enum class Activation { kRelu, kGelu, kGeluTanh, kSwish };
+
+// "relu", "gelu", "gelu_tanh", "swish"; ParseActivation throws
+// std::invalid_argument for another name.
+std::string ActivationName(Activation activation);
+Activation ParseActivation(const std::string& name);
 
 // Hyper-parameters of the Transformer encoder-decoder. Validated once by
 // Validate(); layers read the fields and never look options up by string.
@@ -20,6 +29,19 @@ struct ModelConfig {
   int64_t max_positions = 512;    // Longest sequence the position table holds.
   double layer_norm_epsilon = 1e-6;   // Added to the variance in LayerNorm.
   bool tie_target_embeddings = true;  // Generator shares the target embedding.
+  // Variants that models from elsewhere use (CTranslate2's TransformerSpec
+  // options); fanyi's trainer keeps the defaults, which its packed CPU
+  // decoder computes.
+  bool pre_norm = true;  // x + f(norm(x)); false: norm(x + f(x)) (post-norm).
+  Activation activation = Activation::kRelu;
+  bool scale_embeddings = true;   // Embeddings times sqrt(d_model).
+  bool final_norms = true;        // A layer norm after each stack.
+  bool embedding_norms = false;   // A layer norm after embeddings + positions.
+  bool share_embeddings = false;  // The target side reads the source's.
+  bool generator_bias = false;    // A tied generator's own bias.
+
+  // Whether every variant above is fanyi's own.
+  bool HasDefaultLayers() const;
 
   // Throws std::invalid_argument naming the first field out of range.
   void Validate() const;

@@ -4,8 +4,10 @@
 #include <ATen/ops/cos.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/gelu.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/relu.h>
+#include <ATen/ops/silu.h>
 #include <ATen/ops/sin.h>
 #include <ATen/ops/tril.h>
 #include <ATen/ops/zeros.h>
@@ -27,6 +29,19 @@ namespace {
 torch::nn::LayerNorm MakeLayerNorm(const ModelConfig& config) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})
                                   .eps(config.layer_norm_epsilon));
+}
+
+// A sublayer `f` wrapped with its residual connection and layer norm:
+// x + f(norm(x)) (pre-norm), or norm(x + f(x)) (post-norm).
+template <typename Sublayer>
+torch::Tensor Wrapped(bool pre_norm, torch::nn::LayerNorm& norm,
+                      const torch::Tensor& x, const Sublayer& f) {
+  return pre_norm ? x + f(norm(x)) : norm(x + f(x));
+}
+
+// `norm`(x), or x when the model has no such norm.
+torch::Tensor MaybeNorm(torch::nn::LayerNorm& norm, const torch::Tensor& x) {
+  return norm ? norm(x) : x;
 }
 
 }  // namespace
@@ -57,8 +72,9 @@ torch::Tensor CausalMask(int64_t length, const torch::Device& device) {
       .unsqueeze(0);
 }
 
-FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff,
-                                 double dropout) {
+FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout,
+                                 Activation activation)
+    : activation_(activation) {
   inner_ = register_module("inner", torch::nn::Linear(d_model, d_ff));
   outer_ = register_module("outer", torch::nn::Linear(d_ff, d_model));
   dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
@@ -66,15 +82,32 @@ FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff,
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   // [batch, len, d_model] -> [batch, len, d_ff] -> [batch, len, d_model]
-  return RowLinear(dropout_(at::relu(RowLinear(x, inner_))), outer_);
+  torch::Tensor inner = RowLinear(x, inner_);
+  switch (activation_) {
+    case Activation::kRelu:
+      inner = at::relu(inner);
+      break;
+    case Activation::kGelu:
+      inner = at::gelu(inner);
+      break;
+    case Activation::kGeluTanh:
+      inner = at::gelu(inner, "tanh");
+      break;
+    case Activation::kSwish:
+      inner = at::silu(inner);
+      break;
+  }
+  return RowLinear(dropout_(inner), outer_);
 }
 
-EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config) {
+EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
+    : pre_norm_(config.pre_norm) {
   self_attention_ = register_module(
       "self_attention",
       MultiHeadAttention(config.d_model, config.heads, config.dropout));
   feed_forward_ = register_module(
-      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout));
+      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout,
+                                  config.activation));
   attention_norm_ = register_module("attention_norm", MakeLayerNorm(config));
   feed_forward_norm_ =
       register_module("feed_forward_norm", MakeLayerNorm(config));
@@ -83,13 +116,18 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config) {
 
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x,
                                         const torch::Tensor& bias) {
-  torch::Tensor normed = attention_norm_(x);
   // [batch, src_len, d_model]
-  torch::Tensor h = x + dropout_(self_attention_(normed, normed, bias));
-  return h + dropout_(feed_forward_(feed_forward_norm_(h)));
+  torch::Tensor h =
+      Wrapped(pre_norm_, attention_norm_, x, [&](const torch::Tensor& in) {
+        return dropout_(self_attention_(in, in, bias));
+      });
+  return Wrapped(
+      pre_norm_, feed_forward_norm_, h,
+      [&](const torch::Tensor& in) { return dropout_(feed_forward_(in)); });
 }
 
-DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config) {
+DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
+    : pre_norm_(config.pre_norm) {
   self_attention_ = register_module(
       "self_attention",
       MultiHeadAttention(config.d_model, config.heads, config.dropout));
@@ -97,7 +135,8 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config) {
       "cross_attention",
       MultiHeadAttention(config.d_model, config.heads, config.dropout));
   feed_forward_ = register_module(
-      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout));
+      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout,
+                                  config.activation));
   self_attention_norm_ =
       register_module("self_attention_norm", MakeLayerNorm(config));
   cross_attention_norm_ =
@@ -111,12 +150,18 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
                                         const torch::Tensor& memory,
                                         const torch::Tensor& source_bias,
                                         const torch::Tensor& target_bias) {
-  torch::Tensor normed = self_attention_norm_(x);
   // [batch, tgt_len, d_model]
-  torch::Tensor h = x + dropout_(self_attention_(normed, normed, target_bias));
-  h = h +
-      dropout_(cross_attention_(cross_attention_norm_(h), memory, source_bias));
-  return h + dropout_(feed_forward_(feed_forward_norm_(h)));
+  torch::Tensor h =
+      Wrapped(pre_norm_, self_attention_norm_, x, [&](const torch::Tensor& in) {
+        return dropout_(self_attention_(in, in, target_bias));
+      });
+  h = Wrapped(pre_norm_, cross_attention_norm_, h,
+              [&](const torch::Tensor& in) {
+                return dropout_(cross_attention_(in, memory, source_bias));
+              });
+  return Wrapped(
+      pre_norm_, feed_forward_norm_, h,
+      [&](const torch::Tensor& in) { return dropout_(feed_forward_(in)); });
 }
 
 void DecoderLayerImpl::StartDecoding(
@@ -142,25 +187,34 @@ torch::Tensor DecoderLayerImpl::Step(
     const torch::Tensor& memory_rows, int64_t first_column,
     const torch::Tensor& column, DecoderLayerCache* cache) {
   const int64_t batch = x.size(0);
-  torch::Tensor normed = self_attention_norm_(x);  // [batch, 1, d_model]
-  // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
-  QueryKeysValues projected = self_attention_->ProjectSelf(normed);
-  cache->key_storage.narrow(0, 0, batch).index_copy_(2, column, projected.keys);
-  cache->value_storage.narrow(0, 0, batch)
-      .index_copy_(2, column, projected.values);
-  const int64_t columns = self_bias.size(3);
-  // [cache_rows, heads, columns, d_k], read through self_rows
-  torch::Tensor keys = cache->key_storage.narrow(2, first_column, columns);
-  torch::Tensor values = cache->value_storage.narrow(2, first_column, columns);
+  // [batch, 1, d_model]
   torch::Tensor h =
-      x + dropout_(self_attention_->Attend(projected.query, keys, values,
-                                           self_bias, self_rows));
-  torch::Tensor query =
-      cross_attention_->ProjectQuery(cross_attention_norm_(h));
-  h = h + dropout_(cross_attention_->Attend(query, cache->memory_keys,
-                                            cache->memory_values, source_bias,
-                                            memory_rows));
-  return h + dropout_(feed_forward_(feed_forward_norm_(h)));  // [batch, 1, d]
+      Wrapped(pre_norm_, self_attention_norm_, x, [&](const torch::Tensor& in) {
+        // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
+        QueryKeysValues projected = self_attention_->ProjectSelf(in);
+        cache->key_storage.narrow(0, 0, batch)
+            .index_copy_(2, column, projected.keys);
+        cache->value_storage.narrow(0, 0, batch)
+            .index_copy_(2, column, projected.values);
+        const int64_t columns = self_bias.size(3);
+        // [cache_rows, heads, columns, d_k], read through self_rows
+        torch::Tensor keys =
+            cache->key_storage.narrow(2, first_column, columns);
+        torch::Tensor values =
+            cache->value_storage.narrow(2, first_column, columns);
+        return dropout_(self_attention_->Attend(projected.query, keys, values,
+                                                self_bias, self_rows));
+      });
+  h = Wrapped(
+      pre_norm_, cross_attention_norm_, h, [&](const torch::Tensor& in) {
+        torch::Tensor query = cross_attention_->ProjectQuery(in);
+        return dropout_(cross_attention_->Attend(query, cache->memory_keys,
+                                                 cache->memory_values,
+                                                 source_bias, memory_rows));
+      });
+  return Wrapped(
+      pre_norm_, feed_forward_norm_, h,
+      [&](const torch::Tensor& in) { return dropout_(feed_forward_(in)); });
 }
 
 TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
@@ -168,9 +222,18 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   source_embedding_ = register_module(
       "source_embedding",
       torch::nn::Embedding(config.source_vocab_size, config.d_model));
-  target_embedding_ = register_module(
-      "target_embedding",
-      torch::nn::Embedding(config.target_vocab_size, config.d_model));
+  target_embedding_ =
+      config.share_embeddings
+          ? source_embedding_
+          : register_module(
+                "target_embedding",
+                torch::nn::Embedding(config.target_vocab_size, config.d_model));
+  if (config.embedding_norms) {
+    source_embedding_norm_ =
+        register_module("source_embedding_norm", MakeLayerNorm(config));
+    target_embedding_norm_ =
+        register_module("target_embedding_norm", MakeLayerNorm(config));
+  }
   encoder_layers_ = register_module("encoder_layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.encoder_layers; ++i) {
     encoder_layers_->push_back(EncoderLayer(config));
@@ -179,12 +242,17 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   for (int64_t i = 0; i < config.decoder_layers; ++i) {
     decoder_layers_->push_back(DecoderLayer(config));
   }
-  encoder_norm_ = register_module("encoder_norm", MakeLayerNorm(config));
-  decoder_norm_ = register_module("decoder_norm", MakeLayerNorm(config));
+  if (config.final_norms) {
+    encoder_norm_ = register_module("encoder_norm", MakeLayerNorm(config));
+    decoder_norm_ = register_module("decoder_norm", MakeLayerNorm(config));
+  }
   if (!config.tie_target_embeddings) {
     generator_ = register_module(
         "generator",
         torch::nn::Linear(config.d_model, config.target_vocab_size));
+  } else if (config.generator_bias) {
+    generator_bias_ = register_parameter(
+        "generator_bias", at::zeros({config.target_vocab_size}, at::kFloat));
   }
   embedding_dropout_ =
       register_module("embedding_dropout", torch::nn::Dropout(config.dropout));
@@ -193,7 +261,8 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   // Xavier initialisation of matrices, as the reference implementations do;
   // embeddings get N(0, d_model^-1/2) so that √d_model scaling gives unit size.
   for (auto& parameter : named_parameters()) {
-    if (parameter.key().find("embedding") != std::string::npos) {
+    if (parameter.value().dim() > 1 &&
+        parameter.key().find("embedding") != std::string::npos) {
       torch::nn::init::normal_(parameter.value(), 0.0,
                                std::pow(config.d_model, -0.5));
     } else if (parameter.value().dim() > 1) {
@@ -203,6 +272,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
 }
 
 torch::Tensor TransformerImpl::Embed(torch::nn::Embedding& embedding,
+                                     torch::nn::LayerNorm& norm,
                                      const torch::Tensor& ids) {
   const int64_t length = ids.size(1);
   if (length > config_.max_positions) {
@@ -211,10 +281,24 @@ torch::Tensor TransformerImpl::Embed(torch::nn::Embedding& embedding,
                                 std::to_string(config_.max_positions));
   }
   // [batch, len, d_model]
-  torch::Tensor scaled = embedding(ids) * std::sqrt(double(config_.d_model));
+  torch::Tensor scaled = embedding(ids);
+  if (config_.scale_embeddings) {
+    scaled = scaled * std::sqrt(double(config_.d_model));
+  }
   // [1, len, d_model]
   torch::Tensor positions = positions_.slice(0, 0, length).unsqueeze(0);
-  return embedding_dropout_(scaled + positions);
+  return embedding_dropout_(MaybeNorm(norm, scaled + positions));
+}
+
+torch::Tensor TransformerImpl::EmbedStep(const torch::Tensor& ids,
+                                         const torch::Tensor& positions) {
+  torch::Tensor scaled = target_embedding_(ids);  // [batch, d_model]
+  if (config_.scale_embeddings) {
+    scaled = scaled * std::sqrt(double(config_.d_model));
+  }
+  // An index past the table throws.
+  return embedding_dropout_(MaybeNorm(
+      target_embedding_norm_, scaled + positions_.index_select(0, positions)));
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& source_ids,
@@ -232,19 +316,21 @@ bool TransformerImpl::UsesKernel() const {
 torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
                                       const torch::Tensor& source_mask) {
   if (UsesKernel()) return inference_kernel_->Encode(source_ids, source_mask);
-  torch::Tensor x = Embed(source_embedding_, source_ids);
+  torch::Tensor x =
+      Embed(source_embedding_, source_embedding_norm_, source_ids);
   // [batch, 1, 1, src_len]
   torch::Tensor bias = AttentionBias(source_mask, x.scalar_type());
   for (const auto& layer : *encoder_layers_) {
     x = layer->as<EncoderLayer>()->forward(x, bias);
   }
-  return encoder_norm_(x);  // [batch, src_len, d_model]
+  return MaybeNorm(encoder_norm_, x);  // [batch, src_len, d_model]
 }
 
 torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
                                           const torch::Tensor& memory,
                                           const torch::Tensor& source_mask) {
-  torch::Tensor x = Embed(target_embedding_, target_input);
+  torch::Tensor x =
+      Embed(target_embedding_, target_embedding_norm_, target_input);
   // [1, 1, tgt_len, tgt_len]
   torch::Tensor target_bias = AttentionBias(
       CausalMask(target_input.size(1), target_input.device()), x.scalar_type());
@@ -253,7 +339,7 @@ torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
   for (const auto& layer : *decoder_layers_) {
     x = layer->as<DecoderLayer>()->forward(x, memory, source_bias, target_bias);
   }
-  return decoder_norm_(x);  // [batch, tgt_len, d_model]
+  return MaybeNorm(decoder_norm_, x);  // [batch, tgt_len, d_model]
 }
 
 DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
@@ -361,23 +447,21 @@ torch::Tensor TransformerImpl::StepColumns(
   const torch::Tensor source_rows =
       memory_rows.unsqueeze(1).expand({batch, source_bias.size(3)});
   // Rows may be at different positions (they joined at different steps):
-  // [batch] -> [batch, 1, d_model]. An index past the table throws.
-  torch::Tensor x = embedding_dropout_(
-      (target_embedding_(last_tokens) * std::sqrt(double(config_.d_model)) +
-       positions_.index_select(0, positions))
-          .unsqueeze(1));
+  // [batch] -> [batch, 1, d_model].
+  torch::Tensor x = EmbedStep(last_tokens, positions).unsqueeze(1);
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     x = decoder_layers_[i]->as<DecoderLayer>()->Step(
         x, source_bias, self_bias, self_rows, source_rows, first, column,
         &state.layers[i]);
   }
-  return Generate(decoder_norm_(x)).squeeze(1);  // [batch, target_vocab]
+  // [batch, target_vocab]
+  return Generate(MaybeNorm(decoder_norm_, x)).squeeze(1);
 }
 
 torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {
   if (generator_) return RowLinear(hidden, generator_);
   // Tied: the target embedding matrix doubles as the output projection.
-  return RowLinear(hidden, target_embedding_->weight, {});
+  return RowLinear(hidden, target_embedding_->weight, generator_bias_);
 }
 
 }  // namespace fanyi

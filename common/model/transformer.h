@@ -29,7 +29,8 @@ torch::Tensor SinusoidalPositions(int64_t max_positions, int64_t d_model);
 // Position-wise feed-forward block: linear, ReLU, dropout, linear.
 class FeedForwardImpl : public torch::nn::Module {
  public:
-  FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout);
+  FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout,
+                  Activation activation = Activation::kRelu);
   // [batch, len, d_model] -> [batch, len, d_model]
   torch::Tensor forward(const torch::Tensor& x);
 
@@ -37,11 +38,14 @@ class FeedForwardImpl : public torch::nn::Module {
   torch::nn::Linear inner_{nullptr};
   torch::nn::Linear outer_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
+  Activation activation_;
 };
 TORCH_MODULE(FeedForward);
 
 // One encoder block: self-attention and feed-forward, each wrapped as
-// x + dropout(sublayer(norm(x))) (pre-norm, as the Annotated Transformer).
+// x + dropout(sublayer(norm(x))) (pre-norm, as the Annotated Transformer),
+// or with ModelConfig::pre_norm off as norm(x + dropout(sublayer(x)))
+// (post-norm, as the paper and Marian).
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const ModelConfig& config);
@@ -55,11 +59,12 @@ class EncoderLayerImpl : public torch::nn::Module {
   torch::nn::LayerNorm attention_norm_{nullptr};
   torch::nn::LayerNorm feed_forward_norm_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
+  bool pre_norm_;
 };
 TORCH_MODULE(EncoderLayer);
 
 // One decoder block: masked self-attention, cross-attention over the
-// encoder output, feed-forward; pre-norm residual wrapping like the encoder.
+// encoder output, feed-forward; each wrapped like the encoder's.
 class DecoderLayerImpl : public torch::nn::Module {
  public:
   explicit DecoderLayerImpl(const ModelConfig& config);
@@ -101,6 +106,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   torch::nn::LayerNorm cross_attention_norm_{nullptr};
   torch::nn::LayerNorm feed_forward_norm_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
+  bool pre_norm_;
 };
 TORCH_MODULE(DecoderLayer);
 
@@ -189,18 +195,26 @@ class TransformerImpl : public torch::nn::Module {
                             DecoderState& state, int64_t end_column,
                             bool mask_later_columns);
 
-  // Scaled embeddings plus positions 0..len-1: [batch, len] -> [b, len, d].
+  // Scaled embeddings plus positions 0..len-1, then `norm` (the side's
+  // embedding norm, or null): [batch, len] -> [b, len, d].
   torch::Tensor Embed(torch::nn::Embedding& embedding,
-                      const torch::Tensor& ids);
+                      torch::nn::LayerNorm& norm, const torch::Tensor& ids);
+  // Embeddings of `ids` [batch] at `positions` [batch] (rows may be at
+  // different positions) on the target side: [batch, d_model].
+  torch::Tensor EmbedStep(const torch::Tensor& ids,
+                          const torch::Tensor& positions);
 
   ModelConfig config_;
   torch::nn::Embedding source_embedding_{nullptr};
-  torch::nn::Embedding target_embedding_{nullptr};
+  torch::nn::Embedding target_embedding_{nullptr};       // Maybe the source's.
+  torch::nn::LayerNorm source_embedding_norm_{nullptr};  // Null unless
+  torch::nn::LayerNorm target_embedding_norm_{nullptr};  // embedding_norms.
   torch::nn::ModuleList encoder_layers_{nullptr};
   torch::nn::ModuleList decoder_layers_{nullptr};
-  torch::nn::LayerNorm encoder_norm_{nullptr};
+  torch::nn::LayerNorm encoder_norm_{nullptr};  // Null unless final_norms.
   torch::nn::LayerNorm decoder_norm_{nullptr};
   torch::nn::Linear generator_{nullptr};  // Null when tied to the embedding.
+  torch::Tensor generator_bias_;          // A tied generator's, if any.
   torch::nn::Dropout embedding_dropout_{nullptr};
   torch::Tensor positions_;  // [max_positions, d_model] buffer.
   std::shared_ptr<const InferenceKernel> inference_kernel_;
