@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -486,6 +487,14 @@ TEST_P(SpecModelTest, ReadsTheTransformersOptions) {
   EXPECT_EQ(int64_t(vocabularies.target.size()),
             options.target_vocabulary_size);
   EXPECT_EQ(vocabularies.target[2], "</s>");
+  const Ct2Directory directory = ReadCt2Directory(dir);
+  EXPECT_EQ(directory.source_unk_id, 0);
+  EXPECT_EQ(directory.target_unk_id, 0);
+  EXPECT_EQ(directory.target_eos_id, 2);
+  EXPECT_EQ(directory.decoder_start_id, 1);
+  EXPECT_EQ(directory.source_bos_id, std::nullopt);
+  EXPECT_EQ(directory.source_eos_id, std::nullopt);
+  EXPECT_EQ(directory.options.d_model, 8);
 }
 
 // `name` of the options models: its options, or the error they get.
@@ -509,6 +518,50 @@ TEST(Ct2TransformerTest, ReadsThePostNormVariant) {
   EXPECT_EQ(options.decoder_start_token, "</s>");
   EXPECT_TRUE(options.add_source_eos);
   EXPECT_EQ(options.layer_norm_epsilon, 1e-5);
+  const Ct2Directory directory =
+      ReadCt2Directory(Models().dir + "/options/postnorm_gelu");
+  EXPECT_EQ(directory.source_eos_id, 2);
+  EXPECT_EQ(directory.decoder_start_id, 2);
+}
+
+// A directory whose parts disagree is refused, naming the file.
+TEST(Ct2TransformerTest, RefusesDirectoriesWhosePartsDisagree) {
+  const std::string from = Models().dir + "/separate/float32";
+  const auto copy = [&](const std::string& name) {
+    const std::string dir = MakeTempDir(name);
+    for (const char* file :
+         {"model.bin", "config.json", "source_vocabulary.json",
+          "target_vocabulary.json"}) {
+      std::ofstream(dir + "/" + file, std::ios::binary)
+          << ReadFile(from + "/" + file);
+    }
+    return dir;
+  };
+  const auto error_of = [](const std::string& dir) -> std::string {
+    try {
+      ReadCt2Directory(dir);
+      return "";
+    } catch (const std::runtime_error& error) {
+      return error.what();
+    }
+  };
+  const std::string renamed = copy("ctranslate2-eos");
+  std::string config = ReadFile(renamed + "/config.json");
+  config.replace(config.find("\"</s>\""), 6, "\"<eos>\"");
+  std::ofstream(renamed + "/config.json") << config;
+  EXPECT_NE(error_of(renamed).find("target_vocabulary: has no \"<eos>\""),
+            std::string::npos)
+      << error_of(renamed);
+  const std::string short_vocabulary = copy("ctranslate2-short");
+  std::ofstream(short_vocabulary + "/target_vocabulary.json")
+      << R"(["<unk>", "<s>", "</s>"])";
+  EXPECT_NE(error_of(short_vocabulary)
+                .find("target_vocabulary: 3 tokens for the 14 rows"),
+            std::string::npos)
+      << error_of(short_vocabulary);
+  const std::string no_config = copy("ctranslate2-no-config");
+  std::remove((no_config + "/config.json").c_str());
+  EXPECT_EQ(error_of(no_config), "");  // Older models have none.
 }
 
 // What fanyi does not serve is refused, naming the option and the file.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace fanyi {
@@ -534,6 +535,72 @@ Ct2Vocabularies ReadCt2Vocabularies(const std::string& model_dir) {
   vocabularies.source = ReadCt2Vocabulary(source);
   vocabularies.target = ReadCt2Vocabulary(target);
   return vocabularies;
+}
+
+namespace {
+
+// The id of `token` in `vocabulary` (the first, as CTranslate2 takes it);
+// throws naming the file, the setting and the token when it is not there.
+int64_t TokenId(const std::vector<std::string>& vocabulary,
+                const std::string& token, const std::string& setting,
+                const std::string& vocabulary_name) {
+  for (size_t id = 0; id < vocabulary.size(); ++id) {
+    if (vocabulary[id] == token) return static_cast<int64_t>(id);
+  }
+  throw std::runtime_error(vocabulary_name + ": has no \"" + token +
+                           "\", which config.json names as " + setting);
+}
+
+}  // namespace
+
+Ct2Directory ReadCt2Directory(const std::string& model_dir) {
+  const std::string config_path = model_dir + "/config.json";
+  const std::string config =
+      IsFile(config_path) ? ReadSmallFile(config_path, kMaxConfigBytes) : "";
+  Ct2ModelFile model = Ct2ModelFile::Open(model_dir + "/model.bin");
+  Ct2TransformerOptions options =
+      ReadCt2TransformerOptions(model, config, config_path);
+  Ct2Vocabularies vocabularies = ReadCt2Vocabularies(model_dir);
+  const std::string source_name =
+      model_dir +
+      (vocabularies.shared ? "/shared_vocabulary" : "/source_vocabulary");
+  const std::string target_name =
+      model_dir +
+      (vocabularies.shared ? "/shared_vocabulary" : "/target_vocabulary");
+  for (const auto& [tokens, rows, name, side] :
+       {std::tuple{&vocabularies.source, options.source_vocabulary_size,
+                   source_name, "encoder"},
+        std::tuple{&vocabularies.target, options.target_vocabulary_size,
+                   target_name, "decoder"}}) {
+    if (static_cast<int64_t>(tokens->size()) != rows) {
+      throw std::runtime_error(name + ": " + std::to_string(tokens->size()) +
+                               " tokens for the " + std::to_string(rows) +
+                               " rows of model.bin's " + side + " embeddings");
+    }
+  }
+  Ct2Directory directory{std::move(model), std::move(options),
+                         std::move(vocabularies)};
+  const Ct2TransformerOptions& o = directory.options;
+  const Ct2Vocabularies& v = directory.vocabularies;
+  directory.source_unk_id =
+      TokenId(v.source, o.unk_token, "unk_token", source_name);
+  if (o.add_source_bos) {
+    directory.source_bos_id =
+        TokenId(v.source, o.bos_token, "bos_token", source_name);
+  }
+  if (o.add_source_eos) {
+    directory.source_eos_id =
+        TokenId(v.source, o.eos_token, "eos_token", source_name);
+  }
+  directory.target_unk_id =
+      TokenId(v.target, o.unk_token, "unk_token", target_name);
+  directory.target_eos_id =
+      TokenId(v.target, o.eos_token, "eos_token", target_name);
+  if (o.decoder_start_token) {
+    directory.decoder_start_id = TokenId(v.target, *o.decoder_start_token,
+                                         "decoder_start_token", target_name);
+  }
+  return directory;
 }
 
 }  // namespace fanyi

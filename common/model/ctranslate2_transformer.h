@@ -84,6 +84,24 @@ struct Ct2Vocabularies {
 };
 Ct2Vocabularies ReadCt2Vocabularies(const std::string& model_dir);
 
+// A CTranslate2 model directory read and checked as a whole: model.bin and
+// its Transformer's options, config.json (at most 1 MiB; optional, as for
+// older models), the vocabularies, whose sizes must be the embeddings', and
+// the ids of the tokens the options name, each of which must be in its
+// vocabulary. Throws std::runtime_error naming the file and what is wrong.
+struct Ct2Directory {
+  Ct2ModelFile model;
+  Ct2TransformerOptions options;
+  Ct2Vocabularies vocabularies;
+  int64_t source_unk_id = 0;
+  std::optional<int64_t> source_bos_id;  // When sources start with it,
+  std::optional<int64_t> source_eos_id;  //   or end with it.
+  int64_t target_unk_id = 0;
+  int64_t target_eos_id = 0;
+  std::optional<int64_t> decoder_start_id;  // Nullopt: the caller's prefix.
+};
+Ct2Directory ReadCt2Directory(const std::string& model_dir);
+
 }  // namespace fanyi
 
 #endif  // FANYI_COMMON_MODEL_CTRANSLATE2_TRANSFORMER_H_
