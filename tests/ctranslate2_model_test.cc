@@ -524,6 +524,23 @@ TEST(Ct2TransformerTest, ReadsThePostNormVariant) {
   EXPECT_EQ(directory.decoder_start_id, 2);
 }
 
+// The position table CTranslate2 computes, as its own Encoder gave it.
+TEST(Ct2TransformerTest, ComputesPositionsAsCTranslate2Does) {
+  const auto rows = Models()
+                        .expected.at("ct2_positions")
+                        .get<std::vector<std::vector<float>>>();
+  std::vector<float> flat;
+  for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
+  const torch::Tensor table =
+      at::tensor(flat).reshape({int64_t(rows.size()), -1});
+  ASSERT_EQ(table.sizes(), (std::vector<int64_t>{40, 16}));
+  const torch::Tensor computed = Ct2SinusoidalPositions(40, 16);
+  ASSERT_EQ(computed.sizes(), table.sizes());
+  EXPECT_LT((computed - table).abs().max().item<double>(), 1e-5);
+  EXPECT_THROW(Ct2SinusoidalPositions(4, 7), std::invalid_argument);
+  EXPECT_THROW(Ct2SinusoidalPositions(4, 2), std::invalid_argument);
+}
+
 // A directory whose parts disagree is refused, naming the file.
 TEST(Ct2TransformerTest, RefusesDirectoriesWhosePartsDisagree) {
   const std::string from = Models().dir + "/separate/float32";

@@ -17,6 +17,10 @@ OUT_DIR/options/<name>/ holds float32 models of the options a converter
 may set (OPTIONS below): one fanyi serves (post-norm, GELU, a layer norm
 after the embeddings, a config.json as M2M-100's), those it refuses, and a
 decoder-only model.
+OUT_DIR/expected.json also holds "ct2_positions": the position table
+CTranslate2 computes for a model that stores none (rows for 40 positions,
+d_model 16), as its own Encoder outputs it for a model whose every weight
+is zero (so that the output is the positions alone).
 OUT_DIR/expected.json gives, per variant, every weight's float32 values
 before quantization (name -> {"shape", "values"}), the scalar flags
 (name -> value) and the aliases the float32 file holds (alias -> variable).
@@ -26,6 +30,7 @@ import json
 import os
 import sys
 
+import ctranslate2
 import numpy as np
 from ctranslate2.specs import common_spec, model_spec, transformer_spec
 
@@ -168,9 +173,41 @@ def build(variant, options=None):
     return spec, weights
 
 
+def computed_positions(out_dir, positions=40, d_model=16):
+    """The position table CTranslate2 computes, from its own Encoder."""
+    encoder = transformer_spec.TransformerEncoderSpec(1, 2, no_final_norm=True)
+    spec = transformer_spec.TransformerEncoderModelSpec(encoder)
+    shapes = {
+        "self_attention/linear_0": (3 * d_model, d_model),
+        "self_attention/linear_1": (d_model, d_model),
+        "ffn/linear_0": (2 * d_model, d_model),
+        "ffn/linear_1": (d_model, 2 * d_model),
+    }
+    for name, value in spec.variables().items():
+        if value is not None:
+            continue
+        scope, attribute = name.rsplit("/", 1)
+        if attribute in ("gamma", "beta"):
+            array = np.full((d_model,), attribute == "gamma", np.float32)
+        elif "embeddings" in scope:
+            array = np.zeros((4, d_model), np.float32)
+        else:
+            layer_part = scope.split("/", 2)[2]
+            array = np.zeros(shapes[layer_part], np.float32)
+        setattr(model_spec.index_spec(spec, scope), attribute, array)
+    spec.register_vocabulary(["<unk>", "<s>", "</s>", "a"])
+    spec.validate()
+    spec.optimize(quantization="float32")
+    model_dir = os.path.join(out_dir, "options", "encoder_positions")
+    os.makedirs(model_dir, exist_ok=True)
+    spec.save(model_dir)
+    output = ctranslate2.Encoder(model_dir).forward_batch([["a"] * positions])
+    return np.array(output.last_hidden_state)[0].tolist()
+
+
 def main():
     out_dir = sys.argv[1]
-    expected = {}
+    expected = {"ct2_positions": computed_positions(out_dir)}
     for variant in ("separate", "shared"):
         for quantization in QUANTIZATIONS:
             spec, weights = build(variant)

@@ -1,10 +1,16 @@
 #include "common/model/ctranslate2_transformer.h"
 
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/cos.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/sin.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -481,6 +487,23 @@ Ct2TransformerOptions ReadCt2TransformerOptions(
   }
   reader.FailOnUnread();
   return options;
+}
+
+torch::Tensor Ct2SinusoidalPositions(int64_t rows, int64_t d_model) {
+  if (d_model < 4 || d_model % 2 != 0 || rows < 0) {
+    throw std::invalid_argument(
+        "CTranslate2's position table needs an even d_model of at least 4 "
+        "and rows >= 0 (d_model " +
+        std::to_string(d_model) + ", rows " + std::to_string(rows) + ")");
+  }
+  const int64_t half = d_model / 2;
+  const float increment = std::log(10000.f) / static_cast<float>(half - 1);
+  // [half], then [rows, half]
+  const torch::Tensor timescales =
+      at::exp(at::arange(half, at::kFloat) * -increment);
+  const torch::Tensor times =
+      at::arange(1, rows + 1, at::kFloat).unsqueeze(1) * timescales;
+  return at::cat({at::sin(times), at::cos(times)}, 1);
 }
 
 std::vector<std::string> ReadCt2Vocabulary(const std::string& path) {

@@ -1,6 +1,8 @@
 #ifndef FANYI_COMMON_MODEL_CTRANSLATE2_TRANSFORMER_H_
 #define FANYI_COMMON_MODEL_CTRANSLATE2_TRANSFORMER_H_
 
+#include <torch/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -68,6 +70,13 @@ struct Ct2TransformerOptions {
 Ct2TransformerOptions ReadCt2TransformerOptions(const Ct2ModelFile& model,
                                                 const std::string& config_json,
                                                 const std::string& config_name);
+
+// The position table CTranslate2 computes for a model that stores none,
+// float32 as it computes it: row r is position r's, from time r + 1, every
+// sine and then every cosine of d_model / 2 frequencies spaced by
+// log(10000) / (d_model / 2 - 1). [rows, d_model]; throws
+// std::invalid_argument for an odd d_model below 4 or negative rows.
+torch::Tensor Ct2SinusoidalPositions(int64_t rows, int64_t d_model);
 
 // A CTranslate2 vocabulary file: a JSON array of strings (.json) or one
 // token a line (.txt, as CTranslate2 reads it: a '\r' stays in its token).
