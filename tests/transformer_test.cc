@@ -130,25 +130,38 @@ TEST(TransformerTest, ForwardShape) {
             (std::vector<int64_t>{3, 5, 19}));
 }
 
+// Three sources of different lengths in one padded batch.
+torch::Tensor ThreeSources() {
+  return MakeSourceTensor({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}},
+                          torch::kCPU);
+}
+
+// Decodes `target` [batch, len] step by step over `source`, expecting each
+// step's logits to be the full pass's and every row at position len after;
+// returns the full pass's logits, [batch, len, vocab].
+torch::Tensor ExpectStepsEqualFullPass(Transformer& model,
+                                       const torch::Tensor& source,
+                                       const torch::Tensor& target) {
+  torch::Tensor source_mask = PaddingMask(source);
+  torch::Tensor memory = model->Encode(source, source_mask);
+  torch::Tensor full =
+      model->Generate(model->DecodeFull(target, memory, source_mask));
+  DecoderState state = model->StartDecoding(memory, source_mask);
+  const int64_t length = target.size(1);
+  for (int64_t t = 0; t < length; ++t) {
+    torch::Tensor step = model->DecodeStep(target.select(1, t), &state);
+    EXPECT_TRUE(at::allclose(step, full.select(1, t), 1e-9, 1e-9))
+        << "step " << t;
+  }
+  EXPECT_TRUE(state.positions.eq(length).all().item<bool>());
+  return full;
+}
+
 TEST(TransformerTest, CachedStepsEqualFullRecompute) {
   for (bool tied : {true, false}) {
+    SCOPED_TRACE(tied ? "tied" : "untied");
     Transformer model = testing_util::RandomTinyModel(7, tied);
-    // Three sources of different lengths in one padded batch.
-    torch::Tensor source = MakeSourceTensor(
-        {{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
-    torch::Tensor source_mask = PaddingMask(source);
-    torch::Tensor memory = model->Encode(source, source_mask);
-    torch::Tensor target = at::randint(4, 19, {3, 6});
-    // [3, 6, vocab]
-    torch::Tensor full =
-        model->Generate(model->DecodeFull(target, memory, source_mask));
-    DecoderState state = model->StartDecoding(memory, source_mask);
-    for (int64_t t = 0; t < 6; ++t) {
-      torch::Tensor step = model->DecodeStep(target.select(1, t), &state);
-      EXPECT_TRUE(at::allclose(step, full.select(1, t), 1e-9, 1e-9))
-          << "step " << t << " tied " << tied;
-    }
-    EXPECT_TRUE(state.positions.eq(6).all().item<bool>());
+    ExpectStepsEqualFullPass(model, ThreeSources(), at::randint(4, 19, {3, 6}));
   }
 }
 
@@ -202,24 +215,14 @@ Variants() {
 // Every variant decodes step by step what it computes over the whole
 // prefix, and computes something else than fanyi's own layers.
 TEST(TransformerTest, LayerVariantsStepAsTheyComputeInFull) {
-  torch::Tensor source =
-      MakeSourceTensor({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}}, torch::kCPU);
-  torch::Tensor source_mask = PaddingMask(source);
+  torch::Tensor source = ThreeSources();
   torch::Tensor target = at::randint(4, 19, {3, 6});
   Transformer plain = VariantModel(7, [](ModelConfig&) {});
   const torch::Tensor plain_logits = plain->forward(source, target);
   for (const auto& [name, variant] : Variants()) {
     SCOPED_TRACE(name);
     Transformer model = VariantModel(7, variant);
-    torch::Tensor memory = model->Encode(source, source_mask);
-    torch::Tensor full =
-        model->Generate(model->DecodeFull(target, memory, source_mask));
-    DecoderState state = model->StartDecoding(memory, source_mask);
-    for (int64_t t = 0; t < 6; ++t) {
-      torch::Tensor step = model->DecodeStep(target.select(1, t), &state);
-      EXPECT_TRUE(at::allclose(step, full.select(1, t), 1e-9, 1e-9))
-          << "step " << t;
-    }
+    const torch::Tensor full = ExpectStepsEqualFullPass(model, source, target);
     EXPECT_FALSE(at::allclose(full, plain_logits, 1e-3, 1e-3));
   }
 }
