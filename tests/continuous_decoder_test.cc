@@ -113,6 +113,41 @@ Transformer EndingModel(uint64_t seed) {
   return model;
 }
 
+// With min_length, </s> is held back until a translation has that many
+// tokens, greedy and in a beam search; sentences that join later count
+// their own tokens. The model ends early without it.
+TEST(ContinuousDecoderTest, MinLengthHoldsBackTheEnd) {
+  Transformer model = EndingModel(3);
+  for (int beam : {1, 3}) {
+    SCOPED_TRACE("beam " + std::to_string(beam));
+    // Sources whose length limits let translations reach 6 tokens.
+    std::vector<EncodedSource> sources;
+    for (const auto& source : kSources) {
+      if (MaxTargetLength(Limits(), source.size()) >= 6) {
+        sources.push_back({source, beam});
+      }
+    }
+    auto shortest = [&](const DecodingOptions& options) {
+      ContinuousDecoder decoder(*model, options);
+      std::vector<int64_t> handles = decoder.Add({sources.front()});
+      decoder.Step();
+      decoder.Step();
+      decoder.Add({sources.begin() + 1, sources.end()});
+      size_t length = options.max_length;
+      while (decoder.active() > 0) {
+        for (const auto& done : decoder.Step()) {
+          length = std::min(length, done.target_ids.size());
+        }
+      }
+      return length;
+    };
+    DecodingOptions options = Limits();
+    ASSERT_LT(shortest(options), 6u);
+    options.min_length = 6;
+    EXPECT_EQ(shortest(options), 6u);
+  }
+}
+
 // The best hypothesis of beam search on `source` alone (the reference).
 std::vector<int64_t> BeamAlone(TransformerImpl& model,
                                const std::vector<int64_t>& source, int beam,
@@ -223,7 +258,8 @@ double ForwardLogProbability(TransformerImpl& model,
   input.insert(input.end(), target.begin(), target.end());
   // [1, tgt_len + 1, vocab] -> [tgt_len + 1, vocab]
   const torch::Tensor log_probs = torch::log_softmax(
-      model.forward(MakeSourceTensor({source}, cpu), PadRows({input}, cpu)),
+      model.forward(MakeSourceTensor({source}, model.config(), cpu),
+                    PadRows({input}, cpu)),
       -1)[0];
   double sum = 0;
   for (size_t i = 0; i < target.size(); ++i) {

@@ -96,8 +96,9 @@ TEST_P(DeviceTest, ForwardPassMatchesTheCpu) {
   on_cpu->to(torch::kFloat);
   Transformer on_device = testing_util::RandomTinyModel(22);
   on_device->to(device(), torch::kFloat);
-  const torch::Tensor source = MakeSourceTensor(
-      {{5, 6, 7, 8, 9, 10}, {11, 12}, {13, 14, 15}}, torch::kCPU);
+  const torch::Tensor source =
+      MakeSourceTensor({{5, 6, 7, 8, 9, 10}, {11, 12}, {13, 14, 15}},
+                       ModelConfig(), torch::kCPU);
   const torch::Tensor target = at::randint(4, 19, {3, 5});
   const torch::Tensor expected = on_cpu->forward(source, target);
   const torch::Tensor actual =
@@ -147,8 +148,8 @@ TEST_P(DeviceTest, StepGraphsGiveThePlainStepsLogits) {
   model->to(device());
   c10::InferenceMode inference;
   // [3, src_len] and [3, 1, 1, src_len]
-  const torch::Tensor source =
-      MakeSourceTensor({{5, 6, 7, 8}, {9, 10}, {11, 12, 13}}, device());
+  const torch::Tensor source = MakeSourceTensor(
+      {{5, 6, 7, 8}, {9, 10}, {11, 12, 13}}, ModelConfig(), device());
   const torch::Tensor mask = PaddingMask(source);
   const torch::Tensor memory = model->Encode(source, mask);
   DecoderState plain = model->StartDecoding(memory, mask);

@@ -73,7 +73,8 @@ class SideBySide {
 
   // Rows for `sources` join both states (with `beams` rows each).
   void Join(const std::vector<std::vector<int64_t>>& sources, int64_t beams) {
-    const torch::Tensor ids = MakeSourceTensor(sources, torch::kCPU);
+    const torch::Tensor ids =
+        MakeSourceTensor(sources, model_.config(), torch::kCPU);
     const torch::Tensor mask = PaddingMask(ids);
     const torch::Tensor memory = model_.Encode(ids, mask);
     std::vector<int64_t> rows;
@@ -185,8 +186,8 @@ void CompareEncoding(TransformerImpl& model, CpuIsa isa) {
   const int64_t vocabulary = model.config().source_vocab_size;
   for (const std::vector<int64_t>& lengths :
        std::vector<std::vector<int64_t>>{{1}, {6}, {3, 9, 1, 14}, {20, 20}}) {
-    const torch::Tensor ids =
-        MakeSourceTensor(RandomSources(lengths, vocabulary), torch::kCPU);
+    const torch::Tensor ids = MakeSourceTensor(
+        RandomSources(lengths, vocabulary), ModelConfig(), torch::kCPU);
     const torch::Tensor mask = PaddingMask(ids);
     const std::string where = CpuIsaName(isa) + " sources of " +
                               std::to_string(lengths.front()) + "...";
@@ -292,7 +293,8 @@ TEST(PackedTransformerTest, RefusesBadTokensWithoutTouchingTheState) {
   c10::InferenceMode inference;
   Transformer model = RandomModel(5, true);
   const PackedTransformer kernel(*model);
-  const torch::Tensor ids = MakeSourceTensor({{5, 6, 7}}, torch::kCPU);
+  const torch::Tensor ids =
+      MakeSourceTensor({{5, 6, 7}}, model->config(), torch::kCPU);
   const torch::Tensor mask = PaddingMask(ids);
   DecoderState state = model->StartDecoding(model->Encode(ids, mask), mask);
   kernel.Step(at::tensor({int64_t{Vocabulary::kBosId}}), &state);

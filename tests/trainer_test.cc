@@ -98,7 +98,7 @@ int ExactTranslations(const std::string& checkpoint,
 TensorBatch ThreePairs() {
   return MakeTensorBatch({{4, 5, 6, 7}, {8, 9}, {10, 11, 12}},
                          {{4, 5, 6}, {7, 8, 9, 10, 11}, {12}},
-                         torch::Device(torch::kCPU));
+                         ModelConfig(), torch::Device(torch::kCPU));
 }
 
 Transformer SmallModel(double dropout) {

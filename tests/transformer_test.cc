@@ -133,7 +133,7 @@ TEST(TransformerTest, ForwardShape) {
 // Three sources of different lengths in one padded batch.
 torch::Tensor ThreeSources() {
   return MakeSourceTensor({{5, 6, 7, 8, 9}, {10, 11}, {12, 13, 14}},
-                          torch::kCPU);
+                          ModelConfig(), torch::kCPU);
 }
 
 // Decodes `target` [batch, len] step by step over `source`, expecting each

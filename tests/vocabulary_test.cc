@@ -102,6 +102,24 @@ TEST(VocabularyTest, SaveLoadRoundTrip) {
   EXPECT_EQ(loaded.Id("我"), 4);
 }
 
+// A model from elsewhere names its own specials at ids 0-3; they round
+// trip, and fanyi's own names are required otherwise.
+TEST(VocabularyTest, ModelNamedSpecialsRoundTrip) {
+  const std::vector<std::string> tokens = {"<fanyi_pad>", "<unk>",   "<s>",
+                                           "</s>",        "<blank>", "p0"};
+  EXPECT_THROW(Vocabulary{tokens}, std::invalid_argument);
+  const Vocabulary vocabulary(tokens, Vocabulary::SpecialNames::kModel);
+  const std::string path = Scratch() + "/vocabulary_model_named.json";
+  vocabulary.Save(path);
+  const Vocabulary loaded = Vocabulary::Load(path);
+  EXPECT_EQ(loaded.special_names(), Vocabulary::SpecialNames::kModel);
+  EXPECT_EQ(loaded.Token(Vocabulary::kPadId), "<fanyi_pad>");
+  EXPECT_EQ(loaded.Id("<blank>"), 4);
+  EXPECT_EQ(Vocabulary::Load(Scratch() + "/vocabulary_model_named.json")
+                .Decode({4, 5, Vocabulary::kEosId, 5}),
+            (std::vector<std::string>{"<blank>", "p0"}));
+}
+
 TEST(VocabularyTest, SaveToUnwritablePathNamesTheFile) {
   const Vocabulary vocabulary = Vocabulary::Build(kSentences, 1, 0);
   const std::string path = Scratch() + "/no/such/dir/v.json";
@@ -168,7 +186,11 @@ INSTANTIATE_TEST_SUITE_P(
         LoadErrorCase{"misplaced_special",
                       kHeader + R"(["<unk>", "<pad>", "<s>", "</s>"]})",
                       "entry 0 is \"<unk>\" but the special token \"<pad>\""},
-        LoadErrorCase{"too_short", kHeader + R"(["<pad>"]})", "has 1 tokens"}));
+        LoadErrorCase{"too_short", kHeader + R"(["<pad>"]})", "has 1 tokens"},
+        LoadErrorCase{"special_names",
+                      R"({"format": "fanyi-vocabulary", "format_version": 1,
+                          "special_names": "mine", "tokens": []})",
+                      "\"special_names\" is not \"model\""}));
 
 TEST(VocabularyTest, LoadMissingFileNamesIt) {
   const std::string path = Scratch() + "/does_not_exist.json";

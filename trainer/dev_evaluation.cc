@@ -57,7 +57,8 @@ double DevLoss(TransformerImpl& model, const DevSet& dev,
       targets.push_back(dev.targets[i]);
     }
     torch::NoGradGuard no_grad;
-    TensorBatch tensors = MakeTensorBatch(sources, targets, device);
+    TensorBatch tensors =
+        MakeTensorBatch(sources, targets, model.config(), device);
     loss_sum += BatchLoss(model, tensors, 0.0).item<double>();
     tokens += static_cast<double>(tensors.target_tokens);
   }

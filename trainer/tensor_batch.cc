@@ -13,6 +13,7 @@ namespace fanyi {
 
 TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
                             const std::vector<std::vector<int64_t>>& targets,
+                            const ModelConfig& model_config,
                             const torch::Device& device) {
   std::vector<std::vector<int64_t>> inputs, outputs;
   TensorBatch tensors;
@@ -25,7 +26,7 @@ TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
     inputs.push_back(std::move(input));
     outputs.push_back(std::move(output));
   }
-  tensors.source = MakeSourceTensor(sources, device);
+  tensors.source = MakeSourceTensor(sources, model_config, device);
   tensors.target_input = PadRows(inputs, device);
   tensors.target_output = PadRows(outputs, device);
   return tensors;
@@ -107,7 +108,8 @@ void AccumulateGradients(TransformerImpl& model,
                          int64_t step_tokens, const TrainingOptions& options,
                          const torch::Device& device, ReportWindow* window) {
   for (const TrainingBatch& batch : batches) {
-    TensorBatch tensors = MakeTensorBatch(batch.sources, batch.targets, device);
+    TensorBatch tensors =
+        MakeTensorBatch(batch.sources, batch.targets, model.config(), device);
     if (options.word_dropout > 0) DropWords(options.word_dropout, &tensors);
     torch::Tensor objective, cross_entropy;
     {

@@ -13,18 +13,20 @@
 
 namespace fanyi {
 
-// Ids of a batch's pairs as model inputs: source with </s>, target input
+// Ids of a batch's pairs as model inputs: source (with </s>), target input
 // starting with <s>, target output ending with </s>.
 struct TensorBatch {
-  torch::Tensor source;         // [batch, src_len + 1]
+  torch::Tensor source;         // [batch, src_len (+ 1)]
   torch::Tensor target_input;   // [batch, tgt_len + 1]
   torch::Tensor target_output;  // [batch, tgt_len + 1]
   int64_t target_tokens = 0;
 };
 
-// The tensors of the pairs (`sources`[i], `targets`[i]) on `device`.
+// The tensors of the pairs (`sources`[i], `targets`[i]) on `device`, the
+// sources framed as the model reads them (MakeSourceTensor).
 TensorBatch MakeTensorBatch(const std::vector<std::vector<int64_t>>& sources,
                             const std::vector<std::vector<int64_t>>& targets,
+                            const ModelConfig& model_config,
                             const torch::Device& device);
 
 // Sum of per-token losses of a batch, label-smoothed; <pad> targets are

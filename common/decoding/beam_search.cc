@@ -141,7 +141,7 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
   const int64_t beam = options.beam_size;
   const auto batch = static_cast<int64_t>(sources.size());
 
-  torch::Tensor source_ids = MakeSourceTensor(sources, device);  // [b, src]
+  torch::Tensor source_ids = MakeSourceTensor(sources, model.config(), device);  // [b, src]
   torch::Tensor source_mask = PaddingMask(source_ids);  // [b, 1, 1, src]
   torch::Tensor memory = model.Encode(source_ids, source_mask);  // [b, src, d]
   // Every sentence gets `beam` rows: [b * beam, ...].
@@ -214,7 +214,7 @@ double SequenceLogProbability(TransformerImpl& model,
   output.push_back(Vocabulary::kEosId);
   // [1, tgt_len + 1, vocab]
   torch::Tensor log_probs =
-      at::log_softmax(model.forward(MakeSourceTensor({source}, device),
+      at::log_softmax(model.forward(MakeSourceTensor({source}, model.config(), device),
                                     PadRows({input}, device)),
                       -1);
   torch::Tensor expected = PadRows({output}, device).unsqueeze(-1);

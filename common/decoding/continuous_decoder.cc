@@ -1,6 +1,7 @@
 #include "common/decoding/continuous_decoder.h"
 
 #include <ATen/TensorIndexing.h>
+#include <ATen/ops/full_like.h>
 #include <ATen/ops/logsumexp.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
@@ -87,6 +88,10 @@ struct ContinuousDecoder::Impl {
     }
   }
 
+  // Sets </s>'s logit to -inf, in `logits` [rows, vocab], for the rows of
+  // sentences shorter than DecodingOptions::min_length (before the softmax,
+  // as CTranslate2 holds it back).
+  void HoldBackEnds(torch::Tensor& logits) const;
   // Sets to -inf, in `logits` [rows, vocab], each token that would repeat
   // an n-gram in its row's prefix, for sentences with no_repeat_ngram.
   // Returns, per row, what to add to the log-probabilities the selection
@@ -124,6 +129,24 @@ struct ContinuousDecoder::Impl {
   int64_t beam_sentences = 0;  // Sentences with a search.
   int64_t next_handle = 0;
 };
+
+void ContinuousDecoder::Impl::HoldBackEnds(torch::Tensor& logits) const {
+  if (options.min_length <= 0) return;
+  std::vector<int64_t> short_rows;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Sentence& sentence = *rows[r].sentence;
+    const size_t length = sentence.search.has_value()
+                              ? sentence.search->prefix(rows[r].beam).size()
+                              : sentence.target.size();
+    if (static_cast<int64_t>(length) < options.min_length) {
+      short_rows.push_back(static_cast<int64_t>(r));
+    }
+  }
+  if (short_rows.empty()) return;
+  const torch::Tensor row_ids = at::tensor(short_rows, at::kLong).to(device);
+  logits.index_put_({row_ids, at::full_like(row_ids, Vocabulary::kEosId)},
+                    -std::numeric_limits<float>::infinity());
+}
 
 std::vector<double> ContinuousDecoder::Impl::BanRepeatedNgrams(
     torch::Tensor& logits) const {
@@ -329,7 +352,8 @@ std::vector<int64_t> ContinuousDecoder::Add(
   }
   c10::InferenceMode inference;
   // [new, src_len] and [new, 1, 1, src_len]
-  torch::Tensor source_tensor = MakeSourceTensor(source_ids, impl_->device);
+  torch::Tensor source_tensor =
+      MakeSourceTensor(source_ids, impl_->model.config(), impl_->device);
   torch::Tensor source_mask = PaddingMask(source_tensor);
   torch::Tensor memory = impl_->model.Encode(source_tensor, source_mask);
   // One row per sentence: a beam search's first step decodes once.
@@ -387,6 +411,7 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
       at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state,
       impl_->graphs.get());
 
+  impl_->HoldBackEnds(logits);
   const std::vector<double> shifts = impl_->BanRepeatedNgrams(logits);
   StepPlan plan(rows.size());
   std::vector<int64_t> greedy_rows;

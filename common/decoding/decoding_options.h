@@ -11,6 +11,9 @@ namespace fanyi {
 // Limits on how long a translation may grow.
 struct DecodingOptions {
   int64_t max_length = 256;    // Hard cap on generated tokens (</s> excluded).
+  // No translation ends before this many tokens: </s> is held back until
+  // then (CTranslate2's min_decoding_length).
+  int64_t min_length = 0;
   double length_ratio = 2.0;   // Per row: at most length_ratio * source_len
   int64_t length_offset = 10;  //   + length_offset tokens, below the cap.
   // Beam search: a sentence ends once beam_size hypotheses have ended (as

@@ -19,15 +19,22 @@ torch::Device ModelDevice(TransformerImpl& model) {
   return model.parameters().front().device();
 }
 
+// `rows` padded to one width, each ended by </s> when `end_with_eos` (or
+// when empty and `end_empty_with_eos`).
 torch::Tensor RowsToTensor(const std::vector<std::vector<int64_t>>& rows,
-                           int64_t suffix, const torch::Device& device) {
+                           bool end_with_eos, bool end_empty_with_eos,
+                           const torch::Device& device) {
   size_t width = 0;
-  for (const auto& row : rows) width = std::max(width, row.size());
-  if (suffix >= 0) ++width;
+  for (const auto& row : rows) {
+    const bool eos = end_with_eos || (end_empty_with_eos && row.empty());
+    width = std::max(width, row.size() + (eos ? 1 : 0));
+  }
   std::vector<int64_t> flat(rows.size() * width, Vocabulary::kPadId);
   for (size_t r = 0; r < rows.size(); ++r) {
     std::copy(rows[r].begin(), rows[r].end(), flat.begin() + r * width);
-    if (suffix >= 0) flat[r * width + rows[r].size()] = suffix;
+    if (end_with_eos || (end_empty_with_eos && rows[r].empty())) {
+      flat[r * width + rows[r].size()] = Vocabulary::kEosId;
+    }
   }
   return at::tensor(flat, at::kLong)
       .view({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)})
@@ -37,13 +44,14 @@ torch::Tensor RowsToTensor(const std::vector<std::vector<int64_t>>& rows,
 }  // namespace
 
 torch::Tensor MakeSourceTensor(const std::vector<std::vector<int64_t>>& sources,
+                               const ModelConfig& config,
                                const torch::Device& device) {
-  return RowsToTensor(sources, Vocabulary::kEosId, device);
+  return RowsToTensor(sources, config.source_eos, true, device);
 }
 
 torch::Tensor PadRows(const std::vector<std::vector<int64_t>>& rows,
                       const torch::Device& device) {
-  return RowsToTensor(rows, -1, device);
+  return RowsToTensor(rows, false, false, device);
 }
 
 std::vector<std::vector<int64_t>> GreedyDecode(
@@ -59,7 +67,8 @@ std::vector<int64_t> GreedyDecodeWithoutCache(
     const DecodingOptions& options, bool run_all_steps) {
   c10::InferenceMode inference;
   const torch::Device device = ModelDevice(model);
-  torch::Tensor source_ids = MakeSourceTensor({source}, device);  // [1, src]
+  // [1, src]
+  torch::Tensor source_ids = MakeSourceTensor({source}, model.config(), device);
   torch::Tensor source_mask = PaddingMask(source_ids);
   torch::Tensor memory = model.Encode(source_ids, source_mask);
   const int64_t limit = MaxTargetLength(options, source.size());

@@ -8,14 +8,18 @@
 #include <vector>
 
 #include "common/decoding/decoding_options.h"
+#include "common/model/model_config.h"
 
 namespace fanyi {
 
 class TransformerImpl;
 
-// Source id rows -> [batch, max_len + 1] on `device`: each row gets </s>
-// appended and <pad> after it, the form the model is trained on.
+// Source id rows -> [batch, width] on `device` in the form the model was
+// trained on: each row ended by </s> when the model's sources are
+// (ModelConfig::source_eos; an empty row always is, so that attention has a
+// column to read), then <pad>.
 at::Tensor MakeSourceTensor(const std::vector<std::vector<int64_t>>& sources,
+                            const ModelConfig& config,
                             const c10::Device& device);
 
 // Id rows -> [batch, max_len] on `device`, padded with <pad>.

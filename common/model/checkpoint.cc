@@ -15,6 +15,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/model/ctranslate2_import.h"
+
 namespace fanyi {
 namespace {
 
@@ -267,6 +269,13 @@ Checkpoint LoadCheckpoint(const std::string& path,
   if (!fs::is_directory(directory)) {
     throw std::runtime_error("checkpoint directory " + directory.string() +
                              " does not exist");
+  }
+  if (IsCt2ModelDirectory(directory.string())) {
+    Checkpoint imported = ImportCt2Model(ReadCt2Directory(directory.string()),
+                                         directory.string());
+    imported.model->to(device);
+    imported.model->eval();
+    return imported;
   }
   const fs::path config_path = directory / "config.json";
   nlohmann::json config = ReadConfig(config_path);

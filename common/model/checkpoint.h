@@ -75,6 +75,7 @@ void SaveCheckpoint(
 // Loads a checkpoint directory (or a training output directory holding
 // best/) onto `device`. Checks the format version, the vocabulary sizes and
 // every tensor's name and shape; throws std::runtime_error naming the file.
+// A CTranslate2 model directory is imported (ImportCt2Model).
 Checkpoint LoadCheckpoint(const std::string& directory,
                           const torch::Device& device);
 

@@ -185,8 +185,13 @@ Ct2StackOptions ReadStack(VariableReader& reader, const std::string& stack,
   options.scale_embeddings = reader.Flag(stack + "/scale_embeddings", 1) != 0;
   reader.Expect(stack + "/multi_query_attention", 0, "multi-query attention");
   reader.Expect(stack + "/alibi", 0, "ALiBi positions");
-  reader.Expect(stack + "/start_from_zero_embedding", 0,
-                "a first step from a zero embedding");
+  if (stack == "decoder") {
+    options.start_from_zero_embedding =
+        reader.Flag(stack + "/start_from_zero_embedding", 0) != 0;
+  } else {
+    reader.Expect(stack + "/start_from_zero_embedding", 0,
+                  "an encoder that starts from a zero embedding");
+  }
   // Read and left unused: how several embeddings merge (there is one), and
   // which attention heads give alignments (fanyi gives none).
   for (const char* unused :

@@ -33,6 +33,9 @@ struct Ct2StackOptions {
   // Rows of the stored position table; 0: CTranslate2's own sinusoids
   // (every sine, then every cosine).
   int64_t stored_positions = 0;
+  // The decoder's first step reads a zero embedding, whatever its token
+  // (Marian's models).
+  bool start_from_zero_embedding = false;
 };
 
 // What fanyi needs of a CTranslate2 encoder-decoder Transformer

@@ -118,6 +118,7 @@ nlohmann::json ModelConfigToJson(const ModelConfig& config) {
       {"embedding_norms", config.embedding_norms},
       {"share_embeddings", config.share_embeddings},
       {"generator_bias", config.generator_bias},
+      {"source_eos", config.source_eos},
   };
 }
 
@@ -146,6 +147,7 @@ ModelConfig ModelConfigFromJson(const nlohmann::json& json) {
   config.share_embeddings =
       OptionalField<bool>(json, "share_embeddings", false);
   config.generator_bias = OptionalField<bool>(json, "generator_bias", false);
+  config.source_eos = OptionalField<bool>(json, "source_eos", true);
   config.Validate();
   return config;
 }

@@ -39,6 +39,9 @@ struct ModelConfig {
   bool embedding_norms = false;   // A layer norm after embeddings + positions.
   bool share_embeddings = false;  // The target side reads the source's.
   bool generator_bias = false;    // A tied generator's own bias.
+  // Whether every source ends with </s>, as fanyi's trainer and Marian
+  // frame them; OpenNMT-py's models read their sources as they are.
+  bool source_eos = true;
 
   // Whether every variant above is fanyi's own.
   bool HasDefaultLayers() const;

@@ -21,15 +21,20 @@ const std::vector<std::string>& SpecialTokens() {
   return specials;
 }
 
+constexpr const char* kModelNamesSpecials = "model";
+
 // Checks the token list and returns an empty string or what is wrong.
-std::string FindTokenListProblem(const std::vector<std::string>& tokens) {
+std::string FindTokenListProblem(const std::vector<std::string>& tokens,
+                                 Vocabulary::SpecialNames special_names) {
   const std::vector<std::string>& specials = SpecialTokens();
   if (tokens.size() < specials.size()) {
     return "has " + std::to_string(tokens.size()) +
            " tokens but needs at least the " + std::to_string(specials.size()) +
            " special tokens";
   }
-  for (std::size_t id = 0; id < specials.size(); ++id) {
+  for (std::size_t id = 0; id < specials.size() &&
+                           special_names == Vocabulary::SpecialNames::kFanyi;
+       ++id) {
     if (tokens[id] != specials[id]) {
       return "entry " + std::to_string(id) + " is \"" + tokens[id] +
              "\" but the special token \"" + specials[id] + "\" must have id " +
@@ -56,9 +61,10 @@ std::string LoadError(const std::string& path, const std::string& problem) {
 
 }  // namespace
 
-Vocabulary::Vocabulary(std::vector<std::string> tokens)
-    : tokens_(std::move(tokens)) {
-  const std::string problem = FindTokenListProblem(tokens_);
+Vocabulary::Vocabulary(std::vector<std::string> tokens,
+                       SpecialNames special_names)
+    : tokens_(std::move(tokens)), special_names_(special_names) {
+  const std::string problem = FindTokenListProblem(tokens_, special_names_);
   if (!problem.empty()) {
     throw std::invalid_argument("vocabulary token list " + problem);
   }
@@ -154,6 +160,15 @@ Vocabulary Vocabulary::Load(const std::string& path) {
     throw std::runtime_error(
         LoadError(path, "\"tokens\" is missing or not an array"));
   }
+  SpecialNames special_names = SpecialNames::kFanyi;
+  if (const auto names = json.find("special_names"); names != json.end()) {
+    if (*names != kModelNamesSpecials) {
+      throw std::runtime_error(
+          LoadError(path, std::string("\"special_names\" is not \"") +
+                              kModelNamesSpecials + "\""));
+    }
+    special_names = SpecialNames::kModel;
+  }
   std::vector<std::string> tokens;
   tokens.reserve(token_array->size());
   for (std::size_t i = 0; i < token_array->size(); ++i) {
@@ -164,15 +179,18 @@ Vocabulary Vocabulary::Load(const std::string& path) {
     }
     tokens.push_back(entry.get<std::string>());
   }
-  const std::string problem = FindTokenListProblem(tokens);
+  const std::string problem = FindTokenListProblem(tokens, special_names);
   if (!problem.empty()) throw std::runtime_error(LoadError(path, problem));
-  return Vocabulary(std::move(tokens));
+  return Vocabulary(std::move(tokens), special_names);
 }
 
 void Vocabulary::Save(const std::string& path) const {
-  const nlohmann::json json = {{"format", kFormatName},
-                               {"format_version", kFormatVersion},
-                               {"tokens", tokens_}};
+  nlohmann::json json = {{"format", kFormatName},
+                         {"format_version", kFormatVersion}};
+  if (special_names_ == SpecialNames::kModel) {
+    json["special_names"] = kModelNamesSpecials;
+  }
+  json["tokens"] = tokens_;
   std::string text;
   try {
     text = json.dump(1) + "\n";

@@ -10,9 +10,16 @@
 namespace fanyi {
 
 // A fixed token list with the special tokens at ids 0-3, stored as JSON:
-// {"format": "fanyi-vocabulary", "format_version": 1, "tokens": [...]}.
+// {"format": "fanyi-vocabulary", "format_version": 1, "tokens": [...]}
+// (and "special_names": "model" when the model names its specials).
 class Vocabulary {
  public:
+  // How the specials at ids 0-3 are written: as fanyi writes them
+  // (kPadToken, kUnkToken, kBosToken, kEosToken), or as a model from
+  // elsewhere writes its own (an imported CTranslate2 model's "<unk>" and
+  // "</s>" keep their strings; rows fanyi adds get names no token has).
+  enum class SpecialNames { kFanyi, kModel };
+
   static constexpr int64_t kPadId = 0;
   static constexpr int64_t kUnkId = 1;
   static constexpr int64_t kBosId = 2;
@@ -41,8 +48,10 @@ class Vocabulary {
   static Vocabulary Load(const std::string& path);
 
   // Creates a vocabulary from a complete token list (specials first);
-  // throws std::invalid_argument on duplicates or misplaced specials.
-  explicit Vocabulary(std::vector<std::string> tokens);
+  // throws std::invalid_argument on duplicates, empty tokens or, with
+  // SpecialNames::kFanyi, misplaced specials.
+  explicit Vocabulary(std::vector<std::string> tokens,
+                      SpecialNames special_names = SpecialNames::kFanyi);
 
   // Writes the vocabulary as JSON; throws std::runtime_error on failure.
   void Save(const std::string& path) const;
@@ -62,8 +71,11 @@ class Vocabulary {
   // Maps ids to tokens, stopping at </s> and skipping <pad> and <s>.
   std::vector<std::string> Decode(const std::vector<int64_t>& ids) const;
 
+  SpecialNames special_names() const { return special_names_; }
+
  private:
   std::vector<std::string> tokens_;
+  SpecialNames special_names_;
   std::unordered_map<std::string, int64_t> ids_;
 };
 

@@ -1,0 +1,32 @@
+#ifndef FANYI_COMMON_MODEL_CTRANSLATE2_IMPORT_H_
+#define FANYI_COMMON_MODEL_CTRANSLATE2_IMPORT_H_
+
+#include <string>
+
+#include "common/model/checkpoint.h"
+#include "common/model/ctranslate2_transformer.h"
+
+namespace fanyi {
+
+// Whether `path` is a CTranslate2 model directory (it holds a model.bin
+// and no fanyi model.pt).
+bool IsCt2ModelDirectory(const std::string& path);
+
+// A CTranslate2 Transformer as a fanyi checkpoint on the CPU, computing what
+// CTranslate2 computes. Its vocabularies keep CTranslate2's tokens in their
+// order after fanyi's four specials, which take the model's own unk and eos
+// rows (and its decoder start token's, when that is a token of its own);
+// rows fanyi adds (<pad>, and a start row when the model starts from </s>
+// or from a zero embedding) are never predicted: their output bias is
+// -10,000. Weights come as float32 (int8 and int16 dequantized by their
+// scales); fused projections are split. Throws std::runtime_error, naming
+// the directory and the option, for what fanyi's Transformer cannot compute:
+// encoder and decoder that differ in heads, activation, embedding scaling
+// or norms, position tables that differ, sources that start with <s>, no
+// decoder start token, and duplicate or empty tokens.
+Checkpoint ImportCt2Model(const Ct2Directory& directory,
+                          const std::string& model_dir);
+
+}  // namespace fanyi
+
+#endif  // FANYI_COMMON_MODEL_CTRANSLATE2_IMPORT_H_

@@ -1,0 +1,260 @@
+// CTranslate2 models imported as fanyi checkpoints compute what CTranslate2
+// computes: random-weight models of the three families fanyi serves
+// (OpenNMT-py as Argos builds them, Marian as OPUS-MT, M2M-100 and NLLB),
+// written by CTranslate2's own Python specs API, give each token the
+// log-probability CTranslate2's score_batch gives it, and translate as its
+// translate_batch does, greedy and beam 4
+// (tests/ctranslate2_translations.py).
+#include "common/model/ctranslate2_import.h"
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/log_softmax.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/decoding/continuous_decoder.h"
+#include "common/decoding/greedy_decoder.h"
+#include "common/model/checkpoint.h"
+#include "common/text/vocabulary.h"
+#include "tests/test_util.h"
+
+namespace fanyi {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The models and CTranslate2's translations, written once per test program
+// by the python3 on PATH (scripts/test.sh installs ctranslate2 for it).
+struct Translations {
+  std::string dir;
+  nlohmann::json expected;
+};
+
+const Translations& Made() {
+  static const Translations* made = [] {
+    auto* result =
+        new Translations{testing_util::MakeTempDir("ctranslate2-import"), {}};
+    const std::string log = result->dir + "/python.log";
+    const std::string command = std::string("python3 '") + FANYI_SOURCE_DIR +
+                                "/tests/ctranslate2_translations.py' '" +
+                                result->dir + "' >'" + log + "' 2>&1";
+    if (std::system(command.c_str()) != 0) {
+      throw std::runtime_error(
+          "tests/ctranslate2_translations.py failed (python3 needs the "
+          "ctranslate2 package: pip install ctranslate2): " +
+          ReadFile(log));
+    }
+    result->expected =
+        nlohmann::json::parse(ReadFile(result->dir + "/expected.json"));
+    return result;
+  }();
+  return *made;
+}
+
+std::vector<std::string> Split(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> tokens;
+  for (std::string token; in >> token;) tokens.push_back(token);
+  return tokens;
+}
+
+std::string Join(const Vocabulary& vocabulary,
+                 const std::vector<int64_t>& ids) {
+  std::string text;
+  for (int64_t id : ids) {
+    text += (text.empty() ? "" : " ") + vocabulary.Token(id);
+  }
+  return text;
+}
+
+Checkpoint Load(const std::string& family) {
+  return LoadCheckpoint(Made().dir + "/" + family, torch::kCPU);
+}
+
+class ImportedFamilyTest : public ::testing::TestWithParam<std::string> {};
+
+// Teacher-forced on CTranslate2's greedy translations, every token (and
+// the </s> after them) gets the log-probability score_batch gave it.
+TEST_P(ImportedFamilyTest, ScoresEachTokenAsCTranslate2) {
+  c10::InferenceMode inference;
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  Checkpoint checkpoint = Load(GetParam());
+  const torch::Device cpu(torch::kCPU);
+  for (size_t i = 0; i < expected.at("sources").size(); ++i) {
+    SCOPED_TRACE("sentence " + std::to_string(i));
+    const std::vector<int64_t> source = checkpoint.source_vocabulary.Encode(
+        Split(expected["sources"][i].get<std::string>()));
+    const std::vector<int64_t> target = checkpoint.target_vocabulary.Encode(
+        Split(expected["greedy"][i].get<std::string>()));
+    std::vector<int64_t> input = {Vocabulary::kBosId};
+    input.insert(input.end(), target.begin(), target.end());
+    // [tgt_len + 1, vocab]
+    const torch::Tensor log_probs = at::log_softmax(
+        checkpoint.model->forward(
+            MakeSourceTensor({source}, checkpoint.model->config(), cpu),
+            PadRows({input}, cpu)),
+        -1)[0];
+    const nlohmann::json& ct2 = expected["greedy_log_probs"][i];
+    ASSERT_EQ(ct2.size(), target.size() + 1);
+    for (size_t t = 0; t <= target.size(); ++t) {
+      const int64_t token = t < target.size() ? target[t] : Vocabulary::kEosId;
+      EXPECT_NEAR(log_probs[t][token].item<double>(), ct2[t].get<double>(),
+                  1e-3)
+          << "token " << t;
+    }
+  }
+}
+
+// Greedy and beam 4, every translation LENGTH tokens long (as
+// min_decoding_length = max_decoding_length make CTranslate2's): at least
+// 99% of the sentences come out token for token as CTranslate2's.
+TEST_P(ImportedFamilyTest, TranslatesAsCTranslate2) {
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  Checkpoint checkpoint = Load(GetParam());
+  const int64_t length = Made().expected.at("length").get<int64_t>();
+  DecodingOptions options;
+  options.max_length = length;
+  options.min_length = length;
+  options.length_ratio = 0;
+  options.length_offset = length;
+  for (const auto& [beam, key] : {std::pair{1, "greedy"}, {4, "beam"}}) {
+    std::vector<EncodedSource> sources;
+    for (const auto& source : expected.at("sources")) {
+      sources.push_back({checkpoint.source_vocabulary.Encode(
+                             Split(source.get<std::string>())),
+                         beam});
+    }
+    ContinuousDecoder decoder(*checkpoint.model, options, 1.0);
+    const std::vector<ContinuousDecoder::Finished> translations =
+        decoder.DecodeAll(sources);
+    size_t same = 0;
+    for (size_t i = 0; i < translations.size(); ++i) {
+      const std::string ours =
+          Join(checkpoint.target_vocabulary, translations[i].target_ids);
+      const std::string theirs = expected[key][i].get<std::string>();
+      same += ours == theirs;
+      if (ours != theirs) {
+        std::cout << GetParam() << " " << key << " sentence " << i
+                  << ":\n  fanyi:       " << ours
+                  << "\n  CTranslate2: " << theirs << "\n";
+      }
+    }
+    std::cout << GetParam() << " " << key << ": " << same << " of "
+              << translations.size() << " as CTranslate2's\n";
+    EXPECT_GE(same, 0.99 * translations.size()) << key;
+  }
+}
+
+// Saved as a fanyi checkpoint (what fanyi-import writes) and loaded again,
+// the model and its vocabularies are the same.
+TEST_P(ImportedFamilyTest, SavedCheckpointLoadsTheSame) {
+  c10::InferenceMode inference;
+  Checkpoint imported = Load(GetParam());
+  const std::string saved =
+      testing_util::MakeTempDir("ctranslate2-saved") + "/model";
+  SaveCheckpoint(imported, saved);
+  EXPECT_FALSE(IsCt2ModelDirectory(saved));
+  Checkpoint loaded = LoadCheckpoint(saved, torch::kCPU);
+  ASSERT_EQ(loaded.target_vocabulary.size(), imported.target_vocabulary.size());
+  for (int64_t id = 0; id < loaded.target_vocabulary.size(); ++id) {
+    ASSERT_EQ(loaded.target_vocabulary.Token(id),
+              imported.target_vocabulary.Token(id));
+  }
+  EXPECT_EQ(loaded.source_vocabulary.special_names(),
+            Vocabulary::SpecialNames::kModel);
+  const torch::Device cpu(torch::kCPU);
+  const torch::Tensor source =
+      MakeSourceTensor({{5, 6, 7, 8}, {9, 10}}, loaded.model->config(), cpu);
+  const torch::Tensor target =
+      PadRows({{Vocabulary::kBosId, 11, 12}}, cpu).expand({2, 3}).contiguous();
+  EXPECT_TRUE(at::allclose(loaded.model->forward(source, target),
+                           imported.model->forward(source, target), 0, 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, ImportedFamilyTest,
+                         ::testing::Values("opennmt", "marian", "m2m"));
+
+// fanyi's four specials take the model's own unk and eos rows, and its
+// start token's when it is a token of its own; the rows fanyi adds get
+// names no token has; CTranslate2's tokens follow in their order.
+TEST(Ct2ImportTest, SpecialsTakeTheModelsOwnRows) {
+  const Checkpoint opennmt = Load("opennmt");
+  const Checkpoint marian = Load("marian");
+  const Checkpoint m2m = Load("m2m");
+  auto first = [](const Vocabulary& vocabulary, int64_t count) {
+    std::vector<std::string> tokens;
+    for (int64_t id = 0; id < count; ++id) {
+      tokens.push_back(vocabulary.Token(id));
+    }
+    return tokens;
+  };
+  using Tokens = std::vector<std::string>;
+  EXPECT_EQ(first(opennmt.target_vocabulary, 6),
+            (Tokens{"<pad>", "<unk>", "<s>", "</s>", "<blank>", "p0"}));
+  EXPECT_EQ(first(marian.source_vocabulary, 5),
+            (Tokens{"<pad>", "<unk>", "<s>", "</s>", "s0"}));
+  EXPECT_EQ(first(marian.target_vocabulary, 5),
+            (Tokens{"<pad>", "<unk>", "<s>", "</s>", "t0"}));
+  EXPECT_EQ(first(m2m.target_vocabulary, 7),
+            (Tokens{"<fanyi_pad>", "<unk>", "<fanyi_start>", "</s>", "<s>",
+                    "<pad>", "w0"}));
+  EXPECT_FALSE(opennmt.model->config().source_eos);
+  EXPECT_TRUE(marian.model->config().source_eos);
+  EXPECT_TRUE(m2m.model->config().share_embeddings);
+  EXPECT_FALSE(marian.model->config().pre_norm);
+}
+
+// A copy of `family`'s directory with config.json's `key` set to `value`.
+std::string WithConfig(const std::string& family, const std::string& key,
+                       const nlohmann::json& value) {
+  const std::string dir = testing_util::MakeTempDir("ctranslate2-edited");
+  fs::copy(Made().dir + "/" + family, dir,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/config.json"));
+  config[key] = value;
+  std::ofstream(dir + "/config.json") << config.dump();
+  return dir;
+}
+
+// What fanyi's Transformer cannot compute is refused at load, naming the
+// file and the option.
+TEST(Ct2ImportTest, RefusesWhatItCannotCompute) {
+  for (const auto& [key, value, message] :
+       {std::tuple{"add_source_bos", nlohmann::json(true), "add_source_bos"},
+        std::tuple{"decoder_start_token", nlohmann::json(nullptr),
+                   "decoder_start_token is null"},
+        std::tuple{"unk_token", nlohmann::json("</s>"),
+                   "is named for two special tokens"}}) {
+    SCOPED_TRACE(key);
+    const std::string dir = WithConfig("opennmt", key, value);
+    try {
+      LoadCheckpoint(dir, torch::kCPU);
+      ADD_FAILURE() << "loaded";
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos)
+          << error.what();
+      EXPECT_NE(std::string(error.what()).find(dir), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fanyi

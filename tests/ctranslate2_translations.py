@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Writes random-weight CTranslate2 models of the three families fanyi
+serves, with CTranslate2's own Python specs API, and CTranslate2's own
+translations of random sources, for tests/ctranslate2_import_test.cc:
+
+  python3 tests/ctranslate2_translations.py OUT_DIR
+
+OUT_DIR/<family>/ is a model directory as ModelSpec.save writes it:
+  opennmt  as CTranslate2's OpenNMT-py converter writes Argos' models:
+           pre-norm, ReLU, one vocabulary ("<unk>", "<blank>", "<s>",
+           "</s>", ...) and one matrix for both embeddings and the output
+           projection, which has a bias; sources without </s>; positions
+           computed.
+  marian   as its Marian converter writes OPUS-MT's: post-norm, Swish,
+           separate vocabularies ("</s>", "<unk>", ...), an output
+           projection of its own, a stored position table, sources ended
+           by </s>, targets started from </s> read as a zero embedding.
+  m2m      as its Transformers converter writes M2M-100's and NLLB's:
+           pre-norm, GELU, a layer norm after the embeddings, one
+           vocabulary ("<s>", "<pad>", "</s>", "<unk>", ...) and one
+           matrix, no output bias, a stored table, targets started from
+           </s>.
+OUT_DIR/expected.json holds, per family, LENGTH (every translation is
+made exactly that long: min_decoding_length = max_decoding_length), the
+sources (tokens joined by spaces), and CTranslate2's float32 translations
+on the CPU, greedy and beam 4, with the log-probability score_batch gives
+each token of the greedy ones (</s> included).
+"""
+
+import json
+import os
+import sys
+
+import ctranslate2
+import numpy as np
+from ctranslate2.specs import common_spec, transformer_spec
+
+D_MODEL, HEADS, D_FF, LAYERS = 32, 4, 64, 2
+LENGTH = 12
+SOURCES = 40
+
+FAMILIES = {
+    "opennmt": dict(
+        spec=dict(pre_norm=True, activation=common_spec.Activation.RELU),
+        source=["<unk>", "<blank>", "<s>", "</s>"] + ["p%d" % i for i in range(56)],
+        target=None,  # Shared.
+        tied=True,
+        projection_bias=True,
+        stored_positions=False,
+        zero_start=False,
+        config=dict(decoder_start_token="<s>", add_source_eos=False),
+    ),
+    "marian": dict(
+        spec=dict(pre_norm=False, activation=common_spec.Activation.SWISH),
+        source=["</s>", "<unk>"] + ["s%d" % i for i in range(50)],
+        target=["</s>", "<unk>"] + ["t%d" % i for i in range(61)],
+        tied=False,
+        projection_bias=True,
+        stored_positions=True,
+        zero_start=True,
+        config=dict(decoder_start_token="</s>", add_source_eos=True),
+    ),
+    "m2m": dict(
+        spec=dict(
+            pre_norm=True,
+            activation=common_spec.Activation.GELU,
+            layernorm_embedding=True,
+        ),
+        source=["<s>", "<pad>", "</s>", "<unk>"]
+        + ["w%d" % i for i in range(54)]
+        + ["__en__", "__zh__"],
+        target=None,
+        tied=True,
+        projection_bias=False,
+        stored_positions=True,
+        zero_start=False,
+        config=dict(decoder_start_token="</s>", add_source_eos=True),
+    ),
+}
+
+
+def build(family, random):
+    """The spec of `family` with random weights."""
+    f = FAMILIES[family]
+    spec = transformer_spec.TransformerSpec.from_config((LAYERS, LAYERS), HEADS, **f["spec"])
+    source = f["source"]
+    target = f["target"] or source
+
+    def array(*shape, scale=1.0):
+        return (random.standard_normal(shape) * scale).astype(np.float32)
+
+    def linear(layer, rows, columns, bias=True):
+        layer.weight = array(rows, columns, scale=2 * columns**-0.5)
+        if bias:
+            layer.bias = array(rows, scale=0.1)
+
+    def norm(layer):
+        layer.gamma = 1 + array(D_MODEL, scale=0.1)
+        layer.beta = array(D_MODEL, scale=0.1)
+
+    encoder, decoder = spec.encoder, spec.decoder
+    # N(0, 1/d_model): unit rows once scaled by sqrt(d_model), and logits
+    # of about unit size from a tied projection.
+    source_embeddings = array(len(source), D_MODEL, scale=D_MODEL**-0.5)
+    encoder.embeddings[0].weight = source_embeddings
+    if f["target"] is None:
+        decoder.embeddings.weight = source_embeddings
+    else:
+        decoder.embeddings.weight = array(len(target), D_MODEL, scale=D_MODEL**-0.5)
+    if f["tied"]:
+        decoder.projection.weight = decoder.embeddings.weight
+        if f["projection_bias"]:
+            decoder.projection.bias = array(len(target), scale=0.1)
+    else:
+        linear(decoder.projection, len(target), D_MODEL, f["projection_bias"])
+    if f["stored_positions"]:
+        table = array(256, D_MODEL, scale=0.5)
+        encoder.position_encodings.encodings = table
+        decoder.position_encodings.encodings = table
+    if f["zero_start"]:
+        decoder.start_from_zero_embedding = True
+    for stack in (encoder, decoder):
+        if hasattr(stack, "layer_norm"):
+            norm(stack.layer_norm)
+        if hasattr(stack, "layernorm_embedding"):
+            norm(stack.layernorm_embedding)
+        for layer in stack.layer:
+            norm(layer.self_attention.layer_norm)
+            linear(layer.self_attention.linear[0], 3 * D_MODEL, D_MODEL)
+            linear(layer.self_attention.linear[1], D_MODEL, D_MODEL)
+            if hasattr(layer, "attention"):
+                norm(layer.attention.layer_norm)
+                linear(layer.attention.linear[0], D_MODEL, D_MODEL)
+                linear(layer.attention.linear[1], 2 * D_MODEL, D_MODEL)
+                linear(layer.attention.linear[2], D_MODEL, D_MODEL)
+            norm(layer.ffn.layer_norm)
+            linear(layer.ffn.linear_0, D_FF, D_MODEL)
+            linear(layer.ffn.linear_1, D_MODEL, D_FF)
+    for key, value in f["config"].items():
+        setattr(spec.config, key, value)
+    if f["target"] is None:
+        spec.register_source_vocabulary(source)
+        spec.register_target_vocabulary(source)
+    else:
+        spec.register_source_vocabulary(source)
+        spec.register_target_vocabulary(target)
+    return spec, source
+
+
+def main():
+    out_dir = sys.argv[1]
+    random = np.random.default_rng(2026)
+    expected = {"length": LENGTH}
+    for family in FAMILIES:
+        spec, source = build(family, random)
+        model_dir = os.path.join(out_dir, family)
+        spec.validate()
+        spec.optimize(quantization="float32")
+        os.makedirs(model_dir, exist_ok=True)
+        spec.save(model_dir)
+        # Sources of ordinary tokens (none of the first four), 1 to 15 long.
+        words = source[4:]
+        sources = [
+            [words[i] for i in random.integers(0, len(words), random.integers(1, 16))]
+            for _ in range(SOURCES)
+        ]
+        translator = ctranslate2.Translator(
+            model_dir, device="cpu", compute_type="float32", intra_threads=1
+        )
+        fixed = dict(min_decoding_length=LENGTH, max_decoding_length=LENGTH)
+        greedy = translator.translate_batch(sources, beam_size=1, **fixed)
+        beam = translator.translate_batch(sources, beam_size=4, **fixed)
+        greedy_tokens = [result.hypotheses[0] for result in greedy]
+        scores = translator.score_batch(sources, greedy_tokens)
+        expected[family] = {
+            "sources": [" ".join(tokens) for tokens in sources],
+            "greedy": [" ".join(tokens) for tokens in greedy_tokens],
+            "beam": [" ".join(result.hypotheses[0]) for result in beam],
+            "greedy_log_probs": [score.log_probs for score in scores],
+        }
+    with open(os.path.join(out_dir, "expected.json"), "w") as out:
+        json.dump(expected, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
