@@ -22,9 +22,10 @@ OUT_DIR/<family>/ is a model directory as ModelSpec.save writes it:
            </s>.
 OUT_DIR/expected.json holds, per family, LENGTH (every translation is
 made exactly that long: min_decoding_length = max_decoding_length), the
-sources (tokens joined by spaces), and CTranslate2's float32 translations
-on the CPU, greedy and beam 4, with the log-probability score_batch gives
-each token of the greedy ones (</s> included).
+sources (tokens joined by spaces), and CTranslate2's translations on the
+CPU, greedy and beam 4, in float32 ("greedy", "beam") and int8
+("greedy_int8", "beam_int8"), with the log-probability score_batch gives
+each token of the float32 greedy ones (</s> included).
 """
 
 import json
@@ -164,20 +165,23 @@ def main():
             [words[i] for i in random.integers(0, len(words), random.integers(1, 16))]
             for _ in range(SOURCES)
         ]
-        translator = ctranslate2.Translator(
-            model_dir, device="cpu", compute_type="float32", intra_threads=1
-        )
         fixed = dict(min_decoding_length=LENGTH, max_decoding_length=LENGTH)
-        greedy = translator.translate_batch(sources, beam_size=1, **fixed)
-        beam = translator.translate_batch(sources, beam_size=4, **fixed)
-        greedy_tokens = [result.hypotheses[0] for result in greedy]
-        scores = translator.score_batch(sources, greedy_tokens)
-        expected[family] = {
-            "sources": [" ".join(tokens) for tokens in sources],
-            "greedy": [" ".join(tokens) for tokens in greedy_tokens],
-            "beam": [" ".join(result.hypotheses[0]) for result in beam],
-            "greedy_log_probs": [score.log_probs for score in scores],
-        }
+        expected[family] = {"sources": [" ".join(tokens) for tokens in sources]}
+        for compute_type, suffix in (("float32", ""), ("int8", "_int8")):
+            translator = ctranslate2.Translator(
+                model_dir, device="cpu", compute_type=compute_type, intra_threads=1
+            )
+            for beam, key in ((1, "greedy"), (4, "beam")):
+                results = translator.translate_batch(sources, beam_size=beam, **fixed)
+                expected[family][key + suffix] = [
+                    " ".join(result.hypotheses[0]) for result in results
+                ]
+            if compute_type == "float32":
+                greedy = [line.split() for line in expected[family]["greedy"]]
+                scores = translator.score_batch(sources, greedy)
+                expected[family]["greedy_log_probs"] = [
+                    score.log_probs for score in scores
+                ]
     with open(os.path.join(out_dir, "expected.json"), "w") as out:
         json.dump(expected, out, indent=1)
 

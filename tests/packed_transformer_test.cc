@@ -230,6 +230,23 @@ TEST(PackedTransformerTest, LogitsEqualLibTorchsOnRandomModels) {
   }
 }
 
+// OpenNMT-py's models as Argos ships them share one embedding matrix
+// between the encoder, the decoder and the generator, which has a bias.
+TEST(PackedTransformerTest, LogitsEqualLibTorchsWithSharedEmbeddings) {
+  torch::manual_seed(24);
+  ModelConfig config = RandomModel(24, true)->config();
+  config.target_vocab_size = config.source_vocab_size;
+  config.share_embeddings = true;
+  config.generator_bias = true;
+  Transformer model(config);
+  model->eval();
+  {
+    torch::NoGradGuard no_grad;
+    model->named_parameters()["generator_bias"].normal_(0, 1);
+  }
+  for (CpuIsa isa : SupportedIsas()) CompareThroughAScenario(*model, isa);
+}
+
 TEST(PackedTransformerTest, LogitsEqualLibTorchsOnATrainedModel) {
   Checkpoint checkpoint = LoadCheckpoint(TinyModelDir(), torch::kCPU);
   for (CpuIsa isa : SupportedIsas()) {
@@ -308,8 +325,8 @@ TEST(PackedTransformerTest, RefusesBadTokensWithoutTouchingTheState) {
   EXPECT_EQ(state.positions.item<int64_t>(), 1);
 }
 
-// A model with layers other than fanyi's own (post-norm, GELU: models from
-// elsewhere) is not packed: "packed" leaves it LibTorch's float32 step, and
+// A model with other layers (post-norm, GELU: models from elsewhere) is
+// not packed: "packed" leaves it LibTorch's float32 step, and
 // refuses int8, which only the packed decoder computes.
 TEST(PackedTransformerTest, LeavesOtherLayersToLibTorchsStep) {
   torch::manual_seed(8);

@@ -305,11 +305,10 @@ void AttendRows(const float* queries, int64_t query_stride, const float* keys,
 PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
                                      ComputeType compute_type) {
   const ModelConfig& config = model.config();
-  if (!config.HasDefaultLayers()) {
+  if (!Computes(config)) {
     throw std::invalid_argument(
-        "PackedTransformer: computes fanyi's own layers only (pre-norm, ReLU, "
-        "scaled embeddings, final norms, separate embeddings, no generator "
-        "bias)");
+        "PackedTransformer: computes pre-norm layers with ReLU, scaled "
+        "embeddings and final norms only");
   }
   if (model.is_training()) {
     throw std::invalid_argument(
@@ -332,7 +331,9 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
   max_positions_ = config.max_positions;
   embedding_scale_ = static_cast<float>(std::sqrt(double(d_model_)));
   epsilon_ = static_cast<float>(config.layer_norm_epsilon);
-  const torch::Tensor& embedding = Find(tensors, "target_embedding.weight");
+  const torch::Tensor& embedding =
+      Find(tensors, config.share_embeddings ? "source_embedding.weight"
+                                            : "target_embedding.weight");
   embedding_ = Floats(embedding);
   positions_ = Floats(Find(tensors, "positions"));
   auto norm = [&](const std::string& name) {
@@ -395,9 +396,19 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
     layers_.push_back(std::move(layer));
   }
   final_norm_ = norm("decoder_norm");
-  generator_ = config.tie_target_embeddings
-                   ? PackedLinear(embedding, {}, isa, compute_type)
-                   : linear("generator");
+  generator_ =
+      config.tie_target_embeddings
+          ? PackedLinear(embedding,
+                         config.generator_bias ? Find(tensors, "generator_bias")
+                                               : torch::Tensor(),
+                         isa, compute_type)
+          : linear("generator");
+}
+
+bool PackedTransformer::Computes(const ModelConfig& config) {
+  return config.pre_norm && config.activation == Activation::kRelu &&
+         config.scale_embeddings && config.final_norms &&
+         !config.embedding_norms;
 }
 
 void PackedTransformer::Normalize(const Norm& norm, const float* x,
@@ -693,14 +704,13 @@ void SelectCpuDecoder(TransformerImpl& model, const std::string& cpu_decoder,
     }
     model.SetInferenceKernel(nullptr);
   } else if (cpu_decoder == "packed") {
-    if (!model.config().HasDefaultLayers()) {
+    if (!PackedTransformer::Computes(model.config())) {
       // Models from elsewhere with other layers run LibTorch's step.
       if (type != ComputeType::kFloat32) {
         throw std::invalid_argument(
             "compute_type " + compute_type +
-            " needs the packed CPU decoder, which computes fanyi's own "
-            "layers only; this model's run in float32 (compute_type "
-            "float32)");
+            " needs the packed CPU decoder, which does not compute this "
+            "model's layers; they run in float32 (compute_type float32)");
       }
       model.SetInferenceKernel(nullptr);
     } else if (model.parameters().front().device().is_cpu()) {

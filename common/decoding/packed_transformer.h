@@ -41,6 +41,12 @@ class PackedTransformer : public InferenceKernel {
                              CpuIsa isa = DetectedCpuIsa(),
                              ComputeType compute_type = ComputeType::kFloat32);
 
+  // Whether it computes a model of `config`'s layers: pre-norm, ReLU,
+  // scaled embeddings, final norms and no embedding norms (fanyi's own, and
+  // OpenNMT-py's as Argos ships them); shared embeddings and a tied
+  // generator's bias are fine.
+  static bool Computes(const ModelConfig& config);
+
   // TransformerImpl::Encode: `source_ids` [batch, src_len] (int64, CPU) and
   // `source_mask` [batch, 1, 1, src_len] (bool) -> [batch, src_len,
   // d_model]. Throws std::out_of_range for an id outside the vocabulary or

@@ -73,12 +73,6 @@ Activation ParseActivation(const std::string& name) {
                               "\" is not relu, gelu, gelu_tanh or swish");
 }
 
-bool ModelConfig::HasDefaultLayers() const {
-  return pre_norm && activation == Activation::kRelu && scale_embeddings &&
-         final_norms && !embedding_norms && !share_embeddings &&
-         !generator_bias;
-}
-
 void ModelConfig::Validate() const {
   Require(source_vocab_size > 4, "source_vocab_size must be above 4");
   Require(target_vocab_size > 4, "target_vocab_size must be above 4");

@@ -30,8 +30,7 @@ struct ModelConfig {
   double layer_norm_epsilon = 1e-6;   // Added to the variance in LayerNorm.
   bool tie_target_embeddings = true;  // Generator shares the target embedding.
   // Variants that models from elsewhere use (CTranslate2's TransformerSpec
-  // options); fanyi's trainer keeps the defaults, which its packed CPU
-  // decoder computes.
+  // options); fanyi's trainer keeps the defaults.
   bool pre_norm = true;  // x + f(norm(x)); false: norm(x + f(x)) (post-norm).
   Activation activation = Activation::kRelu;
   bool scale_embeddings = true;   // Embeddings times sqrt(d_model).
@@ -42,9 +41,6 @@ struct ModelConfig {
   // Whether every source ends with </s>, as fanyi's trainer and Marian
   // frame them; OpenNMT-py's models read their sources as they are.
   bool source_eos = true;
-
-  // Whether every variant above is fanyi's own.
-  bool HasDefaultLayers() const;
 
   // Throws std::invalid_argument naming the first field out of range.
   void Validate() const;
