@@ -227,6 +227,41 @@ TEST_P(ImportedFamilyTest, SavedCheckpointLoadsTheSame) {
                            imported.model->forward(source, target), 0, 0));
 }
 
+// fanyi-import writes the checkpoint, and fanyi-eval --tokens translates
+// pieces with it (CTranslate2's lengths fixed) as CTranslate2 did.
+TEST_P(ImportedFamilyTest, CommandLineImportsAndTranslatesPieces) {
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  const std::string dir = testing_util::MakeTempDir("ctranslate2-cli");
+  std::ofstream sources(dir + "/sources.txt");
+  for (const auto& source : expected.at("sources")) {
+    sources << source.get<std::string>() << "\n";
+  }
+  sources.close();
+  const std::string bin = std::string(FANYI_BINARY_DIR) + "/bin/";
+  const std::string length =
+      std::to_string(Made().expected.at("length").get<int64_t>());
+  const std::string import = bin + "fanyi-import --out '" + dir + "/model' '" +
+                             Made().dir + "/" + GetParam() + "' >'" + dir +
+                             "/import.log' 2>&1";
+  ASSERT_EQ(std::system(import.c_str()), 0) << ReadFile(dir + "/import.log");
+  const std::string eval =
+      bin + "fanyi-eval --model_dir '" + dir + "/model' --tokens --input '" +
+      dir + "/sources.txt' --output '" + dir +
+      "/beam.txt' --beam_size 4 --compute_type float32 --threads 1 "
+      "--min_decoding_length " +
+      length + " --max_decoding_length " + length + " >'" + dir +
+      "/eval.log' 2>&1";
+  ASSERT_EQ(std::system(eval.c_str()), 0) << ReadFile(dir + "/eval.log");
+  std::istringstream translations(ReadFile(dir + "/beam.txt"));
+  size_t same = 0;
+  std::string line;
+  for (size_t i = 0; std::getline(translations, line); ++i) {
+    ASSERT_LT(i, expected.at("beam").size());
+    same += line == expected["beam"][i].get<std::string>();
+  }
+  EXPECT_GE(same, 0.99 * expected.at("beam").size());
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, ImportedFamilyTest,
                          ::testing::Values("opennmt", "marian", "m2m"));
 

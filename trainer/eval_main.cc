@@ -2,6 +2,8 @@
 // sacreBLEU's BLEU and chrF2 definitions; for Chinese, against references
 // converted to the translations' script and as written, and counts
 // translations that mix scripts.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -21,7 +23,8 @@
 
 // Flags live here, away from torch headers, whose glog/gflags globals clash.
 ABSL_FLAG(std::string, model_dir, "",
-          "Checkpoint (or training output) directory.");
+          "Checkpoint (or training output) directory, or a CTranslate2 "
+          "model directory.");
 ABSL_FLAG(std::string, input, "",
           "TSV of source<TAB>reference (or the columns given), or a file of "
           "source lines.");
@@ -45,6 +48,17 @@ ABSL_FLAG(bool, output_guard, true,
           "Decode again each sentence whose translation is broken (a loop, "
           "a length far outside the training pairs', the source copied), "
           "keeping the better; off, broken ones are still counted.");
+ABSL_FLAG(bool, tokens, false,
+          "--input holds source pieces separated by spaces, one sentence a "
+          "line, and --output gets target pieces the same way: the text "
+          "pipeline is bypassed (as CTranslate2's translate_batch).");
+ABSL_FLAG(int, min_decoding_length, 0,
+          "No translation ends before this many tokens (CTranslate2's "
+          "min_decoding_length).");
+ABSL_FLAG(int, max_decoding_length, 0,
+          "When above 0: at most this many tokens a translation, whatever "
+          "the source's length (CTranslate2's max_decoding_length); 0: up "
+          "to 2 x the source + 10, at most 256.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed or libtorch.");
 ABSL_FLAG(std::string, compute_type, "int8",
@@ -70,6 +84,62 @@ bool LooksLikeTsv(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   return std::getline(in, line) && line.find('\t') != std::string::npos;
+}
+
+std::vector<std::string> SplitPieces(const std::string& line) {
+  std::vector<std::string> pieces;
+  size_t start = 0;
+  while (start < line.size()) {
+    const size_t end = std::min(line.find(' ', start), line.size());
+    if (end > start) pieces.push_back(line.substr(start, end - start));
+    start = end + 1;
+  }
+  return pieces;
+}
+
+// --tokens: pieces in, pieces out, in batches of --batch_size.
+int RunTokens(const fanyi::Translator& translator) {
+  const std::vector<std::string> lines = ReadLines(absl::GetFlag(FLAGS_input));
+  const auto batch_size =
+      static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_batch_size)));
+  const int beam_size = absl::GetFlag(FLAGS_beam_size);
+  std::vector<std::string> outputs;
+  int64_t target_tokens = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t first = 0; first < lines.size(); first += batch_size) {
+    std::vector<std::vector<std::string>> sources;
+    for (size_t i = first; i < std::min(lines.size(), first + batch_size);
+         ++i) {
+      sources.push_back(SplitPieces(lines[i]));
+    }
+    for (const auto& target : translator.TranslateTokens(sources, beam_size)) {
+      std::string line;
+      for (const std::string& piece : target) {
+        line += (line.empty() ? "" : " ") + piece;
+      }
+      outputs.push_back(std::move(line));
+      target_tokens += static_cast<int64_t>(target.size());
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (!absl::GetFlag(FLAGS_output).empty()) {
+    std::ofstream out(absl::GetFlag(FLAGS_output));
+    for (const std::string& line : outputs) out << line << "\n";
+    if (!out) {
+      throw std::runtime_error("cannot write " + absl::GetFlag(FLAGS_output));
+    }
+  }
+  std::cout << "model " << translator.model_version() << " on "
+            << translator.device_name() << ": " << lines.size()
+            << " sentences of pieces, "
+            << (beam_size > 1 ? "beam " + std::to_string(beam_size)
+                              : std::string("greedy"))
+            << ", batch " << batch_size << ", " << seconds << " s, "
+            << static_cast<double>(target_tokens) / seconds
+            << " target tokens/s\n";
+  return 0;
 }
 
 int Run() {
@@ -113,8 +183,15 @@ int Run() {
   options.compute_type = absl::GetFlag(FLAGS_compute_type);
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   options.output_guard = absl::GetFlag(FLAGS_output_guard);
+  options.min_decode_length = absl::GetFlag(FLAGS_min_decoding_length);
+  if (absl::GetFlag(FLAGS_max_decoding_length) > 0) {
+    options.max_decode_length = absl::GetFlag(FLAGS_max_decoding_length);
+    options.length_ratio = 0;
+    options.length_offset = options.max_decode_length;
+  }
   auto translator =
       fanyi::Translator::Load(absl::GetFlag(FLAGS_model_dir), options);
+  if (absl::GetFlag(FLAGS_tokens)) return RunTokens(*translator);
   const int beam_size = absl::GetFlag(FLAGS_beam_size);
   const fanyi::CorpusTranslation translation = fanyi::TranslateCorpus(
       *translator, sources, absl::GetFlag(FLAGS_batch_size), beam_size);

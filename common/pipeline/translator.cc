@@ -42,6 +42,7 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   DecodingOptions decoding;
   decoding.length_ratio = options.length_ratio;
   decoding.length_offset = options.length_offset;
+  decoding.min_length = options.min_decode_length;
   decoding.beam_stops_early = options.beam_stops_early;
   decoding.cuda_graphs = options.cuda_graphs;
   // The position table bounds how far the decoder can go.
@@ -102,6 +103,23 @@ std::vector<DecodedPart> Translator::DecodeParts(
     }
   }
   return NewContinuousDecoder()->DecodeAll(sources);
+}
+
+std::vector<std::vector<std::string>> Translator::TranslateTokens(
+    const std::vector<std::vector<std::string>>& sources, int beam_size) const {
+  const Checkpoint& checkpoint = impl_->checkpoint;
+  std::vector<EncodedSource> encoded;
+  for (const std::vector<std::string>& source : sources) {
+    encoded.push_back({checkpoint.source_vocabulary.Encode(source), beam_size});
+  }
+  std::vector<std::vector<std::string>> targets;
+  for (const DecodedPart& part : DecodeParts(encoded)) {
+    std::vector<std::string>& target = targets.emplace_back();
+    for (int64_t id : part.target_ids) {
+      target.push_back(checkpoint.target_vocabulary.Token(id));
+    }
+  }
+  return targets;
 }
 
 std::vector<DecodedPart> Translator::DecodeGuarded(

@@ -19,6 +19,7 @@ struct TranslatorOptions {
   std::string device = "auto";  // "auto" (cuda when available), "cpu", "cuda".
   int threads = 0;              // Intra-op threads; 0 keeps LibTorch's setting.
   int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
+  int min_decode_length = 0;    // DecodingOptions::min_length.
   double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
   int length_offset = 10;  // ... + length_offset, never above the hard cap.
   // GNMT α for beam search (docs/quality.md); unset: the checkpoint's own.
@@ -93,6 +94,14 @@ class Translator {
   // of every part, Assemble).
   std::vector<TextTranslation> TranslateTexts(
       const std::vector<std::string>& texts, const TextOptions& options) const;
+
+  // Source pieces in, target pieces out, a list per sentence, bypassing
+  // the text pipeline, as CTranslate2's translate_batch takes and gives
+  // them (fanyi-eval --tokens): a piece outside the source vocabulary is
+  // its unk; </s> is left out.
+  std::vector<std::vector<std::string>> TranslateTokens(
+      const std::vector<std::vector<std::string>>& sources,
+      int beam_size) const;
 
   // The translations alone, in Simplified script for a Chinese target.
   std::vector<std::string> Translate(const std::vector<std::string>& texts,

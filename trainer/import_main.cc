@@ -1,0 +1,51 @@
+// fanyi-import: writes a fanyi checkpoint from a model made elsewhere (a
+// CTranslate2 model directory), so that fanyi-train --init_from can
+// fine-tune it and any fanyi program load it as its own.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "common/model/checkpoint.h"
+
+ABSL_FLAG(std::string, out, "", "Directory for the fanyi checkpoint.");
+ABSL_FLAG(std::string, source_language, "",
+          "The source side's language code (e.g. en), which picks its "
+          "tokenizer; a CTranslate2 directory names none.");
+ABSL_FLAG(std::string, target_language, "", "The target side's.");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Writes a fanyi checkpoint from a CTranslate2 model directory.\n"
+      "Usage: fanyi-import --out DIR [--source_language en "
+      "--target_language zh] SOURCE");
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty() || positional.size() != 2) {
+    std::cerr << "usage: fanyi-import --out DIR SOURCE\n";
+    return 2;
+  }
+  try {
+    fanyi::Checkpoint checkpoint =
+        fanyi::LoadCheckpoint(positional[1], torch::kCPU);
+    if (!absl::GetFlag(FLAGS_source_language).empty()) {
+      checkpoint.source_language = absl::GetFlag(FLAGS_source_language);
+    }
+    if (!absl::GetFlag(FLAGS_target_language).empty()) {
+      checkpoint.target_language = absl::GetFlag(FLAGS_target_language);
+    }
+    fanyi::SaveCheckpoint(checkpoint, out);
+    const fanyi::ModelConfig& config = checkpoint.model->config();
+    std::cout << "imported " << positional[1] << " into " << out << ": "
+              << config.encoder_layers << "+" << config.decoder_layers
+              << " layers, d_model " << config.d_model << ", "
+              << checkpoint.source_vocabulary.size() << " source and "
+              << checkpoint.target_vocabulary.size() << " target tokens\n";
+  } catch (const std::exception& e) {
+    std::cerr << "fanyi-import: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
