@@ -236,6 +236,7 @@ TEST_P(ImportedFamilyTest, CommandLineImportsAndTranslatesPieces) {
   for (const auto& source : expected.at("sources")) {
     sources << source.get<std::string>() << "\n";
   }
+  sources << "\n";  // An empty source: an empty translation.
   sources.close();
   const std::string bin = std::string(FANYI_BINARY_DIR) + "/bin/";
   const std::string length =
@@ -255,10 +256,16 @@ TEST_P(ImportedFamilyTest, CommandLineImportsAndTranslatesPieces) {
   std::istringstream translations(ReadFile(dir + "/beam.txt"));
   size_t same = 0;
   std::string line;
-  for (size_t i = 0; std::getline(translations, line); ++i) {
-    ASSERT_LT(i, expected.at("beam").size());
-    same += line == expected["beam"][i].get<std::string>();
+  size_t lines = 0;
+  for (; std::getline(translations, line); ++lines) {
+    if (lines == expected.at("beam").size()) {
+      EXPECT_EQ(line, "");
+    } else {
+      ASSERT_LT(lines, expected.at("beam").size());
+      same += line == expected["beam"][lines].get<std::string>();
+    }
   }
+  EXPECT_EQ(lines, expected.at("beam").size() + 1);
   EXPECT_GE(same, 0.99 * expected.at("beam").size());
 }
 
@@ -281,14 +288,19 @@ TEST(Ct2ImportTest, SpecialsTakeTheModelsOwnRows) {
   };
   using Tokens = std::vector<std::string>;
   EXPECT_EQ(first(opennmt.target_vocabulary, 6),
-            (Tokens{"<pad>", "<unk>", "<s>", "</s>", "<blank>", "p0"}));
+            (Tokens{"<fanyi pad>", "<unk>", "<s>", "</s>", "<blank>", "p0"}));
   EXPECT_EQ(first(marian.source_vocabulary, 5),
-            (Tokens{"<pad>", "<unk>", "<s>", "</s>", "s0"}));
+            (Tokens{"<fanyi pad>", "<unk>", "<fanyi start>", "</s>", "s0"}));
   EXPECT_EQ(first(marian.target_vocabulary, 5),
-            (Tokens{"<pad>", "<unk>", "<s>", "</s>", "t0"}));
+            (Tokens{"<fanyi pad>", "<unk>", "<fanyi start>", "</s>", "t0"}));
   EXPECT_EQ(first(m2m.target_vocabulary, 7),
-            (Tokens{"<fanyi_pad>", "<unk>", "<fanyi_start>", "</s>", "<s>",
+            (Tokens{"<fanyi pad>", "<unk>", "<fanyi start>", "</s>", "<s>",
                     "<pad>", "w0"}));
+  // No line of pieces reaches an added row: the model's own "<pad>" is its
+  // token, and a name with a space is two pieces.
+  EXPECT_EQ(m2m.source_vocabulary.Id("<pad>"), 5);
+  EXPECT_EQ(opennmt.source_vocabulary.Id("<pad>"), Vocabulary::kUnkId);
+  EXPECT_EQ(opennmt.source_case, WordCase::kKeep);
   EXPECT_FALSE(opennmt.model->config().source_eos);
   EXPECT_TRUE(marian.model->config().source_eos);
   EXPECT_TRUE(m2m.model->config().share_embeddings);
@@ -307,6 +319,19 @@ std::string WithConfig(const std::string& family, const std::string& key,
   return dir;
 }
 
+// A copy of `family`'s directory whose shared vocabulary has `token` at
+// entry 10.
+std::string WithToken(const std::string& family, const std::string& token) {
+  const std::string dir = testing_util::MakeTempDir("ctranslate2-edited");
+  fs::copy(Made().dir + "/" + family, dir,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  nlohmann::json tokens =
+      nlohmann::json::parse(ReadFile(dir + "/shared_vocabulary.json"));
+  tokens[10] = token;
+  std::ofstream(dir + "/shared_vocabulary.json") << tokens.dump();
+  return dir;
+}
+
 // What fanyi's Transformer cannot compute is refused at load, naming the
 // file and the option.
 TEST(Ct2ImportTest, RefusesWhatItCannotCompute) {
@@ -315,9 +340,16 @@ TEST(Ct2ImportTest, RefusesWhatItCannotCompute) {
         std::tuple{"decoder_start_token", nlohmann::json(nullptr),
                    "decoder_start_token is null"},
         std::tuple{"unk_token", nlohmann::json("</s>"),
-                   "is named for two special tokens"}}) {
+                   "is named for two special tokens"},
+        std::tuple{"token", nlohmann::json("p 9"), "entry 10 holds a space"},
+        std::tuple{"token", nlohmann::json("p\n9"),
+                   "entry 10 holds a space or a control character"},
+        std::tuple{"token", nlohmann::json("p0"), "entry 10 repeats \"p0\""},
+        std::tuple{"token", nlohmann::json(""), "entry 10 is an empty"}}) {
     SCOPED_TRACE(key);
-    const std::string dir = WithConfig("opennmt", key, value);
+    const std::string dir = std::string(key) == "token"
+                                ? WithToken("opennmt", value.get<std::string>())
+                                : WithConfig("opennmt", key, value);
     try {
       LoadCheckpoint(dir, torch::kCPU);
       ADD_FAILURE() << "loaded";

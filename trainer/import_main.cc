@@ -1,6 +1,7 @@
 // fanyi-import: writes a fanyi checkpoint from a model made elsewhere (a
 // CTranslate2 model directory), so that fanyi-train --init_from can
 // fine-tune it and any fanyi program load it as its own.
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // Saving replaces `out` whole: never the model being read.
+    std::error_code error;
+    if (std::filesystem::equivalent(out, positional[1], error)) {
+      std::cerr << "fanyi-import: --out is the model being imported\n";
+      return 2;
+    }
     fanyi::Checkpoint checkpoint =
         fanyi::LoadCheckpoint(positional[1], torch::kCPU);
     if (!absl::GetFlag(FLAGS_source_language).empty()) {

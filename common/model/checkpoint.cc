@@ -33,8 +33,16 @@ std::string ShapeString(const at::IntArrayRef& shape) {
 }
 
 void WriteJson(const nlohmann::json& json, const fs::path& path) {
+  std::string text;
+  try {
+    text = json.dump(2);
+  } catch (const nlohmann::json::type_error& error) {
+    throw std::runtime_error("cannot write " + path.string() +
+                             ": a field is not valid UTF-8 (" + error.what() +
+                             ")");
+  }
   std::ofstream out(path);
-  out << json.dump(2) << "\n";
+  out << text << "\n";
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
@@ -198,16 +206,10 @@ auto& SubwordsOf(CheckpointType& checkpoint, int side) {
   return side == 0 ? checkpoint.source_subwords : checkpoint.target_subwords;
 }
 
-}  // namespace
-
-void SaveCheckpoint(
-    const Checkpoint& checkpoint, const std::string& directory,
+// Writes every file of `checkpoint` into `staging`.
+void WriteCheckpointFiles(
+    const Checkpoint& checkpoint, const fs::path& staging,
     const std::function<void(const std::string&)>& write_extra) {
-  const fs::path target(directory);
-  const fs::path staging = target.string() + ".tmp";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-
   nlohmann::json config = {
       {"format", kFormatName},
       {"format_version", kCheckpointFormatVersion},
@@ -246,7 +248,26 @@ void SaveCheckpoint(
   checkpoint.model->save(archive);
   archive.save_to((staging / "model.pt").string());
   if (write_extra) write_extra(staging.string());
+}
 
+}  // namespace
+
+void SaveCheckpoint(
+    const Checkpoint& checkpoint, const std::string& directory,
+    const std::function<void(const std::string&)>& write_extra) {
+  fs::path target = fs::path(directory).lexically_normal();
+  // "dir/" names "dir", whose staging sibling is "dir.tmp".
+  if (!target.has_filename()) target = target.parent_path();
+  const fs::path staging = target.string() + ".tmp";
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  try {
+    WriteCheckpointFiles(checkpoint, staging, write_extra);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    throw;
+  }
   // The files reach the disk before the rename makes them the checkpoint,
   // and the rename itself reaches it after (the parent directory's entry).
   SyncDirectoryToDisk(staging);

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/text/utf8.h"
+
 namespace fanyi {
 namespace {
 
@@ -32,14 +34,17 @@ constexpr int64_t kComputedPositions = 1024;
 
 // One of fanyi's four special ids on one side: a CTranslate2 token moved
 // there (keeping its string), or a row fanyi adds, of zeros or a copy of
-// CTranslate2's row `copy_of`, named `name` (or `fallback` when a token has
-// that name).
+// CTranslate2's row `copy_of`, named `name`. The names hold a space, which
+// no token has (MapSide refuses them), so that no tokenizer and no line of
+// pieces ever reaches an added row.
 struct Special {
   std::optional<int64_t> moved;
   int64_t copy_of = -1;
   const char* name = "";
-  const char* fallback = "";
 };
+constexpr const char* kAddedPad = "<fanyi pad>";
+constexpr const char* kAddedStart = "<fanyi start>";
+constexpr const char* kAddedEnd = "<fanyi end>";
 
 // One side's vocabulary in fanyi's order and where each id's row comes
 // from.
@@ -57,6 +62,17 @@ SideMap MapSide(const std::vector<std::string>& ct2_tokens,
     if (ct2_tokens[i].empty()) {
       throw std::runtime_error(vocabulary_name + ": entry " +
                                std::to_string(i) + " is an empty token");
+    }
+    // Pieces travel as lines of space-separated tokens (fanyi-eval
+    // --tokens, CTranslate2's own tools); no tokenizer makes these.
+    for (const char c : ct2_tokens[i]) {
+      if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+        throw std::runtime_error(
+            vocabulary_name + ": entry " + std::to_string(i) +
+            " holds a space or a control character (byte " +
+            std::to_string(static_cast<unsigned char>(c)) +
+            "), which no tokenizer makes");
+      }
     }
     const auto [at, inserted] =
         seen.emplace(ct2_tokens[i], static_cast<int64_t>(i));
@@ -80,14 +96,7 @@ SideMap MapSide(const std::vector<std::string>& ct2_tokens,
       map.rows.push_back(*special.moved);
       continue;
     }
-    std::string name = special.name;
-    if (seen.count(name) != 0) name = special.fallback;
-    if (seen.count(name) != 0) {
-      throw std::runtime_error(
-          vocabulary_name + ": has both \"" + std::string(special.name) +
-          "\" and \"" + special.fallback + "\", the names of a row fanyi adds");
-    }
-    map.tokens.push_back(name);
+    map.tokens.push_back(special.name);
     map.rows.push_back(special.copy_of);
     map.added.push_back(static_cast<int64_t>(id));
   }
@@ -97,6 +106,16 @@ SideMap MapSide(const std::vector<std::string>& ct2_tokens,
     map.rows.push_back(static_cast<int64_t>(i));
   }
   return map;
+}
+
+// `text` when it is valid UTF-8 (JSON keeps only that), else `fallback`.
+std::string Utf8OrElse(const std::string& text, const std::string& fallback) {
+  try {
+    DecodeUtf8(text);
+    return text;
+  } catch (const std::invalid_argument&) {
+    return fallback;
+  }
 }
 
 std::optional<int64_t> Find(const std::vector<std::string>& tokens,
@@ -112,18 +131,18 @@ std::optional<int64_t> Find(const std::vector<std::string>& tokens,
 // a zero first embedding), its eos.
 SideMap MapTarget(const Ct2Directory& directory, const std::string& name) {
   const int64_t start = *directory.decoder_start_id;
-  Special start_row{std::nullopt, start, "<s>", "<fanyi_start>"};
+  Special start_row{std::nullopt, start, kAddedStart};
   if (directory.options.decoder.start_from_zero_embedding) {
     start_row.copy_of = -1;
   } else if (start != directory.target_eos_id &&
              start != directory.target_unk_id) {
     start_row.moved = start;
   }
-  return MapSide(directory.vocabularies.target,
-                 {Special{std::nullopt, -1, "<pad>", "<fanyi_pad>"},
-                  Special{directory.target_unk_id}, start_row,
-                  Special{directory.target_eos_id}},
-                 name);
+  return MapSide(
+      directory.vocabularies.target,
+      {Special{std::nullopt, -1, kAddedPad}, Special{directory.target_unk_id},
+       start_row, Special{directory.target_eos_id}},
+      name);
 }
 
 // The source side: <pad> added, the model's unk, and its bos and eos
@@ -131,18 +150,17 @@ SideMap MapTarget(const Ct2Directory& directory, const std::string& name) {
 SideMap MapSource(const Ct2Directory& directory, const std::string& name) {
   const std::vector<std::string>& tokens = directory.vocabularies.source;
   const Ct2TransformerOptions& options = directory.options;
-  auto special = [&](const std::string& token, const char* name,
-                     const char* fallback) {
-    Special row{std::nullopt, -1, name, fallback};
+  auto special = [&](const std::string& token, const char* name) {
+    Special row{std::nullopt, -1, name};
     std::optional<int64_t> id = Find(tokens, token);
     if (id && *id != directory.source_unk_id) row.moved = id;
     return row;
   };
-  Special bos = special(options.bos_token, "<s>", "<fanyi_start>");
-  Special eos = special(options.eos_token, "</s>", "<fanyi_end>");
+  Special bos = special(options.bos_token, kAddedStart);
+  Special eos = special(options.eos_token, kAddedEnd);
   if (bos.moved && bos.moved == eos.moved) bos.moved.reset();
   return MapSide(tokens,
-                 {Special{std::nullopt, -1, "<pad>", "<fanyi_pad>"},
+                 {Special{std::nullopt, -1, kAddedPad},
                   Special{directory.source_unk_id}, bos, eos},
                  name);
 }
@@ -312,6 +330,21 @@ ModelConfig ImportedConfig(const Ct2TransformerOptions& options,
   return config;
 }
 
+// ImportedConfig, checked: what fanyi's Transformer cannot take (an odd
+// d_model, a position table of one row) is refused naming the directory.
+ModelConfig CheckedConfig(const Ct2TransformerOptions& options,
+                          int64_t source_rows, int64_t target_rows,
+                          int64_t positions, const std::string& model_dir) {
+  ModelConfig config =
+      ImportedConfig(options, source_rows, target_rows, positions);
+  try {
+    config.Validate();
+  } catch (const std::invalid_argument& error) {
+    throw std::runtime_error(model_dir + "/model.bin: " + error.what());
+  }
+  return config;
+}
+
 void CopyLayers(const Ct2TransformerOptions& options, WeightCopier& copy) {
   for (int64_t i = 0; i < options.encoder.layers; ++i) {
     const std::string ct2 = "encoder/layer_" + std::to_string(i);
@@ -424,22 +457,31 @@ Checkpoint ImportCt2Model(const Ct2Directory& directory,
   const SideMap source =
       options.shared_embeddings ? target : MapSource(directory, source_name);
 
-  const torch::Tensor positions = PositionTable(directory, model_dir);
+  torch::Tensor positions;
+  try {
+    positions = PositionTable(directory, model_dir);
+  } catch (const std::invalid_argument& error) {  // An odd d_model.
+    throw std::runtime_error(model_dir + "/model.bin: " + error.what());
+  }
   Checkpoint checkpoint;
   // The directory's name ("dir/" normalizes to "dir/", whose filename is
-  // empty).
+  // empty), when it is text.
   const fs::path normal = fs::path(model_dir).lexically_normal();
   checkpoint.model_version =
-      (normal.has_filename() ? normal.filename()
-                             : normal.parent_path().filename())
-          .string();
+      Utf8OrElse((normal.has_filename() ? normal.filename()
+                                        : normal.parent_path().filename())
+                     .string(),
+                 "ctranslate2");
+  // Its pieces are the model's own: no case is folded.
+  checkpoint.source_case = WordCase::kKeep;
+  checkpoint.target_case = WordCase::kKeep;
   checkpoint.source_vocabulary =
       Vocabulary(source.tokens, Vocabulary::SpecialNames::kModel);
   checkpoint.target_vocabulary =
       Vocabulary(target.tokens, Vocabulary::SpecialNames::kModel);
-  checkpoint.model = Transformer(
-      ImportedConfig(options, checkpoint.source_vocabulary.size(),
-                     checkpoint.target_vocabulary.size(), positions.size(0)));
+  checkpoint.model = Transformer(CheckedConfig(
+      options, checkpoint.source_vocabulary.size(),
+      checkpoint.target_vocabulary.size(), positions.size(0), model_dir));
   {
     at::NoGradGuard no_grad;
     WeightCopier copy(directory.model, *checkpoint.model);
@@ -450,7 +492,7 @@ Checkpoint ImportCt2Model(const Ct2Directory& directory,
   checkpoint.training = {
       {"imported_from",
        {{"format", "CTranslate2"},
-        {"directory", model_dir},
+        {"directory", Utf8OrElse(model_dir, "")},
         {"binary_version", directory.model.binary_version()},
         {"spec_revision", directory.model.spec_revision()}}}};
   return checkpoint;

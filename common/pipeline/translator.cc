@@ -39,6 +39,13 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   if (!(length_penalty >= 0)) {
     throw std::invalid_argument("length_penalty must not be negative");
   }
+  if (options.min_decode_length < 0 ||
+      options.min_decode_length > options.max_decode_length) {
+    throw std::invalid_argument("min_decode_length " +
+                                std::to_string(options.min_decode_length) +
+                                " must be from 0 to max_decode_length " +
+                                std::to_string(options.max_decode_length));
+  }
   DecodingOptions decoding;
   decoding.length_ratio = options.length_ratio;
   decoding.length_offset = options.length_offset;
@@ -108,15 +115,19 @@ std::vector<DecodedPart> Translator::DecodeParts(
 std::vector<std::vector<std::string>> Translator::TranslateTokens(
     const std::vector<std::vector<std::string>>& sources, int beam_size) const {
   const Checkpoint& checkpoint = impl_->checkpoint;
+  // An empty source has an empty translation, as in CTranslate2.
   std::vector<EncodedSource> encoded;
   for (const std::vector<std::string>& source : sources) {
+    if (source.empty()) continue;
     encoded.push_back({checkpoint.source_vocabulary.Encode(source), beam_size});
   }
-  std::vector<std::vector<std::string>> targets;
-  for (const DecodedPart& part : DecodeParts(encoded)) {
-    std::vector<std::string>& target = targets.emplace_back();
-    for (int64_t id : part.target_ids) {
-      target.push_back(checkpoint.target_vocabulary.Token(id));
+  const std::vector<DecodedPart> decoded = DecodeParts(encoded);
+  std::vector<std::vector<std::string>> targets(sources.size());
+  size_t next = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].empty()) continue;
+    for (int64_t id : decoded[next++].target_ids) {
+      targets[i].push_back(checkpoint.target_vocabulary.Token(id));
     }
   }
   return targets;

@@ -98,7 +98,7 @@ class Translator {
   // Source pieces in, target pieces out, a list per sentence, bypassing
   // the text pipeline, as CTranslate2's translate_batch takes and gives
   // them (fanyi-eval --tokens): a piece outside the source vocabulary is
-  // its unk; </s> is left out.
+  // its unk; </s> is left out; an empty source gets an empty translation.
   std::vector<std::vector<std::string>> TranslateTokens(
       const std::vector<std::vector<std::string>>& sources,
       int beam_size) const;
