@@ -357,7 +357,9 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
                  Find(tensors, attention + "value_projection.bias")}),
         isa, compute_type);
   };
-  source_embedding_ = Floats(Find(tensors, "source_embedding.weight"));
+  if (!config.share_embeddings) {
+    source_embedding_ = Floats(Find(tensors, "source_embedding.weight"));
+  }
   for (int64_t i = 0; i < config.encoder_layers; ++i) {
     const std::string prefix = "encoder_layers." + std::to_string(i) + ".";
     EncoderLayer layer;
@@ -466,7 +468,9 @@ torch::Tensor PackedTransformer::Encode(
 
   // [batch * len, d_model]: scaled embeddings plus positions.
   for (int64_t i = 0; i < rows; ++i) {
-    const float* embedding = source_embedding_.data() + id[i] * d;
+    const float* embedding =
+        (source_embedding_.empty() ? embedding_ : source_embedding_).data() +
+        id[i] * d;
     const float* table = positions_.data() + (i % length) * d;
     for (int64_t j = 0; j < d; ++j) {
       x[i * d + j] = embedding[j] * embedding_scale_ + table[j];

@@ -110,9 +110,11 @@ class PackedTransformer : public InferenceKernel {
   int64_t source_vocabulary_ = 0;
   int64_t vocabulary_ = 0;
   int64_t max_positions_ = 0;
-  float embedding_scale_ = 1;            // √d_model
-  float epsilon_ = 0;                    // Of every layer norm.
-  std::vector<float> source_embedding_;  // [source_vocab, d_model]
+  float embedding_scale_ = 1;  // √d_model
+  float epsilon_ = 0;          // Of every layer norm.
+  // [source_vocab, d_model]; empty when the model shares one embedding
+  // matrix, which embedding_ then holds once.
+  std::vector<float> source_embedding_;
   std::vector<EncoderLayer> encoder_layers_;
   Norm encoder_norm_;
   std::vector<float> embedding_;  // [target_vocab, d_model]
