@@ -12,7 +12,8 @@ namespace fanyi {
 struct DecodingOptions {
   int64_t max_length = 256;    // Hard cap on generated tokens (</s> excluded).
   // No translation ends before this many tokens: </s> is held back until
-  // then (CTranslate2's min_decoding_length).
+  // then (CTranslate2's min_decoding_length). The ContinuousDecoder's; the
+  // reference decoders (GreedyDecodeWithoutCache, BeamSearch) ignore it.
   int64_t min_length = 0;
   double length_ratio = 2.0;   // Per row: at most length_ratio * source_len
   int64_t length_offset = 10;  //   + length_offset tokens, below the cap.
