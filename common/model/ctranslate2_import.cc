@@ -126,9 +126,9 @@ std::optional<int64_t> Find(const std::vector<std::string>& tokens,
   return std::nullopt;
 }
 
-// The target side: <pad> added, the model's unk, its start token (a row of
-// its own when it is a token of its own, else an added copy, or zeros for
-// a zero first embedding), its eos.
+// The target side: a padding row added, the model's unk, its start token
+// (a row of its own when it is a token of its own, else an added copy, or
+// zeros for a zero first embedding), its eos.
 SideMap MapTarget(const Ct2Directory& directory, const std::string& name) {
   const int64_t start = *directory.decoder_start_id;
   Special start_row{std::nullopt, start, kAddedStart};
@@ -145,8 +145,8 @@ SideMap MapTarget(const Ct2Directory& directory, const std::string& name) {
       name);
 }
 
-// The source side: <pad> added, the model's unk, and its bos and eos
-// tokens where the vocabulary has them (zero rows where it has not).
+// The source side: a padding row added, the model's unk, and its bos and
+// eos tokens where the vocabulary has them (zero rows where it has not).
 SideMap MapSource(const Ct2Directory& directory, const std::string& name) {
   const std::vector<std::string>& tokens = directory.vocabularies.source;
   const Ct2TransformerOptions& options = directory.options;
