@@ -26,6 +26,7 @@
 #include "common/decoding/greedy_decoder.h"
 #include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/translator.h"
 #include "common/text/vocabulary.h"
 #include "tests/test_util.h"
 
@@ -305,6 +306,29 @@ TEST(Ct2ImportTest, SpecialsTakeTheModelsOwnRows) {
   EXPECT_TRUE(marian.model->config().source_eos);
   EXPECT_TRUE(m2m.model->config().share_embeddings);
   EXPECT_FALSE(marian.model->config().pre_norm);
+}
+
+// A source may fill the position table when no </s> follows it
+// (OpenNMT-py's sources), and one token less when one does (Marian's).
+TEST(Ct2ImportTest, SourcesFillThePositionTable) {
+  for (const char* family : {"opennmt", "marian"}) {
+    SCOPED_TRACE(family);
+    const Checkpoint checkpoint = Load(family);
+    const ModelConfig& config = checkpoint.model->config();
+    EXPECT_EQ(config.MaxSourceTokens(),
+              config.max_positions - (config.source_eos ? 1 : 0));
+    TranslatorOptions options;
+    options.max_decode_length = 3;
+    options.cpu_decoder = "libtorch";
+    options.compute_type = "float32";
+    const auto translator = Translator::FromCheckpoint(checkpoint, options);
+    const std::string piece = checkpoint.source_vocabulary.Token(9);
+    std::vector<std::string> longest(config.MaxSourceTokens(), piece);
+    EXPECT_EQ(translator->TranslateTokens({longest}, 1).size(), 1u);
+    longest.push_back(piece);
+    EXPECT_THROW(translator->TranslateTokens({longest}, 1),
+                 std::invalid_argument);
+  }
 }
 
 // A copy of `family`'s directory with config.json's `key` set to `value`.

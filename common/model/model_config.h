@@ -42,6 +42,12 @@ struct ModelConfig {
   // frame them; OpenNMT-py's models read their sources as they are.
   bool source_eos = true;
 
+  // The most tokens a source may have: the position table's rows, less
+  // one for the </s> appended when sources end with it.
+  int64_t MaxSourceTokens() const {
+    return max_positions - (source_eos ? 1 : 0);
+  }
+
   // Throws std::invalid_argument naming the first field out of range.
   void Validate() const;
 };

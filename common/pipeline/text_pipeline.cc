@@ -38,7 +38,7 @@ int KnownPlaceholders(const Checkpoint& checkpoint) {
 // short enough that the length cap leaves its translation room to end.
 int DefaultMaxSentenceTokens(const Checkpoint& checkpoint,
                              const DecodingOptions& decoding) {
-  int64_t longest = checkpoint.model->config().max_positions - 1;
+  int64_t longest = checkpoint.model->config().MaxSourceTokens();
   if (decoding.length_ratio > 0) {
     longest = std::min<int64_t>(
         longest,
@@ -56,7 +56,7 @@ int MaxSentenceTokens(const Checkpoint& checkpoint,
   if (requested < 0) {
     throw std::invalid_argument("max_sentence_tokens must not be negative");
   }
-  const int64_t max_source = checkpoint.model->config().max_positions - 1;
+  const int64_t max_source = checkpoint.model->config().MaxSourceTokens();
   return requested > 0
              ? static_cast<int>(std::min<int64_t>(requested, max_source))
              : DefaultMaxSentenceTokens(checkpoint, decoding);
@@ -108,7 +108,7 @@ TextPipeline::TextPipeline(const Checkpoint& checkpoint,
       decoding_(decoding),
       max_sentence_tokens_(
           MaxSentenceTokens(checkpoint, decoding, max_sentence_tokens)),
-      max_source_tokens_(checkpoint.model->config().max_positions - 1),
+      max_source_tokens_(checkpoint.model->config().MaxSourceTokens()),
       max_placeholders_(KnownPlaceholders(checkpoint)),
       limits_(limits),
       assembler_(checkpoint, decoding),

@@ -101,7 +101,7 @@ std::vector<TextTranslation> Translator::TranslateTexts(
 std::vector<DecodedPart> Translator::DecodeParts(
     const std::vector<EncodedSource>& sources) const {
   const int64_t max_source =
-      impl_->checkpoint.model->config().max_positions - 1;
+      impl_->checkpoint.model->config().MaxSourceTokens();
   for (const EncodedSource& source : sources) {
     if (static_cast<int64_t>(source.ids.size()) > max_source) {
       throw std::invalid_argument(
