@@ -97,8 +97,8 @@ int ExactTranslations(const std::string& checkpoint,
 // tensors hold <pad>.
 TensorBatch ThreePairs() {
   return MakeTensorBatch({{4, 5, 6, 7}, {8, 9}, {10, 11, 12}},
-                         {{4, 5, 6}, {7, 8, 9, 10, 11}, {12}},
-                         ModelConfig(), torch::Device(torch::kCPU));
+                         {{4, 5, 6}, {7, 8, 9, 10, 11}, {12}}, ModelConfig(),
+                         torch::Device(torch::kCPU));
 }
 
 Transformer SmallModel(double dropout) {

@@ -141,8 +141,9 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
   const int64_t beam = options.beam_size;
   const auto batch = static_cast<int64_t>(sources.size());
 
-  torch::Tensor source_ids = MakeSourceTensor(sources, model.config(), device);  // [b, src]
-  torch::Tensor source_mask = PaddingMask(source_ids);  // [b, 1, 1, src]
+  torch::Tensor source_ids =
+      MakeSourceTensor(sources, model.config(), device);  // [b, src]
+  torch::Tensor source_mask = PaddingMask(source_ids);    // [b, 1, 1, src]
   torch::Tensor memory = model.Encode(source_ids, source_mask);  // [b, src, d]
   // Every sentence gets `beam` rows: [b * beam, ...].
   torch::Tensor expand =
@@ -213,10 +214,10 @@ double SequenceLogProbability(TransformerImpl& model,
   std::vector<int64_t> output = target;
   output.push_back(Vocabulary::kEosId);
   // [1, tgt_len + 1, vocab]
-  torch::Tensor log_probs =
-      at::log_softmax(model.forward(MakeSourceTensor({source}, model.config(), device),
-                                    PadRows({input}, device)),
-                      -1);
+  torch::Tensor log_probs = at::log_softmax(
+      model.forward(MakeSourceTensor({source}, model.config(), device),
+                    PadRows({input}, device)),
+      -1);
   torch::Tensor expected = PadRows({output}, device).unsqueeze(-1);
   return log_probs.gather(-1, expected).sum().item<double>();
 }

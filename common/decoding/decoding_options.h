@@ -10,7 +10,7 @@ namespace fanyi {
 
 // Limits on how long a translation may grow.
 struct DecodingOptions {
-  int64_t max_length = 256;    // Hard cap on generated tokens (</s> excluded).
+  int64_t max_length = 256;  // Hard cap on generated tokens (</s> excluded).
   // No translation ends before this many tokens: </s> is held back until
   // then (CTranslate2's min_decoding_length). The ContinuousDecoder's; the
   // reference decoders (GreedyDecodeWithoutCache, BeamSearch) ignore it.

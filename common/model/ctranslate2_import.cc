@@ -345,32 +345,19 @@ ModelConfig CheckedConfig(const Ct2TransformerOptions& options,
   return config;
 }
 
-void CopyLayers(const Ct2TransformerOptions& options, WeightCopier& copy) {
-  for (int64_t i = 0; i < options.encoder.layers; ++i) {
-    const std::string ct2 = "encoder/layer_" + std::to_string(i);
-    const std::string own = "encoder_layers." + std::to_string(i);
-    copy.LayerNorm(ct2 + "/self_attention/layer_norm", own + ".attention_norm");
-    copy.Linear(ct2 + "/self_attention/linear_0",
-                {own + ".self_attention.query_projection",
-                 own + ".self_attention.key_projection",
-                 own + ".self_attention.value_projection"});
-    copy.Linear(ct2 + "/self_attention/linear_1",
-                {own + ".self_attention.output_projection"});
-    copy.LayerNorm(ct2 + "/ffn/layer_norm", own + ".feed_forward_norm");
-    copy.Linear(ct2 + "/ffn/linear_0", {own + ".feed_forward.inner"});
-    copy.Linear(ct2 + "/ffn/linear_1", {own + ".feed_forward.outer"});
-  }
-  for (int64_t i = 0; i < options.decoder.layers; ++i) {
-    const std::string ct2 = "decoder/layer_" + std::to_string(i);
-    const std::string own = "decoder_layers." + std::to_string(i);
-    copy.LayerNorm(ct2 + "/self_attention/layer_norm",
-                   own + ".self_attention_norm");
-    copy.Linear(ct2 + "/self_attention/linear_0",
-                {own + ".self_attention.query_projection",
-                 own + ".self_attention.key_projection",
-                 own + ".self_attention.value_projection"});
-    copy.Linear(ct2 + "/self_attention/linear_1",
-                {own + ".self_attention.output_projection"});
+// One layer, CTranslate2's `ct2` into fanyi's `own`: its self-attention
+// (whose norm fanyi calls `self_norm`), a decoder layer's cross-attention,
+// and its feed-forward block.
+void CopyLayer(const std::string& ct2, const std::string& own,
+               const std::string& self_norm, bool decoder, WeightCopier& copy) {
+  copy.LayerNorm(ct2 + "/self_attention/layer_norm", own + "." + self_norm);
+  copy.Linear(ct2 + "/self_attention/linear_0",
+              {own + ".self_attention.query_projection",
+               own + ".self_attention.key_projection",
+               own + ".self_attention.value_projection"});
+  copy.Linear(ct2 + "/self_attention/linear_1",
+              {own + ".self_attention.output_projection"});
+  if (decoder) {
     copy.LayerNorm(ct2 + "/attention/layer_norm",
                    own + ".cross_attention_norm");
     copy.Linear(ct2 + "/attention/linear_0",
@@ -380,9 +367,22 @@ void CopyLayers(const Ct2TransformerOptions& options, WeightCopier& copy) {
                  own + ".cross_attention.value_projection"});
     copy.Linear(ct2 + "/attention/linear_2",
                 {own + ".cross_attention.output_projection"});
-    copy.LayerNorm(ct2 + "/ffn/layer_norm", own + ".feed_forward_norm");
-    copy.Linear(ct2 + "/ffn/linear_0", {own + ".feed_forward.inner"});
-    copy.Linear(ct2 + "/ffn/linear_1", {own + ".feed_forward.outer"});
+  }
+  copy.LayerNorm(ct2 + "/ffn/layer_norm", own + ".feed_forward_norm");
+  copy.Linear(ct2 + "/ffn/linear_0", {own + ".feed_forward.inner"});
+  copy.Linear(ct2 + "/ffn/linear_1", {own + ".feed_forward.outer"});
+}
+
+void CopyLayers(const Ct2TransformerOptions& options, WeightCopier& copy) {
+  for (int64_t i = 0; i < options.encoder.layers; ++i) {
+    CopyLayer("encoder/layer_" + std::to_string(i),
+              "encoder_layers." + std::to_string(i), "attention_norm", false,
+              copy);
+  }
+  for (int64_t i = 0; i < options.decoder.layers; ++i) {
+    CopyLayer("decoder/layer_" + std::to_string(i),
+              "decoder_layers." + std::to_string(i), "self_attention_norm",
+              true, copy);
   }
 }
 
