@@ -51,12 +51,14 @@ ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
 ABSL_FLAG(std::string, compute_type, "int8",
-          "The packed CPU step's arithmetic: int8 (weights per output "
-          "feature, inputs per row; as good on dev, docs/quality.md) or "
-          "float32 (needed by --cpu_decoder libtorch).");
+          "The step's arithmetic (SelectDecoder): on the CPU, int8 (weights "
+          "per output feature, inputs per row; as good on dev, "
+          "docs/quality.md) or float32 in the packed step, float32 or "
+          "bfloat16 in --cpu_decoder libtorch; on a GPU float32 (int8 too), "
+          "float16 or bfloat16.");
 ABSL_FLAG(std::string, device, "cpu",
           "cpu, cuda or auto; on a GPU the model's own LibTorch step decodes "
-          "(--cpu_decoder and --compute_type are the CPU's).");
+          "(--cpu_decoder is the CPU's).");
 ABSL_FLAG(int, repeats, 3, "Timed runs per mode; medians are reported.");
 ABSL_FLAG(std::string, json, "", "Also write the results as JSON here.");
 ABSL_FLAG(std::string, dump_dir, "",

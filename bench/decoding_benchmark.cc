@@ -93,10 +93,8 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   impl->options = options;
   const torch::Device device = ResolveDevice(options.device);
   impl->checkpoint = LoadCheckpoint(model_dir, device);
-  if (device.is_cpu()) {
-    SelectCpuDecoder(*impl->checkpoint.model, options.cpu_decoder,
-                     options.compute_type);
-  }
+  SelectDecoder(*impl->checkpoint.model, options.cpu_decoder,
+                options.compute_type);
   TranslatorOptions translator_options;
   translator_options.device = options.device;
   translator_options.length_penalty = options.length_penalty;

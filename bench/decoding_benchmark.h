@@ -41,8 +41,8 @@ struct BenchmarkOptions {
   int64_t cuda_graph_after_steps =
       3;  // DecodingOptions::cuda_graph_after_steps.
   std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
-                                       // (SelectCpuDecoder).
-  std::string compute_type = "int8";   // Of the packed step, or "float32".
+                                       // (SelectDecoder).
+  std::string compute_type = "int8";   // SelectDecoder's.
   std::string device = "cpu";  // "cpu", "cuda" or "auto" (ResolveDevice); on
                                // a GPU the model's own LibTorch step decodes.
 };

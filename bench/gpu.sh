@@ -13,12 +13,13 @@
 #             converted by scripts/convert_ctranslate2.py; a CUDA build of
 #             its Python module importable), float32, float16 and
 #             int8_float16, with its greedy output's agreement with fanyi's
-#   versus    fanyi against CTranslate2 float32 and float16 on this GPU
-#             (CT2_MODEL as for ct2), and against an earlier fanyi build
-#             when BASE_BIN names its bin/: greedy at batch 1, greedy and
-#             beam 4 at batch 32 and 128, each engine once per round over
-#             ROUNDS interleaved rounds, medians and per-round ratios, with
-#             CTranslate2's greedy agreement with fanyi
+#   versus    fanyi (float32, and float16: --compute_type) against
+#             CTranslate2 float32 and float16 on this GPU (CT2_MODEL as for
+#             ct2), and against an earlier fanyi build when BASE_BIN names
+#             its bin/: greedy at batch 1, greedy and beam 4 at batch 32 and
+#             128, each engine once per round over ROUNDS interleaved rounds,
+#             medians and per-round ratios, with the greedy agreement of
+#             CTranslate2 and of fanyi's float16 with fanyi's float32
 #   realsize  the same as versus at the shape of Argos's and OPUS-MT's models
 #             (6+6 layers, d_model 512, d_ff 2048, 8 heads; the corpus's
 #             own vocabularies): trained on this GPU for REAL_MINUTES,
@@ -155,12 +156,13 @@ versus_run() {
   local limit=() output
   [[ $modes == greedy1 ]] && limit=(--max_sentences "${DECODE1:-300}")
   case $engine in
-    fanyi | base)
-      local engine_bin="$bin"
+    fanyi | fanyi_* | base)
+      local engine_bin="$bin" type=float32
       [[ $engine == base ]] && engine_bin="$BASE_BIN"
+      [[ $engine == fanyi_* ]] && type=${engine#fanyi_}
       output=$("$engine_bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
         --input "$data_dir/dev.tsv" --modes "$modes" --batch_size "$batch" \
-        --beam_size 4 --repeats 1 "${limit[@]}" 2>&1) ;;
+        --beam_size 4 --repeats 1 --compute_type "$type" "${limit[@]}" 2>&1) ;;
     ct2_*)
       output=$(python3 bench/ctranslate2_bench.py --device cuda \
         --compute_type "${engine#ct2_}" --ct2_model "$CT2_MODEL" \
@@ -177,7 +179,12 @@ versus() {
   local dump="$out_dir/versus_dump" runs="$out_dir/versus_runs.txt"
   local log="$out_dir/versus.log" engines=(fanyi) type round engine mode
   [[ -n ${BASE_BIN:-} ]] && engines+=(base)
-  engines+=(ct2_float32 ct2_float16)
+  engines+=(fanyi_float16 ct2_float32 ct2_float16)
+  # The ratios reported: fanyi float32 against each other engine, and fanyi
+  # float16 against CTranslate2's.
+  local pairs=() other
+  for other in "${engines[@]:1}"; do pairs+=("fanyi:$other"); done
+  pairs+=(fanyi_float16:ct2_float16)
   : >"$runs"
   : >"$log"
   python3 -c 'import ctranslate2 as c; print("CTranslate2", c.__version__,
@@ -185,6 +192,14 @@ versus() {
   "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
     --input "$data_dir/dev.tsv" --modes greedy1 --repeats 1 --dump_dir "$dump" \
     >"$out_dir/versus_dump.log" 2>&1
+  # fanyi's float16 greedy output against its float32's, all sentences.
+  "$bin/fanyi-bench" --device cuda --model_dir "$model_dir" --compute_type float16 \
+    --input "$data_dir/dev.tsv" --modes greedy1 --repeats 1 --dump_dir "$dump/float16" \
+    >"$out_dir/versus_dump_float16.log" 2>&1
+  say "fanyi float16 greedy output against fanyi float32's: $(awk -F '\t' '
+    FNR == NR { want[$1] = $2; next } { n++; same += ($1 in want) && want[$1] == $2 }
+    END { printf "%d of %d identical (%.2f%%)", same, n, n ? 100 * same / n : 0 }' \
+    "$dump/greedy_b1.ids" "$dump/float16/greedy_b1.ids")"
   for type in float32 float16; do
     python3 bench/check_agreement.py --device cuda --compute_type "$type" \
       --ct2_model "$CT2_MODEL" --model_dir "$model_dir" --dump_dir "$dump" \
@@ -199,17 +214,17 @@ versus() {
     done
   done
   say "target tokens/s, median of ${ROUNDS:-5} interleaved rounds (every run: versus_runs.txt):"
-  say "$(printf '%-12s' mode; printf ' %12s' "${engines[@]}"; printf ' %s' "fanyi÷each, per round")"
+  say "$(printf '%-12s' mode; printf ' %13s' "${engines[@]}"; printf ' %s' "ratios, per round")"
   awk '{ print $3 }' "$runs" | sort -u | while read -r mode; do
-    local line ratios="" other
+    local line ratios="" pair
     line=$(printf '%-12s' "$mode")
     for engine in "${engines[@]}"; do
-      line+=$(printf ' %12s' "$(awk -v e="$engine" -v m="$mode" '$2 == e && $3 == m { print $4 }' "$runs" | median)")
+      line+=$(printf ' %13s' "$(awk -v e="$engine" -v m="$mode" '$2 == e && $3 == m { print $4 }' "$runs" | median)")
     done
-    for other in "${engines[@]:1}"; do
-      ratios+=" $other:$(awk -v e="$other" -v m="$mode" '
+    for pair in "${pairs[@]}"; do
+      ratios+=" ${pair/:/÷}:$(awk -v a="${pair%%:*}" -v b="${pair#*:}" -v m="$mode" '
         $1 > rounds { rounds = $1 }
-        $3 == m && $2 == "fanyi" { f[$1] = $4 } $3 == m && $2 == e { o[$1] = $4 }
+        $3 == m && $2 == a { f[$1] = $4 } $3 == m && $2 == b { o[$1] = $4 }
         END { for (r = 1; r <= rounds; ++r) if ((r in f) && (r in o) && o[r] > 0) printf " %.2f", f[r] / o[r] }' "$runs")"
     done
     say "$line  $ratios"

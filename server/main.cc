@@ -75,9 +75,11 @@ ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "
           "kernels) or libtorch (the model's own step, the reference).");
 ABSL_FLAG(std::string, compute_type, "int8",
-          "The packed CPU step's arithmetic: int8 (weights per output "
-          "feature, inputs per row; as good on dev, docs/quality.md) or "
-          "float32 (needed by --cpu_decoder libtorch).");
+          "The decoding step's arithmetic: on the CPU, int8 (weights per "
+          "output feature, inputs per row; as good on dev, docs/quality.md) "
+          "or float32 in the packed step, float32 or bfloat16 in "
+          "--cpu_decoder libtorch; on a GPU float32 (int8 too), float16 or "
+          "bfloat16 (half-precision weights, caches and activations).");
 ABSL_FLAG(int, max_glossary_entries, 256,
           "Glossary and do-not-translate terms per request, at most.");
 ABSL_FLAG(int, beam_size, 4,

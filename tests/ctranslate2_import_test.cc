@@ -177,9 +177,9 @@ TEST_P(ImportedFamilyTest, TranslatesAsCTranslate2) {
     if (std::string(compute_type) != "libtorch" && !packs) continue;
     SCOPED_TRACE(compute_type);
     if (std::string(compute_type) == "libtorch") {
-      SelectCpuDecoder(*checkpoint.model, "libtorch", "float32");
+      SelectDecoder(*checkpoint.model, "libtorch", "float32");
     } else {
-      SelectCpuDecoder(*checkpoint.model, "packed", compute_type);
+      SelectDecoder(*checkpoint.model, "packed", compute_type);
       ASSERT_NE(checkpoint.model->inference_kernel(), nullptr);
     }
     const std::string suffix =

@@ -26,6 +26,7 @@
 #include "common/decoding/beam_search.h"
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
+#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/multi_head_attention.h"
 #include "common/model/step_graphs.h"
@@ -185,6 +186,90 @@ TEST_P(DeviceTest, StepGraphsGiveThePlainStepsLogits) {
     EXPECT_EQ(graphs.captures(), 0);
     EXPECT_EQ(graphs.replays(), 0);
   }
+}
+
+// SelectDecoder's half-precision types on this device (bfloat16 on the
+// CPU, float16 and bfloat16 on CUDA): the weights take the type, the steps
+// hand back float32 logits close to the float32 model's, and continuous
+// batching (with CUDA graphs where they run) decodes without failing. Token
+// agreement with float32 is printed, not asserted: one rounding can flip a
+// random model's near-tie.
+TEST_P(DeviceTest, HalfPrecisionStepsFollowFloat32s) {
+  std::vector<std::string> types = {"bfloat16"};
+  if (device().is_cuda()) types.insert(types.begin(), "float16");
+  const torch::Tensor source = MakeSourceTensor(
+      {{5, 6, 7, 8}, {9, 10}, {11, 12, 13}}, ModelConfig(), device());
+  const torch::Tensor mask = PaddingMask(source);
+  Transformer reference = testing_util::RandomTinyModel(35);
+  reference->to(device());
+  for (const std::string& type : types) {
+    Transformer model = testing_util::RandomTinyModel(35);
+    model->to(device());
+    SelectDecoder(*model, "libtorch", type);
+    EXPECT_EQ(model->parameters().front().scalar_type(),
+              type == "float16" ? torch::kHalf : torch::kBFloat16);
+    c10::InferenceMode inference;
+    DecoderState expected_state =
+        reference->StartDecoding(reference->Encode(source, mask), mask);
+    DecoderState state = model->StartDecoding(model->Encode(source, mask), mask);
+    torch::Tensor tokens =
+        at::full({3}, int64_t{Vocabulary::kBosId},
+                 torch::TensorOptions(torch::kLong).device(device()));
+    double worst = 0;
+    for (int step = 0; step < 12; ++step) {
+      const torch::Tensor expected = reference->DecodeStep(tokens, &expected_state);
+      const torch::Tensor actual = model->DecodeStep(tokens, &state);
+      ASSERT_EQ(actual.scalar_type(), torch::kFloat) << type;
+      worst = std::max(worst, RelativeError(actual, expected));
+      tokens = at::argmax(expected, -1);  // Both read the same prefix.
+    }
+    // bfloat16 keeps 8 bits of mantissa (relative rounding 2^-9), float16
+    // 11; errors compound over the layers, not by orders of magnitude.
+    EXPECT_LT(worst, type == "float16" ? 5e-3 : 3e-2) << type;
+
+    DecodingOptions limits;
+    limits.max_length = 16;
+    limits.cuda_graphs = device().is_cuda();
+    int agreeing = 0;
+    const std::vector<std::vector<int64_t>> sources = {
+        {5, 6, 7}, {8, 9, 10, 11}, {12, 13}, {14, 15, 16}, {17}, {18, 19}};
+    std::vector<std::vector<int64_t>> by_type[2];
+    for (int half = 0; half < 2; ++half) {
+      ContinuousDecoder decoder(half ? *model : *reference, limits);
+      std::vector<EncodedSource> requests;
+      for (size_t i = 0; i < sources.size(); ++i) {
+        requests.push_back({sources[i], i % 2 == 0 ? 1 : 4});  // Greedy, beam.
+      }
+      for (ContinuousDecoder::Finished& finished :
+           decoder.DecodeAll(requests)) {
+        by_type[half].push_back(std::move(finished.target_ids));
+      }
+      if (const StepGraphs* graphs = decoder.graphs()) {
+        EXPECT_EQ(graphs->failure(), "") << type;
+      }
+    }
+    ASSERT_EQ(by_type[1].size(), sources.size()) << type;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      agreeing += by_type[0][i] == by_type[1][i];
+    }
+    std::cout << GetParam() << " " << type << ": logits within " << worst
+              << " of float32's; " << agreeing << " of " << sources.size()
+              << " translations (greedy, beam 4) the same\n";
+  }
+  Transformer model = testing_util::RandomTinyModel(35);
+  model->to(device());
+  if (device().is_cpu()) {
+    EXPECT_THROW(SelectDecoder(*model, "libtorch", "float16"),
+                 std::invalid_argument);
+    EXPECT_THROW(SelectDecoder(*model, "packed", "bfloat16"),
+                 std::invalid_argument);
+  }
+  EXPECT_THROW(SelectDecoder(*model, "libtorch", "float64"),
+               std::invalid_argument);
+  // Back to float32 from a half type.
+  SelectDecoder(*model, "libtorch", "bfloat16");
+  SelectDecoder(*model, "libtorch", "float32");
+  EXPECT_EQ(model->parameters().front().scalar_type(), torch::kFloat);
 }
 
 // Sentences joining while others decode and leaving as they end (the

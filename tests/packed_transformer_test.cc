@@ -336,9 +336,9 @@ TEST(PackedTransformerTest, LeavesOtherLayersToLibTorchsStep) {
   Transformer model(config);
   model->eval();
   EXPECT_THROW(PackedTransformer{*model}, std::invalid_argument);
-  SelectCpuDecoder(*model, "packed", "float32");
+  SelectDecoder(*model, "packed", "float32");
   EXPECT_EQ(model->inference_kernel(), nullptr);
-  EXPECT_THROW(SelectCpuDecoder(*model, "packed", "int8"),
+  EXPECT_THROW(SelectDecoder(*model, "packed", "int8"),
                std::invalid_argument);
 }
 
@@ -350,16 +350,16 @@ TEST(PackedTransformerTest, RefusesModelsItCannotPack) {
   EXPECT_THROW(PackedTransformer{*training}, std::invalid_argument);
   // By name: LibTorch's step has no int8; unknown names.
   Transformer model = RandomModel(6, true);
-  EXPECT_THROW(SelectCpuDecoder(*model, "libtorch", "int8"),
+  EXPECT_THROW(SelectDecoder(*model, "libtorch", "int8"),
                std::invalid_argument);
-  EXPECT_THROW(SelectCpuDecoder(*model, "packed", "int4"),
+  EXPECT_THROW(SelectDecoder(*model, "packed", "int4"),
                std::invalid_argument);
-  EXPECT_THROW(SelectCpuDecoder(*model, "onnx", "float32"),
+  EXPECT_THROW(SelectDecoder(*model, "onnx", "float32"),
                std::invalid_argument);
   EXPECT_EQ(model->inference_kernel(), nullptr);
-  SelectCpuDecoder(*model, "packed", "int8");
+  SelectDecoder(*model, "packed", "int8");
   EXPECT_NE(model->inference_kernel(), nullptr);
-  SelectCpuDecoder(*model, "libtorch", "float32");
+  SelectDecoder(*model, "libtorch", "float32");
   EXPECT_EQ(model->inference_kernel(), nullptr);
 }
 

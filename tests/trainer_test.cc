@@ -459,7 +459,7 @@ TEST(TrainerTest, ChoosesTheLengthPenaltyOnDevAndBestKeepsIt) {
     const double length_penalty = trials[i].at("length_penalty");
     EXPECT_EQ(length_penalty, (std::vector<double>{0.0, 1.0, 3.0}[i]));
     Checkpoint decoded = LoadCheckpoint(best_dir, torch::kCPU);
-    SelectCpuDecoder(*decoded.model, "packed", "int8");
+    SelectDecoder(*decoded.model, "packed", "int8");
     decoded.length_penalty = length_penalty;
     const double bleu = DevBleu(decoded, dev, nullptr, kLengthPenaltyBeam);
     EXPECT_EQ(trials[i].at("dev_bleu").get<double>(), bleu) << length_penalty;
@@ -474,7 +474,7 @@ TEST(TrainerTest, ChoosesTheLengthPenaltyOnDevAndBestKeepsIt) {
   EXPECT_EQ(result.length_penalty, chosen);
   // Loaded as it is, best/ decodes with its own α.
   Checkpoint served = LoadCheckpoint(best_dir, torch::kCPU);
-  SelectCpuDecoder(*served.model, "packed", "int8");
+  SelectDecoder(*served.model, "packed", "int8");
   EXPECT_EQ(DevBleu(served, dev, nullptr, kLengthPenaltyBeam), highest);
   EXPECT_EQ(Translator::Load(best_dir, {})->length_penalty(), chosen);
 }

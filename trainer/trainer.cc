@@ -320,7 +320,7 @@ void Trainer::State::ChooseBestLengthPenalty() {
   }
   checkpoint.model->eval();
   const TranslatorOptions served;
-  SelectCpuDecoder(*checkpoint.model, served.cpu_decoder, served.compute_type);
+  SelectDecoder(*checkpoint.model, served.cpu_decoder, served.compute_type);
   const LengthPenaltyChoice choice =
       ChooseLengthPenalty(checkpoint, data->dev(), options.length_penalties,
                           kLengthPenaltyBeam, group.get());

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "common/model/torch_compat.h"
+
 namespace fanyi {
 
 torch::Device ResolveDevice(const std::string& name) {
@@ -13,11 +15,11 @@ torch::Device ResolveDevice(const std::string& name) {
     if (!torch::cuda::is_available()) {
       throw std::runtime_error("--device cuda: no CUDA device is available");
     }
+    compat::AvoidCudnnAttention();
     return torch::Device(torch::kCUDA, 0);
   }
   if (name == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
-                                       : torch::Device(torch::kCPU);
+    return ResolveDevice(torch::cuda::is_available() ? "cuda" : "cpu");
   }
   throw std::invalid_argument("device must be auto, cpu or cuda, not '" + name +
                               "'");

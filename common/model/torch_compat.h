@@ -5,6 +5,7 @@
 // builds) and the LibTorch 2.x inside PyTorch wheels (GPU builds). Everything
 // version-specific lives here, so the rest of the code reads the same on both.
 
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceType.h>
@@ -21,6 +22,20 @@
 #endif
 
 namespace fanyi::compat {
+
+// Keeps Attention off cuDNN's attention kernel, which LibTorch 2.x prefers
+// for float16 and bfloat16 on recent GPUs: with an additive bias, cuDNN
+// builds a plan for each new shape (LibTorch's own warning calls it
+// "excessive recompilation"), and a decoder's shapes change at every step.
+// Float32, which cuDNN's kernel does not take, never used it. LibTorch then
+// picks the memory-efficient kernel, which takes a bias. Process-wide; a
+// no-op before LibTorch 2.3.
+inline void AvoidCudnnAttention() {
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  at::globalContext().setSDPUseCuDNN(false);
+#endif
+}
 
 // softmax(query·keyᵀ + bias)·value with dropout `dropout_p` on the weights.
 // `query` [batch, heads, q_len, d_k] is already scaled by 1/√d_k; `key` and

@@ -459,9 +459,15 @@ torch::Tensor TransformerImpl::StepColumns(
 }
 
 torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {
-  if (generator_) return RowLinear(hidden, generator_);
   // Tied: the target embedding matrix doubles as the output projection.
-  return RowLinear(hidden, target_embedding_->weight, generator_bias_);
+  const torch::Tensor logits =
+      generator_ ? RowLinear(hidden, generator_)
+                 : RowLinear(hidden, target_embedding_->weight, generator_bias_);
+  // A model cast to half precision (SelectDecoder) still hands the search
+  // float32 logits.
+  const at::ScalarType type = logits.scalar_type();
+  return type == at::kHalf || type == at::kBFloat16 ? logits.to(at::kFloat)
+                                                     : logits;
 }
 
 }  // namespace fanyi

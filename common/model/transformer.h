@@ -176,7 +176,8 @@ class TransformerImpl : public torch::nn::Module {
     return inference_kernel_.get();
   }
 
-  // Logits over the target vocabulary: [..., d_model] -> [..., target_vocab].
+  // Logits over the target vocabulary: [..., d_model] -> [..., target_vocab],
+  // float32 for a half-precision model, else in the model's type.
   torch::Tensor Generate(const torch::Tensor& hidden);
 
   const ModelConfig& config() const { return config_; }

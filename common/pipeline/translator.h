@@ -32,9 +32,10 @@ struct TranslatorOptions {
   // fused kernels) or "libtorch" (the model's own step, the reference). Only
   // Load installs the packed step; FromCheckpoint leaves the model as it is.
   std::string cpu_decoder = "packed";
-  // The packed step's arithmetic: "int8" or "float32" (ComputeType; the
-  // libtorch step takes float32 only; a GPU model ignores it). int8 is as
-  // good on dev (docs/quality.md) and about twice as fast.
+  // The step's arithmetic (SelectDecoder): "int8" or "float32" in the
+  // packed CPU step, where int8 is as good on dev (docs/quality.md) and
+  // about twice as fast; "float32" or "bfloat16" in the libtorch CPU step;
+  // on a GPU "float32" (for "int8" too), "float16" or "bfloat16".
   std::string compute_type = "int8";
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
   bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
