@@ -38,12 +38,14 @@ if ! python3 -c 'import libretranslatepy, deep_translator' 2>/dev/null; then
 fi
 
 # tests/ctranslate2_model_test reads models that CTranslate2's own Python
-# specs write, for the same python3.
-if ! python3 -c 'import ctranslate2' 2>/dev/null; then
+# specs write, for the same python3; ctranslate2_import_test also an Argos
+# package's text cut by the sentencepiece package.
+if ! python3 -c 'import ctranslate2, sentencepiece' 2>/dev/null; then
   if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
-      'ctranslate2>=4,<5'; then
-    echo "test.sh: warning: could not install ctranslate2 for python3;" \
-      "ctranslate2_model_test will fail" >&2
+      'ctranslate2>=4,<5' 'sentencepiece>=0.2,<0.3'; then
+    echo "test.sh: warning: could not install ctranslate2 and sentencepiece" \
+      "for python3; ctranslate2_model_test and ctranslate2_import_test" \
+      "will fail" >&2
   fi
 fi
 

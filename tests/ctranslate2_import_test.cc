@@ -25,6 +25,7 @@
 #include "common/decoding/continuous_decoder.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/decoding/packed_transformer.h"
+#include "common/model/argos_package.h"
 #include "common/model/checkpoint.h"
 #include "common/pipeline/translator.h"
 #include "common/text/vocabulary.h"
@@ -54,13 +55,16 @@ const Translations& Made() {
     auto* result =
         new Translations{testing_util::MakeTempDir("ctranslate2-import"), {}};
     const std::string log = result->dir + "/python.log";
-    const std::string command = std::string("python3 '") + FANYI_SOURCE_DIR +
-                                "/tests/ctranslate2_translations.py' '" +
-                                result->dir + "' >'" + log + "' 2>&1";
+    const std::string command =
+        std::string("python3 '") + FANYI_SOURCE_DIR +
+        "/tests/ctranslate2_translations.py' '" + result->dir + "' '" +
+        testing_util::SharedDataPath("en-zh/train_mini.tsv") + "' >'" + log +
+        "' 2>&1";
     if (std::system(command.c_str()) != 0) {
       throw std::runtime_error(
           "tests/ctranslate2_translations.py failed (python3 needs the "
-          "ctranslate2 package: pip install ctranslate2): " +
+          "ctranslate2 and sentencepiece packages: pip install ctranslate2 "
+          "sentencepiece): " +
           ReadFile(log));
     }
     result->expected =
@@ -358,6 +362,154 @@ std::string WithToken(const std::string& family, const std::string& token) {
 
 // What fanyi's Transformer cannot compute is refused at load, naming the
 // file and the option.
+// An Argos Translate package, as a folder and as an .argosmodel file: its
+// SentencePiece model (spm_train's defaults, nmt_nfkc) cuts each text into
+// the pieces the sentencepiece package gives, the model translates them as
+// CTranslate2 does, and the Translator's text, pipeline and all, is those
+// pieces decoded by sentencepiece.
+TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
+  const nlohmann::json& expected = Made().expected.at("argos");
+  const int64_t length = Made().expected.at("length").get<int64_t>();
+  for (const std::string& path :
+       {Made().dir + "/argos", Made().dir + "/translate-en_de-1_0.argosmodel"}) {
+    SCOPED_TRACE(path);
+    ASSERT_TRUE(IsArgosPackage(path));
+    Checkpoint checkpoint = LoadCheckpoint(path, torch::kCPU);
+    EXPECT_EQ(checkpoint.source_language, "en");
+    EXPECT_EQ(checkpoint.target_language, "de");
+    ASSERT_NE(checkpoint.source_subwords, nullptr);
+    EXPECT_TRUE(checkpoint.source_subwords->normalizes());
+    TranslatorOptions options;
+    options.min_decode_length = options.max_decode_length =
+        static_cast<int>(length);
+    options.length_ratio = 0;
+    options.length_offset = static_cast<int>(length);
+    options.max_sentence_tokens = 1000;  // Each text one sentence.
+    options.output_guard = false;
+    const auto translator = Translator::FromCheckpoint(checkpoint, options);
+    std::vector<std::vector<std::string>> sources;
+    for (size_t i = 0; i < expected.at("texts").size(); ++i) {
+      const std::string text = expected["texts"][i];
+      const std::string pieces = expected["pieces"][i];
+      sources.push_back(checkpoint.source_subwords->Encode(text));
+      std::string ours;
+      for (const std::string& piece : sources.back()) {
+        ours += (ours.empty() ? "" : " ") + piece;
+      }
+      EXPECT_EQ(ours, pieces) << text;
+    }
+    for (const auto& [beam, key] : {std::pair{1, "greedy"}, {4, "beam"}}) {
+      const auto translations = translator->TranslateTokens(sources, beam);
+      size_t same = 0;
+      for (size_t i = 0; i < translations.size(); ++i) {
+        std::string ours;
+        for (const std::string& piece : translations[i]) {
+          ours += (ours.empty() ? "" : " ") + piece;
+        }
+        same += ours == expected[key][i].get<std::string>();
+      }
+      EXPECT_EQ(same, translations.size()) << key;
+      const std::vector<std::string> texts =
+          translator->Translate(expected["texts"].get<std::vector<std::string>>(), beam);
+      same = 0;
+      for (size_t i = 0; i < texts.size(); ++i) {
+        const std::string theirs = expected[std::string(key) + "_text"][i];
+        EXPECT_EQ(texts[i], theirs) << expected["texts"][i];
+        same += texts[i] == theirs;
+      }
+      std::cout << path << " " << key << ": " << same << " of " << texts.size()
+                << " texts as CTranslate2 and sentencepiece\n";
+    }
+  }
+}
+
+// Packages fanyi cannot serve, or that are broken or hostile, are refused
+// with an error that names the package's file; an .argosmodel leaves no
+// unpacked copy behind.
+TEST(Ct2ImportTest, RefusesBadArgosPackages) {
+  const auto copy = [](const std::string& what) {
+    const std::string dir = testing_util::MakeTempDir("argos-" + what);
+    fs::copy(Made().dir + "/argos", dir,
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    return dir;
+  };
+  const auto refused = [](const std::string& path) -> std::string {
+    try {
+      LoadCheckpoint(path, torch::kCPU);
+    } catch (const std::runtime_error& error) {
+      return error.what();
+    }
+    ADD_FAILURE() << path << " loaded";
+    return "";
+  };
+  const std::string bpe = copy("bpe");
+  fs::rename(bpe + "/sentencepiece.model", bpe + "/bpe.model");
+  EXPECT_NE(refused(bpe).find("Moses and subword-nmt"), std::string::npos);
+
+  const std::string prefixed = copy("prefix");
+  nlohmann::json metadata =
+      nlohmann::json::parse(ReadFile(prefixed + "/metadata.json"));
+  metadata["target_prefix"] = "__de__";
+  std::ofstream(prefixed + "/metadata.json") << metadata.dump();
+  EXPECT_NE(refused(prefixed).find("target_prefix"), std::string::npos);
+
+  const std::string no_json = copy("json");
+  std::ofstream(no_json + "/metadata.json") << "{\"from_code\": ";
+  EXPECT_NE(refused(no_json).find(no_json + "/metadata.json is not JSON"),
+            std::string::npos);
+
+  const std::string bad_model = copy("spm");
+  std::ofstream(bad_model + "/sentencepiece.model") << "not a model";
+  EXPECT_NE(refused(bad_model).find(bad_model + "/sentencepiece.model: "),
+            std::string::npos);
+
+  // Zips: not one; an entry outside the package's folder; a truncated
+  // model.bin, named inside the file.
+  const std::string dir = testing_util::MakeTempDir("argos-zips");
+  std::ofstream(dir + "/plain.argosmodel") << "not a zip";
+  EXPECT_NE(refused(dir + "/plain.argosmodel").find("is not an .argosmodel"),
+            std::string::npos);
+  const std::string script =
+      "import sys, zipfile\n"
+      "src, dst, name, cut = sys.argv[1:5]\n"
+      "with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, 'w') as b:\n"
+      "    for info in a.infolist():\n"
+      "        data = a.read(info)\n"
+      "        if info.filename.endswith(name):\n"
+      "            data = data[:int(cut)]\n"
+      "            info.filename = info.filename.replace('translate-en_de-1_0/',"
+      " sys.argv[5])\n"
+      "        b.writestr(info.filename, data)\n";
+  std::ofstream(dir + "/edit.py") << script;
+  const auto edited = [&](const std::string& out, const std::string& name,
+                          int cut, const std::string& folder) {
+    const std::string command = "python3 '" + dir + "/edit.py' '" +
+                                Made().dir + "/translate-en_de-1_0.argosmodel' '" +
+                                out + "' '" + name + "' " +
+                                std::to_string(cut) + " '" + folder + "'";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return out;
+  };
+  const std::string escaping = edited(dir + "/escape.argosmodel",
+                                      "metadata.json", 1 << 20, "../escape/");
+  EXPECT_NE(refused(escaping).find("is not inside the package's one folder"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/escape"));
+  const std::string truncated = edited(dir + "/truncated.argosmodel",
+                                       "model.bin", 1000,
+                                       "translate-en_de-1_0/");
+  const std::string message = refused(truncated);
+  EXPECT_NE(message.find(truncated + "!/model/model.bin"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("fanyi-argos-"), std::string::npos) << message;
+  size_t left = 0;
+  for (const auto& entry :
+       fs::directory_iterator(fs::temp_directory_path())) {
+    left += entry.path().filename().string().rfind("fanyi-argos-", 0) == 0;
+  }
+  EXPECT_EQ(left, 0u);
+}
+
 TEST(Ct2ImportTest, RefusesWhatItCannotCompute) {
   for (const auto& [key, value, message] :
        {std::tuple{"add_source_bos", nlohmann::json(true), "add_source_bos"},

@@ -3,7 +3,7 @@
 serves, with CTranslate2's own Python specs API, and CTranslate2's own
 translations of random sources, for tests/ctranslate2_import_test.cc:
 
-  python3 tests/ctranslate2_translations.py OUT_DIR
+  python3 tests/ctranslate2_translations.py OUT_DIR [CORPUS]
 
 OUT_DIR/<family>/ is a model directory as ModelSpec.save writes it:
   opennmt  as CTranslate2's OpenNMT-py converter writes Argos' models:
@@ -20,6 +20,15 @@ OUT_DIR/<family>/ is a model directory as ModelSpec.save writes it:
            vocabulary ("<s>", "<pad>", "</s>", "<unk>", ...) and one
            matrix, no output bias, a stored table, targets started from
            </s>.
+With CORPUS (a TSV file of sentence pairs), it also writes an Argos
+Translate package as argos-train builds them: a SentencePiece model
+trained by spm_train with its defaults (the nmt_nfkc normalization) on
+CORPUS's first column, and an opennmt model over its pieces, as
+OUT_DIR/argos/ (metadata.json, model/, sentencepiece.model) and as
+OUT_DIR/translate-en_de-1_0.argosmodel (the same in a zip). Its entry in
+expected.json holds texts, their pieces by the sentencepiece package, and
+CTranslate2's greedy and beam 4 translations of those pieces, as pieces
+and as text (the pieces decoded by sentencepiece).
 OUT_DIR/expected.json holds, per family, LENGTH (every translation is
 made exactly that long: min_decoding_length = max_decoding_length), the
 sources (tokens joined by spaces), and CTranslate2's translations on the
@@ -78,6 +87,77 @@ FAMILIES = {
         config=dict(decoder_start_token="</s>", add_source_eos=True),
     ),
 }
+
+
+# Text for the Argos package besides CORPUS's: what NFKC and the NMT rules
+# change, odd spacing, characters no piece covers.
+ARGOS_TEXTS = [
+    "ＦＵＬＬ－ｗｉｄｔｈ ＡＢＣ １２３，ｏｋ？",
+    "the \ufb01rst \ufb02oor, \u2460 and \u00bd cup, 5 \u338f",
+    "non\u00a0breaking and ideographic\u3000space",
+    "cafe\u0301 and caf\u00e9",
+    "  leading and trailing spaces   ",
+    "runs    of     spaces",
+    "Tom bought 東京 tickets",
+]
+
+
+def build_argos(out_dir, corpus, random):
+    """The Argos package and its expected translations."""
+    import subprocess
+    import zipfile
+
+    import sentencepiece
+
+    package = os.path.join(out_dir, "argos")
+    os.makedirs(os.path.join(package, "model"), exist_ok=True)
+    with open(corpus, encoding="utf-8") as file:
+        pairs = [line.rstrip("\n").split("\t") for line in file]
+    text_file = os.path.join(out_dir, "argos_corpus.txt")
+    with open(text_file, "w", encoding="utf-8") as file:
+        file.writelines(pair[0] + "\n" for pair in pairs)
+    prefix = os.path.join(package, "sentencepiece")
+    subprocess.run(
+        ["spm_train", "--input=" + text_file, "--model_prefix=" + prefix,
+         "--vocab_size=300", "--minloglevel=2"],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.remove(prefix + ".vocab")
+    processor = sentencepiece.SentencePieceProcessor(model_file=prefix + ".model")
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    vocabulary = ["<unk>", "<blank>", "<s>", "</s>"] + [
+        piece for piece in pieces if piece not in ("<unk>", "<s>", "</s>")
+    ]
+    FAMILIES["argos"] = dict(FAMILIES["opennmt"], source=vocabulary)
+    spec, _ = build("argos", random)
+    del FAMILIES["argos"]
+    spec.validate()
+    spec.optimize(quantization="float32")
+    model_dir = os.path.join(package, "model")
+    spec.save(model_dir)
+    with open(os.path.join(package, "metadata.json"), "w") as file:
+        json.dump({"package_version": "1.0", "argos_version": "1.9",
+                   "from_code": "en", "from_name": "English", "to_code": "de",
+                   "to_name": "German", "type": "translate"}, file)
+    archive = os.path.join(out_dir, "translate-en_de-1_0.argosmodel")
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for folder, _, files in os.walk(package):
+            for name in files:
+                path = os.path.join(folder, name)
+                zipped.write(path, os.path.join(
+                    "translate-en_de-1_0", os.path.relpath(path, package)))
+
+    texts = [pair[0] for pair in pairs[:30]] + ARGOS_TEXTS
+    sources = [processor.encode(text, out_type=str) for text in texts]
+    translator = ctranslate2.Translator(
+        model_dir, device="cpu", compute_type="float32", intra_threads=1)
+    fixed = dict(min_decoding_length=LENGTH, max_decoding_length=LENGTH)
+    expected = {"texts": texts, "pieces": [" ".join(p) for p in sources]}
+    for beam, key in ((1, "greedy"), (4, "beam")):
+        results = translator.translate_batch(sources, beam_size=beam, **fixed)
+        hypotheses = [result.hypotheses[0] for result in results]
+        expected[key] = [" ".join(h) for h in hypotheses]
+        expected[key + "_text"] = [processor.decode(h) for h in hypotheses]
+    return expected
 
 
 def build(family, random):
@@ -182,6 +262,8 @@ def main():
                 expected[family]["greedy_log_probs"] = [
                     score.log_probs for score in scores
                 ]
+    if len(sys.argv) > 2:
+        expected["argos"] = build_argos(out_dir, sys.argv[2], random)
     with open(os.path.join(out_dir, "expected.json"), "w") as out:
         json.dump(expected, out, indent=1)
 

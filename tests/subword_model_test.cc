@@ -94,6 +94,7 @@ TEST_P(SubwordModelTypeTest, EncodesAsSentencePieceDoesInBothLanguages) {
     ASSERT_EQ(expected.size(), lines.size());
     const SubwordModel loaded =
         SubwordModel::FromSerialized(model.serialized());
+    EXPECT_FALSE(loaded.normalizes());  // fanyi's trainer: "identity".
     size_t same = 0;
     size_t total_pieces = 0;
     size_t total_bytes = 0;
@@ -118,6 +119,70 @@ TEST_P(SubwordModelTypeTest, EncodesAsSentencePieceDoesInBothLanguages) {
 
 INSTANTIATE_TEST_SUITE_P(UnigramAndBpe, SubwordModelTypeTest,
                          testing::Values("unigram", "bpe"));
+
+// spm_train's defaults (the "nmt_nfkc" rule, as Argos Translate's models
+// are trained): SubwordModel applies the model's precompiled map and gives
+// spm_encode's pieces on text full of what NFKC and the NMT rules change.
+TEST_P(SubwordModelTypeTest, NormalizesAsSentencePieceDoes) {
+  const std::string dir = testing_util::MakeTempDir(
+      std::string("subword_nmt_nfkc_") + GetParam());
+  const std::vector<std::string> lines_to_check = {
+      "ＦＵＬＬ－ｗｉｄｔｈ ＡＢＣ １２３，ｏｋ？",
+      "the ﬁrst ﬂoor, ① ② ③, ½ cup, 5 ㎏, ™ and ℡",
+      "non\u00A0breaking, ideographic\u3000space, thin\u2009space",
+      "zero\u200Bwidth, soft\u00ADhyphen, joiner\u200Dhere",
+      "cafe\u0301 (combining accent) and café",
+      "ｶﾀｶﾅ and ㈱ and ㍻ and Ⅻ",
+      "  leading and trailing spaces   ",
+      "runs    of     spaces\tand\ttabs",
+      "a literal ▁ mark and one at the end ▁",
+      "▁",
+      "",
+      "   ",
+      "control\x01" "char and\x7F delete and \xC2\x85 next line",
+      "bad \xff byte and \xed\xa0\x80 surrogate",
+      "它说：“你好！”（ｏｋ）",
+  };
+  for (int column : {0, 1}) {
+    const std::string input = dir + "/input.txt";
+    std::ofstream out(input);
+    for (const std::string& line : Column("en-zh/train_mini.tsv", column)) {
+      out << line << '\n';
+    }
+    out.close();
+    const std::string prefix = dir + "/m" + std::to_string(column);
+    const std::string command =
+        "spm_train --input=" + input + " --model_prefix=" + prefix +
+        " --vocab_size=" + (column == 0 ? "400" : "2000") +
+        " --model_type=" + GetParam() +
+        " --character_coverage=1.0 --minloglevel=2 > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream file(prefix + ".model", std::ios::binary);
+    const SubwordModel model = SubwordModel::FromSerialized(
+        std::string(std::istreambuf_iterator<char>(file), {}));
+    std::vector<std::string> lines = Column("en-zh/dev.tsv", column);
+    lines.insert(lines.end(), lines_to_check.begin(), lines_to_check.end());
+    const std::vector<std::string> expected =
+        SpmEncode(prefix + ".model", lines, dir);
+    ASSERT_EQ(expected.size(), lines.size());
+    // The Tokenizer's subword mode hands such a model the text as it came.
+    const Tokenizer tokenizer(column == 0 ? "en" : "zh",
+                              std::make_shared<const SubwordModel>(model));
+    EXPECT_TRUE(model.normalizes());
+    size_t same = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string pieces = Join(model.Encode(lines[i]));
+      EXPECT_EQ(pieces, expected[i]) << lines[i];
+      same += pieces == expected[i];
+      if (lines[i].find('\xff') == std::string::npos &&
+          lines[i].find('\xed') == std::string::npos) {  // Valid UTF-8.
+        EXPECT_EQ(Join(tokenizer.Tokenize(lines[i])), expected[i]) << lines[i];
+      }
+    }
+    std::cout << GetParam() << " nmt_nfkc, column " << column << ": " << same
+              << " of " << lines.size() << " lines as spm_encode\n";
+  }
+}
 
 // A model of one column of the mini training corpus, trained once.
 std::shared_ptr<const SubwordModel> MiniModel(int column) {
@@ -174,8 +239,7 @@ TEST(SubwordModelTest, RefusesWhatItCannotRead) {
   EXPECT_THROW(SubwordModel::FromSerialized("not a model"),
                std::invalid_argument);
   EXPECT_THROW(SubwordModel::FromSerialized(""), std::invalid_argument);
-  // SentencePiece's defaults: NFKC normalization, which this reader does
-  // not apply; a character model; words without their leading "▁".
+  // A character model; words without their leading "▁".
   const std::string dir = testing_util::MakeTempDir("subword_refusals");
   const std::string input = dir + "/input.txt";
   std::ofstream out(input);
@@ -184,8 +248,7 @@ TEST(SubwordModelTest, RefusesWhatItCannotRead) {
   }
   out.close();
   for (const std::string& flags :
-       {std::string("--model_type=unigram"),
-        std::string("--model_type=char --normalization_rule_name=identity"),
+       {std::string("--model_type=char --normalization_rule_name=identity"),
         std::string("--normalization_rule_name=identity "
                     "--add_dummy_prefix=false")}) {
     const std::string command =

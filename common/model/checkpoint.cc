@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/model/argos_package.h"
 #include "common/model/ctranslate2_import.h"
 
 namespace fanyi {
@@ -286,6 +287,12 @@ std::string ResolveCheckpointDirectory(const std::string& path) {
 
 Checkpoint LoadCheckpoint(const std::string& path,
                           const torch::Device& device) {
+  if (IsArgosPackage(path)) {
+    Checkpoint imported = ImportArgosPackage(path);
+    imported.model->to(device);
+    imported.model->eval();
+    return imported;
+  }
   const fs::path directory(ResolveCheckpointDirectory(path));
   if (!fs::is_directory(directory)) {
     throw std::runtime_error("checkpoint directory " + directory.string() +

@@ -75,7 +75,9 @@ void SaveCheckpoint(
 // Loads a checkpoint directory (or a training output directory holding
 // best/) onto `device`. Checks the format version, the vocabulary sizes and
 // every tensor's name and shape; throws std::runtime_error naming the file.
-// A CTranslate2 model directory is imported (ImportCt2Model).
+// A CTranslate2 model directory is imported (ImportCt2Model), and so is an
+// Argos Translate package, directory or .argosmodel file
+// (ImportArgosPackage).
 Checkpoint LoadCheckpoint(const std::string& directory,
                           const torch::Device& device);
 

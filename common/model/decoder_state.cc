@@ -19,7 +19,8 @@
 namespace fanyi {
 namespace {
 
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+// The attention bias of a column a row does not see.
+constexpr float kHidden = -std::numeric_limits<float>::infinity();
 
 // `tensor` grown to `size` along `dim` with entries equal to `fill`, placed
 // after the existing entries.
@@ -350,7 +351,7 @@ void DecoderState::Append(const DecoderState& other) {
   // ones they will write: [added, 1, 1, capacity], then [rows, 1, 1, capacity].
   torch::Tensor added_bias =
       at::zeros({added, 1, 1, capacity}, self_bias_storage.options());
-  added_bias.narrow(3, merged.first_column, used).fill_(kMinusInfinity);
+  added_bias.narrow(3, merged.first_column, used).fill_(kHidden);
   merged.self_bias_storage = at::cat(
       {has_room ? self_bias_storage
                 : MovedBias(self_bias_storage, first_column, used, capacity),
@@ -395,8 +396,8 @@ void DecoderState::Append(const DecoderState& other) {
     }
   }
   merged.source_bias =
-      at::cat({PadAtEnd(source_bias, 3, source_length, kMinusInfinity),
-               PadAtEnd(other.source_bias, 3, source_length, kMinusInfinity)});
+      at::cat({PadAtEnd(source_bias, 3, source_length, kHidden),
+               PadAtEnd(other.source_bias, 3, source_length, kHidden)});
   merged.positions = at::cat({positions, other.positions}, 0);
   // The kept rows' columns moved with the columns in use; the new rows own
   // those from the first one written after them.

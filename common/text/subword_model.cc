@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 #include <utility>
@@ -105,7 +106,8 @@ size_t CharacterLength(unsigned char lead) {
 SubwordModel SubwordModel::FromSerialized(std::string serialized) {
   SubwordModel model;
   uint64_t model_type = kUnigramModel;
-  std::string normalization = "nmt_nfkc";  // SentencePiece's default.
+  std::string normalization = "identity";
+  std::string_view charsmap;  // Its precompiled_charsmap, if any.
   float lowest = std::numeric_limits<float>::infinity();
   WireReader reader(serialized);
   while (!reader.done()) {
@@ -148,6 +150,8 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
         const auto [spec_field, spec_wire] = spec.Tag();
         if (spec_field == 1 && spec_wire == 2) {
           normalization = std::string(spec.Bytes());
+        } else if (spec_field == 2 && spec_wire == 2) {
+          charsmap = spec.Bytes();
         } else if (spec_field >= 3 && spec_field <= 5 && spec_wire == 0) {
           // add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces:
           // SubwordModel::Encode does all three.
@@ -168,9 +172,13 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
                      "; fanyi reads unigram (1) and BPE (2) models");
   }
   model.bpe_ = model_type == kBpeModel;
-  if (normalization != "identity") {
+  // SentencePiece normalizes by the map alone; the rule's name says what it
+  // was made from. A named rule without a map is a model cut short.
+  if (!charsmap.empty()) {
+    model.normalizer_ = std::make_shared<const CharsMapNormalizer>(charsmap);
+  } else if (normalization != "identity") {
     WireReader::Fail("normalization rule \"" + normalization +
-                     "\"; fanyi reads models trained with \"identity\"");
+                     "\" without its precompiled map");
   }
   if (model.scores_.empty()) WireReader::Fail("no pieces");
   model.unknown_score_ = lowest - kUnknownPenalty;
@@ -180,8 +188,16 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
 
 std::vector<std::string> SubwordModel::Encode(std::string_view text,
                                               bool continues_word) const {
+  std::string normalized;
+  if (normalizer_) {
+    bool leading_space = false;
+    normalized = normalizer_->Normalize(text, &leading_space);
+    text = normalized;
+    continues_word = continues_word && !leading_space;
+  }
   std::vector<std::string> pieces;
   std::string word;
+  float path_score = 0;  // Of the words so far (EncodeWord).
   size_t start = 0;
   while (start < text.size()) {
     // Words are separated by spaces, as SentencePiece's whitespace handling
@@ -190,7 +206,7 @@ std::vector<std::string> SubwordModel::Encode(std::string_view text,
     if (end > start) {
       word.assign(start == 0 && continues_word ? "" : kWordStart);
       word.append(text.substr(start, end - start));
-      EncodeWord(word, &pieces);
+      EncodeWord(word, &pieces, &path_score);
     }
     start = end + 1;
   }
@@ -198,7 +214,8 @@ std::vector<std::string> SubwordModel::Encode(std::string_view text,
 }
 
 void SubwordModel::EncodeWord(std::string_view word,
-                              std::vector<std::string>* pieces) const {
+                              std::vector<std::string>* pieces,
+                              float* path_score) const {
   if (bpe_) {
     EncodeWordByMerges(word, pieces);
     return;
@@ -211,8 +228,9 @@ void SubwordModel::EncodeWord(std::string_view word,
   std::vector<float> best(n + 1, kUnreached);
   std::vector<size_t> from(n + 1, 0);
   std::vector<char> unknown(n + 1, 0);
-  best[0] = 0;
-  std::string candidate;
+  // SentencePiece searches the whole text at once: scores accumulate from
+  // the text's start, and float rounding at that magnitude decides ties.
+  best[0] = *path_score;
   for (size_t begin = 0; begin < n;
        begin += CharacterLength(static_cast<unsigned char>(word[begin]))) {
     if (best[begin] == kUnreached) continue;
@@ -229,9 +247,12 @@ void SubwordModel::EncodeWord(std::string_view word,
           scores_.find(std::string(word.substr(begin, end - begin)));
       if (it != scores_.end()) {
         if (end == begin + first_length) single_character_piece = true;
-        const float score = best[begin] + it->second;
+        // In double, against the float kept, as SentencePiece's search
+        // computes it (a double constant makes its piece scores double):
+        // this decides between segmentations whose float sums tie.
+        const double score = double{best[begin]} + double{it->second};
         if (score > best[end]) {
-          best[end] = score;
+          best[end] = static_cast<float>(score);
           from[end] = begin;
           unknown[end] = 0;
         }
@@ -248,6 +269,7 @@ void SubwordModel::EncodeWord(std::string_view word,
       }
     }
   }
+  *path_score = best[n];
   // Back from the end; consecutive unknown characters become one piece.
   std::vector<std::pair<size_t, size_t>> spans;  // [begin, end), reversed.
   std::vector<char> span_unknown;

@@ -4,10 +4,13 @@
 #define FANYI_COMMON_TEXT_SUBWORD_MODEL_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "common/text/charsmap_normalizer.h"
 
 namespace fanyi {
 
@@ -24,20 +27,23 @@ namespace fanyi {
 // Debian's libsentencepiece: that library carries its own copy of protobuf
 // 3.14 with its symbols exported, and any process that also loads the
 // system's protobuf 3.21 (LibTorch and gRPC do) crashes at start-up when
-// the two copies interpose. Models must be trained with the "identity"
-// normalization rule, so that SentencePiece's text normalization (its
-// precompiled NFKC tables, which this reader does not apply) is empty;
-// the Tokenizer normalizes text itself. With that, Encode equals
-// SentencePiece's own encoder (subword_model_test compares them).
+// the two copies interpose. A model's text normalization is applied as
+// SentencePiece applies it: its precompiled character map (CharsMapNormalizer;
+// "nmt_nfkc", spm_train's default, and the other NFKC rules) when it has
+// one, spaces only for the "identity" rule, which fanyi's trainer uses (the
+// Tokenizer normalizes text itself). Encode equals SentencePiece's own
+// encoder (subword_model_test compares them).
 //
 // Immutable once built; thread-safe.
 class SubwordModel {
  public:
   // Reads a model file's bytes; throws std::invalid_argument naming what is
-  // wrong when they are not a unigram or BPE model with the identity rule.
+  // wrong when they are not a unigram or BPE model with SentencePiece's
+  // default whitespace handling.
   static SubwordModel FromSerialized(std::string serialized);
 
-  // The pieces of `text`: space-separated words, each starting with "▁"
+  // The pieces of `text`: normalized by the model's map, if any, then
+  // space-separated words, each starting with "▁"
   // (U+2581), cut into the segmentation with the highest total score
   // (unigram) or merged (BPE). Runs of characters no piece covers become
   // one piece, as in SentencePiece
@@ -51,6 +57,10 @@ class SubwordModel {
   // space dropped.
   static std::string Decode(const std::vector<std::string>& pieces);
 
+  // Whether Encode normalizes text by the model's own map (SentencePiece's
+  // NFKC rules), so that callers should hand it text as it came.
+  bool normalizes() const { return normalizer_ != nullptr; }
+
   // Pieces in the model.
   int size() const { return static_cast<int>(scores_.size()); }
 
@@ -60,9 +70,11 @@ class SubwordModel {
  private:
   SubwordModel() = default;
 
-  // Appends the pieces of one word ("▁" included) to `pieces`.
-  void EncodeWord(std::string_view word,
-                  std::vector<std::string>* pieces) const;
+  // Appends the pieces of one word ("▁" included) to `pieces`. A unigram
+  // search starts from `*path_score`, the best score of the text before the
+  // word, and leaves the score after it there.
+  void EncodeWord(std::string_view word, std::vector<std::string>* pieces,
+                  float* path_score) const;
   // The same for a BPE model: the word's characters, with the adjacent pair
   // whose joint text is the highest-scoring piece merged until none is.
   void EncodeWordByMerges(std::string_view word,
@@ -73,6 +85,8 @@ class SubwordModel {
   size_t longest_piece_ = 0;                       // In bytes.
   float unknown_score_ = 0;  // Of a character no piece covers.
   bool bpe_ = false;         // A BPE model (else unigram).
+  // The model's normalization map; null for the identity rule.
+  std::shared_ptr<const CharsMapNormalizer> normalizer_;
 };
 
 }  // namespace fanyi

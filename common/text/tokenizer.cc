@@ -232,10 +232,13 @@ std::vector<std::string> Tokenizer::TokenizeSubwords(
   std::size_t i = 0;
   while (i < text.size()) {
     const char32_t c = text[i];
+    // A model with its own normalization map gets these as they are, so
+    // that it cuts the text as SentencePiece does.
     if (IsControl(c)) {
+      if (subwords_->normalizes()) segment.push_back(c);
       ++i;
     } else if (IsSpace(c)) {
-      segment.push_back(' ');
+      segment.push_back(subwords_->normalizes() ? c : U' ');
       after_space = true;
       ++i;
     } else if (const std::size_t end = PlaceholderEnd(text, i); end > i) {

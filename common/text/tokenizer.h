@@ -34,7 +34,8 @@ namespace fanyi {
 // text/placeholders.h) is one token.
 //
 // Subword mode (a SubwordModel given, any language): no lowercasing; control
-// characters are dropped and every whitespace character becomes a space;
+// characters are dropped and every whitespace character becomes a space,
+// unless the model normalizes text itself (SubwordModel::normalizes);
 // the text between placeholders is cut into the model's pieces; a
 // placeholder is one token, preceded by a "▁" token when a space or the
 // start of the text precedes it, so that the pieces decode back to the
