@@ -9,6 +9,8 @@
 #include <system_error>
 #include <utility>
 
+#include "common/model/argos_package.h"
+
 namespace fanyi {
 namespace {
 
@@ -61,6 +63,16 @@ std::vector<RepositoryVersion> ModelRepository::Scan(
                              ": " + error.message());
   }
   for (const fs::directory_entry& model : models) {
+    const fs::path& path = model.path();
+    if (IsArgosPackage(path.string())) {
+      // An Argos Translate package (as argospm's packages folder holds
+      // them, or an .argosmodel file): one model of one version.
+      found.push_back({(path.extension() == ".argosmodel" ? path.stem()
+                                                          : path.filename())
+                           .string(),
+                       1, path.string()});
+      continue;
+    }
     if (!model.is_directory(error)) continue;
     for (const fs::directory_entry& version :
          fs::directory_iterator(model.path(), error)) {
@@ -95,7 +107,8 @@ ModelRepository::ModelRepository(std::string directory, ModelSettings settings,
     if (versions.empty()) {
       throw std::runtime_error("model repository " + directory_ +
                                " holds no model (expected " + directory_ +
-                               "/NAME/VERSION/, such as en-zh/1/)");
+                               "/NAME/VERSION/, such as en-zh/1/, or Argos "
+                               "Translate packages)");
     }
     std::string refusals;
     for (const std::vector<RepositoryVersion>& model : ByModel(versions)) {

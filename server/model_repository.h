@@ -39,7 +39,10 @@ struct RepositoryVersion {
 // folder removed brings back the highest one left that loads; a model folder
 // removed (or left with no version) is unloaded the same way, except that
 // the last model served is kept: a server never stops serving because of its
-// repository. Thread-safe.
+// repository. An Argos Translate package in DIR (a folder, as argospm
+// installs them, or an .argosmodel file) is a model of its own, named for
+// the package, with one version: DIR may be argos-translate's packages
+// folder, fanyi models beside them. Thread-safe.
 class ModelRepository {
  public:
   using Log = std::function<void(const std::string& line)>;

@@ -421,6 +421,29 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
                 << " texts as CTranslate2 and sentencepiece\n";
     }
   }
+  // fanyi-import writes it as a fanyi checkpoint, its SentencePiece model
+  // (and so its normalization) kept.
+  const std::string dir = testing_util::MakeTempDir("argos-import");
+  const std::string import = std::string(FANYI_BINARY_DIR) +
+                             "/bin/fanyi-import --out '" + dir + "/model' '" +
+                             Made().dir + "/translate-en_de-1_0.argosmodel' >'" +
+                             dir + "/import.log' 2>&1";
+  ASSERT_EQ(std::system(import.c_str()), 0) << ReadFile(dir + "/import.log");
+  Checkpoint imported = LoadCheckpoint(dir + "/model", torch::kCPU);
+  EXPECT_EQ(imported.model_version, "translate-en_de-1_0");
+  EXPECT_EQ(imported.target_language, "de");
+  ASSERT_NE(imported.source_subwords, nullptr);
+  EXPECT_TRUE(imported.source_subwords->normalizes());
+  TranslatorOptions options;
+  options.min_decode_length = options.max_decode_length =
+      static_cast<int>(length);
+  options.length_ratio = 0;
+  options.length_offset = static_cast<int>(length);
+  options.max_sentence_tokens = 1000;
+  options.output_guard = false;
+  EXPECT_EQ(Translator::FromCheckpoint(imported, options)
+                ->Translate(expected["texts"].get<std::vector<std::string>>()),
+            expected["greedy_text"].get<std::vector<std::string>>());
 }
 
 // Packages fanyi cannot serve, or that are broken or hostile, are refused

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -494,6 +495,31 @@ TEST_F(ModelRepositoryTest, StartUpServesTheHighestVersionThatLoads) {
   ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
   ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
   EXPECT_EQ(response.model().version(), 2);
+}
+
+// argos-translate's packages folder is a repository too: a package (one
+// as argos-train lays them out, from tests/ctranslate2_translations.py) is
+// served beside the fanyi models, named for its folder, in its languages.
+TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
+  const std::string made = testing_util::MakeTempDir("repository_argos");
+  const std::string command =
+      std::string("python3 '") + FANYI_SOURCE_DIR +
+      "/tests/ctranslate2_translations.py' '" + made + "' '" +
+      testing_util::SharedDataPath("en-zh/train_mini.tsv") + "' >'" + made +
+      "/python.log' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0)
+      << "tests/ctranslate2_translations.py needs python3's ctranslate2 and "
+         "sentencepiece";
+  fs::copy(made + "/argos", fs::path(repository_) / "translate-en_de-1_0",
+           fs::copy_options::recursive);
+  StartServer();
+  v1::TranslateResponse response;
+  ASSERT_TRUE(Translate("Where is the station?", "en", "de", &response).ok());
+  EXPECT_EQ(response.model().name(), "translate-en_de-1_0");
+  EXPECT_EQ(response.model().version(), 1);
+  ASSERT_TRUE(Translate(TrainedModels().pairs[4].source, "en", "zh", &response)
+                  .ok());
+  EXPECT_EQ(response.model().name(), "en-zh");
 }
 
 // With no version of any model loadable there is nothing to serve: the

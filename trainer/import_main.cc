@@ -1,5 +1,6 @@
 // fanyi-import: writes a fanyi checkpoint from a model made elsewhere (a
-// CTranslate2 model directory), so that fanyi-train --init_from can
+// CTranslate2 model directory, or an Argos Translate package, folder or
+// .argosmodel file), so that fanyi-train --init_from can
 // fine-tune it and any fanyi program load it as its own.
 #include <filesystem>
 #include <iostream>
@@ -14,12 +15,14 @@
 ABSL_FLAG(std::string, out, "", "Directory for the fanyi checkpoint.");
 ABSL_FLAG(std::string, source_language, "",
           "The source side's language code (e.g. en), which picks its "
-          "tokenizer; a CTranslate2 directory names none.");
+          "tokenizer; a CTranslate2 directory names none (an Argos "
+          "package does).");
 ABSL_FLAG(std::string, target_language, "", "The target side's.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Writes a fanyi checkpoint from a CTranslate2 model directory.\n"
+      "Writes a fanyi checkpoint from a CTranslate2 model directory or an "
+      "Argos Translate package.\n"
       "Usage: fanyi-import --out DIR [--source_language en "
       "--target_language zh] SOURCE");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
