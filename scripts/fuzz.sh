@@ -17,7 +17,8 @@ targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
   targets=(tokenizer_fuzzer vocabulary_fuzzer model_config_fuzzer
            request_preparation_fuzzer request_fields_fuzzer html_reader_fuzzer
-           document_readers_fuzzer ctranslate2_model_fuzzer)
+           document_readers_fuzzer ctranslate2_model_fuzzer
+           subword_model_fuzzer)
 fi
 
 bash scripts/install-deps.sh

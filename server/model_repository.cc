@@ -66,11 +66,9 @@ std::vector<RepositoryVersion> ModelRepository::Scan(
     const fs::path& path = model.path();
     if (IsArgosPackage(path.string())) {
       // An Argos Translate package (as argospm's packages folder holds
-      // them, or an .argosmodel file): one model of one version.
-      found.push_back({(path.extension() == ".argosmodel" ? path.stem()
-                                                          : path.filename())
-                           .string(),
-                       1, path.string()});
+      // them, or an .argosmodel file, named with its extension so that it
+      // never shares a name with a folder): one model of one version.
+      found.push_back({path.filename().string(), 1, path.string()});
       continue;
     }
     if (!model.is_directory(error)) continue;

@@ -40,9 +40,10 @@ struct RepositoryVersion {
 // removed (or left with no version) is unloaded the same way, except that
 // the last model served is kept: a server never stops serving because of its
 // repository. An Argos Translate package in DIR (a folder, as argospm
-// installs them, or an .argosmodel file) is a model of its own, named for
-// the package, with one version: DIR may be argos-translate's packages
-// folder, fanyi models beside them. Thread-safe.
+// installs them, or an .argosmodel file) is a model of its own, named as
+// the folder or file, with one version (a package replaced in place is not
+// loaded again): DIR may be argos-translate's packages folder, fanyi models
+// beside them. Thread-safe.
 class ModelRepository {
  public:
   using Log = std::function<void(const std::string& line)>;

@@ -206,6 +206,53 @@ TEST_P(ImportedFamilyTest, TranslatesAsCTranslate2) {
   }
 }
 
+// How many of `sources` (space-separated pieces) the translator's beam 4
+// translates as `expected` (CTranslate2's, space-separated).
+size_t SameBeams(const Translator& translator, const nlohmann::json& sources,
+                 const nlohmann::json& expected) {
+  std::vector<std::vector<std::string>> pieces;
+  for (const auto& source : sources) {
+    pieces.push_back(Split(source.get<std::string>()));
+  }
+  const auto translations = translator.TranslateTokens(pieces, 4);
+  size_t same = 0;
+  for (size_t i = 0; i < translations.size(); ++i) {
+    std::string ours;
+    for (const std::string& piece : translations[i]) {
+      ours += (ours.empty() ? "" : " ") + piece;
+    }
+    same += ours == expected[i].get<std::string>();
+  }
+  return same;
+}
+
+// Lengths free (up to a cap, </s> made likely): beam 4 ranks hypotheses as
+// CTranslate2's translate_batch does by default (log P / length, without
+// </s>; done once 4 have ended), not as GNMT's penalty would.
+TEST_P(ImportedFamilyTest, RanksLengthsAsCTranslate2) {
+  Checkpoint checkpoint = Load(GetParam());
+  EXPECT_EQ(checkpoint.length_normalization, LengthNormalization::kCtranslate2);
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  const int cap = Made().expected.at("free_length").get<int>();
+  TranslatorOptions options;
+  options.max_decode_length = cap;
+  options.length_ratio = 0;
+  options.length_offset = cap;
+  options.output_guard = false;
+  const size_t sentences = expected.at("sources").size();
+  const size_t same =
+      SameBeams(*Translator::FromCheckpoint(checkpoint, options),
+                expected.at("sources"), expected.at("beam_free"));
+  EXPECT_GE(same, 0.99 * sentences);
+  checkpoint.length_normalization = LengthNormalization::kGnmt;
+  const size_t same_gnmt =
+      SameBeams(*Translator::FromCheckpoint(checkpoint, options),
+                expected.at("sources"), expected.at("beam_free"));
+  std::cout << GetParam() << ": " << same << " of " << sentences
+            << " as CTranslate2's beam of free length; " << same_gnmt
+            << " with GNMT's length penalty instead\n";
+}
+
 // Saved as a fanyi checkpoint (what fanyi-import writes) and loaded again,
 // the model and its vocabularies are the same.
 TEST_P(ImportedFamilyTest, SavedCheckpointLoadsTheSame) {
@@ -223,6 +270,7 @@ TEST_P(ImportedFamilyTest, SavedCheckpointLoadsTheSame) {
   }
   EXPECT_EQ(loaded.source_vocabulary.special_names(),
             Vocabulary::SpecialNames::kModel);
+  EXPECT_EQ(loaded.length_normalization, LengthNormalization::kCtranslate2);
   const torch::Device cpu(torch::kCPU);
   const torch::Tensor source =
       MakeSourceTensor({{5, 6, 7, 8}, {9, 10}}, loaded.model->config(), cpu);
@@ -420,6 +468,21 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
       std::cout << path << " " << key << ": " << same << " of " << texts.size()
                 << " texts as CTranslate2 and sentencepiece\n";
     }
+  }
+  // As argos-translate asks: beam 4, length_penalty 0.2 (the package's
+  // default here), lengths free up to the cap.
+  {
+    const Checkpoint checkpoint = LoadCheckpoint(Made().dir + "/argos", torch::kCPU);
+    EXPECT_DOUBLE_EQ(checkpoint.length_penalty, 0.2);
+    const int cap = Made().expected.at("free_length").get<int>();
+    TranslatorOptions options;
+    options.max_decode_length = cap;
+    options.length_ratio = 0;
+    options.length_offset = cap;
+    options.output_guard = false;
+    EXPECT_EQ(SameBeams(*Translator::FromCheckpoint(checkpoint, options),
+                        expected.at("pieces"), expected.at("beam_free")),
+              expected.at("pieces").size());
   }
   // fanyi-import writes it as a fanyi checkpoint, its SentencePiece model
   // (and so its normalization) kept.

@@ -29,7 +29,10 @@ OUT_DIR/translate-en_de-1_0.argosmodel (the same in a zip). Its entry in
 expected.json holds texts, their pieces by the sentencepiece package, and
 CTranslate2's greedy and beam 4 translations of those pieces, as pieces
 and as text (the pieces decoded by sentencepiece).
-OUT_DIR/expected.json holds, per family, LENGTH (every translation is
+OUT_DIR/expected.json holds "free_length" and, per family and for the
+package, "beam_free": beam 4 translations whose length is free up to it
+(CTranslate2's default length_penalty of 1 for the families, 0.2 as
+argos-translate asks for the package), and it holds LENGTH (every translation is
 made exactly that long: min_decoding_length = max_decoding_length), the
 sources (tokens joined by spaces), and CTranslate2's translations on the
 CPU, greedy and beam 4, in float32 ("greedy", "beam") and int8
@@ -47,6 +50,8 @@ from ctranslate2.specs import common_spec, transformer_spec
 
 D_MODEL, HEADS, D_FF, LAYERS = 32, 4, 64, 2
 LENGTH = 12
+FREE_LENGTH = 24  # The cap of the translations whose length is free.
+EOS_BIAS = 2.5
 SOURCES = 40
 
 FAMILIES = {
@@ -157,6 +162,11 @@ def build_argos(out_dir, corpus, random):
         hypotheses = [result.hypotheses[0] for result in results]
         expected[key] = [" ".join(h) for h in hypotheses]
         expected[key + "_text"] = [processor.decode(h) for h in hypotheses]
+    # As argos-translate calls it: beam 4, length_penalty 0.2, lengths free
+    # up to FREE_LENGTH.
+    results = translator.translate_batch(
+        sources, beam_size=4, length_penalty=0.2, max_decoding_length=FREE_LENGTH)
+    expected["beam_free"] = [" ".join(r.hypotheses[0]) for r in results]
     return expected
 
 
@@ -194,6 +204,10 @@ def build(family, random):
             decoder.projection.bias = array(len(target), scale=0.1)
     else:
         linear(decoder.projection, len(target), D_MODEL, f["projection_bias"])
+    if f["projection_bias"]:
+        # </s> likely enough that translations of free length end at
+        # different lengths, where their normalization decides.
+        decoder.projection.bias[target.index("</s>")] += EOS_BIAS
     if f["stored_positions"]:
         table = array(256, D_MODEL, scale=0.5)
         encoder.position_encodings.encodings = table
@@ -231,7 +245,7 @@ def build(family, random):
 def main():
     out_dir = sys.argv[1]
     random = np.random.default_rng(2026)
-    expected = {"length": LENGTH}
+    expected = {"length": LENGTH, "free_length": FREE_LENGTH}
     for family in FAMILIES:
         spec, source = build(family, random)
         model_dir = os.path.join(out_dir, family)
@@ -254,6 +268,13 @@ def main():
             for beam, key in ((1, "greedy"), (4, "beam")):
                 results = translator.translate_batch(sources, beam_size=beam, **fixed)
                 expected[family][key + suffix] = [
+                    " ".join(result.hypotheses[0]) for result in results
+                ]
+            if compute_type == "float32":
+                # translate_batch's own length handling (length_penalty 1).
+                results = translator.translate_batch(
+                    sources, beam_size=4, max_decoding_length=FREE_LENGTH)
+                expected[family]["beam_free"] = [
                     " ".join(result.hypotheses[0]) for result in results
                 ]
             if compute_type == "float32":

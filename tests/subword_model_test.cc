@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text/charsmap_normalizer.h"
 #include "common/text/tokenizer.h"
 #include "tests/test_util.h"
 #include "trainer/subword_training.h"
@@ -181,6 +183,47 @@ TEST_P(SubwordModelTypeTest, NormalizesAsSentencePieceDoes) {
     }
     std::cout << GetParam() << " nmt_nfkc, column " << column << ": " << same
               << " of " << lines.size() << " lines as spm_encode\n";
+  }
+}
+
+// A precompiled map as SentencePiece stores one: a 4-byte little-endian
+// trie size, Darts units, then NUL-terminated outputs. The trie here holds
+// one rule, "a", whose output starts at `value`.
+std::string HandMadeMap(uint32_t value, const std::string& outputs) {
+  std::vector<uint32_t> units(98, 0);
+  units[0] = 1u << 10;  // The root: children at 1 ^ byte.
+  // 'a' (0x61) at 1 ^ 0x61 = 96: its label, a leaf, its leaf at 96 ^ 1.
+  units[96] = (1u << 10) | (1u << 8) | 0x61;
+  units[97] = (1u << 31) | value;
+  std::string map(4, '\0');
+  const uint32_t trie_bytes = static_cast<uint32_t>(4 * units.size());
+  for (int i = 0; i < 4; ++i) map[i] = static_cast<char>(trie_bytes >> (8 * i));
+  for (uint32_t unit : units) {
+    for (int i = 0; i < 4; ++i) map += static_cast<char>(unit >> (8 * i));
+  }
+  return map + outputs;
+}
+
+TEST(CharsMapNormalizerTest, AppliesAMapAndRefusesHostileOnes) {
+  const CharsMapNormalizer normalizer(HandMadeMap(0, std::string("b\0", 2)));
+  EXPECT_EQ(normalizer.Normalize("xay"), "xby");
+  bool leading = false;
+  EXPECT_EQ(normalizer.Normalize("  a   a  ", &leading), "b b");
+  EXPECT_TRUE(leading);
+  EXPECT_EQ(normalizer.Normalize("\xff\xc3"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  // A rule whose output lies past the outputs (found by
+  // subword_model_fuzzer: it used to load and then fail every text holding
+  // "a"); an output with two spaces in a row; one longer than the bound;
+  // outputs without their NUL; a trie larger than the map.
+  for (const std::string& map :
+       {HandMadeMap(1000, std::string("b\0", 2)),
+        HandMadeMap(0, std::string("b  c\0", 5)),
+        HandMadeMap(0, std::string(CharsMapNormalizer::kMaxOutputBytes + 1,
+                                   'b') +
+                           '\0'),
+        HandMadeMap(0, "b"), HandMadeMap(0, "").substr(0, 100),
+        std::string("\xff\xff\xff\x7f", 4)}) {
+    EXPECT_THROW(CharsMapNormalizer{map}, std::invalid_argument);
   }
 }
 

@@ -41,11 +41,14 @@ double LengthPenalty(int64_t length, double alpha) {
 }
 
 SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
-                               double length_penalty, bool stops_early)
+                               double length_penalty, bool stops_early,
+                               LengthNormalization normalization)
     : beam_size_(beam_size),
       limit_(limit),
       length_penalty_(length_penalty),
-      stops_early_(stops_early),
+      stops_early_(stops_early ||
+                   normalization == LengthNormalization::kCtranslate2),
+      normalization_(normalization),
       beams_(beam_size),
       beam_scores_(beam_size, kNegativeInfinity) {
   beam_scores_[0] = 0.0;
@@ -67,9 +70,8 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
     if (token == Vocabulary::kEosId) {
       // An ending counts only if it ranks among the best `beam_size`.
       if (c < beam_size_) {
-        finished_.push_back({beams_[from], score,
-                             score / LengthPenalty(steps_, length_penalty_),
-                             steps_});
+        finished_.push_back(
+            {beams_[from], score, Normalized(score, steps_), steps_});
       }
       continue;
     }
@@ -81,9 +83,8 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
   }
   if (steps_ >= limit_) {
     for (size_t b = 0; b < beams.size(); ++b) {
-      finished_.push_back({beams[b], scores[b],
-                           scores[b] / LengthPenalty(steps_, length_penalty_),
-                           steps_});
+      finished_.push_back(
+          {beams[b], scores[b], Normalized(scores[b], steps_), steps_});
     }
     done_ = true;
   }
@@ -118,6 +119,17 @@ bool SentenceSearch::SearchIsOver() const {
       *std::max_element(beam_scores_.begin(), beam_scores_.end());
   // Log-probabilities are <= 0, so the largest penalty gives the bound.
   return best_live / LengthPenalty(limit_, length_penalty_) <= kth_best;
+}
+
+double SentenceSearch::Normalized(double log_probability,
+                                  int64_t steps) const {
+  // Both count </s> among the tokens (CTranslate2 keeps it in its
+  // hypotheses until they are ranked: include_eos_in_hypotheses).
+  if (normalization_ == LengthNormalization::kGnmt) {
+    return log_probability / LengthPenalty(steps, length_penalty_);
+  }
+  return log_probability /
+         std::pow(static_cast<double>(steps), length_penalty_);
 }
 
 std::vector<Hypothesis> SentenceSearch::Best(int64_t n_best) const {
@@ -157,7 +169,8 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
     active.emplace_back(
         i, SentenceSearch(
                beam, MaxTargetLength(options.limits, sources[i].size()),
-               options.length_penalty, options.limits.beam_stops_early));
+               options.length_penalty, options.limits.beam_stops_early,
+               options.limits.length_normalization));
   }
   torch::Tensor last_tokens =
       at::full({batch * beam}, Vocabulary::kBosId,

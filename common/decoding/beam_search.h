@@ -22,7 +22,7 @@ struct BeamSearchOptions {
 struct Hypothesis {
   std::vector<int64_t> ids;    // Target ids without </s>.
   double log_probability = 0;  // Sum of token log-probabilities (</s> too).
-  double score = 0;            // log_probability / GNMT length penalty.
+  double score = 0;  // log_probability normalized by length (SentenceSearch).
   // Tokens log_probability sums over: the ids, and </s> when it ended
   // with one (not when it reached its length limit).
   int64_t scored_tokens = 0;
@@ -48,9 +48,12 @@ class SentenceSearch {
   // Starts with one live beam (the empty prefix) and beam_size - 1 dead ones
   // (score -inf), so that the first step does not pick the same token
   // `beam_size` times. `limit` is the most tokens it may generate;
-  // `stops_early` as DecodingOptions::beam_stops_early.
-  SentenceSearch(int64_t beam_size, int64_t limit, double length_penalty,
-                 bool stops_early = false);
+  // `stops_early` as DecodingOptions::beam_stops_early; `normalization` how
+  // `length_penalty` (α) weighs lengths.
+  SentenceSearch(
+      int64_t beam_size, int64_t limit, double length_penalty,
+      bool stops_early = false,
+      LengthNormalization normalization = LengthNormalization::kGnmt);
 
   // Log-probability of each beam, beam_size entries; -inf for a dead beam.
   const std::vector<double>& beam_scores() const { return beam_scores_; }
@@ -76,11 +79,15 @@ class SentenceSearch {
 
  private:
   bool SearchIsOver() const;
+  // `log_probability` normalized for a hypothesis of `steps` tokens (</s>
+  // included when it ended with one).
+  double Normalized(double log_probability, int64_t steps) const;
 
   const int64_t beam_size_;
   const int64_t limit_;
   const double length_penalty_;
   const bool stops_early_;
+  const LengthNormalization normalization_;
   int64_t steps_ = 0;
   std::vector<std::vector<int64_t>> beams_;  // Prefixes, without <s>.
   std::vector<double> beam_scores_;

@@ -377,7 +377,8 @@ std::vector<int64_t> ContinuousDecoder::Add(
       if (source.beam_size > 1) {
         sentence.search.emplace(source.beam_size, sentence.limit,
                                 impl_->length_penalty,
-                                impl_->options.beam_stops_early);
+                                impl_->options.beam_stops_early,
+                                impl_->options.length_normalization);
         sentence.alternatives =
             std::clamp(source.alternatives, 0, source.beam_size - 1);
       }

@@ -8,6 +8,17 @@
 
 namespace fanyi {
 
+// How beam search ranks hypotheses of different lengths (α: the length
+// penalty).
+enum class LengthNormalization {
+  // log P / ((5 + len) / 6)^α, len counting </s> (Wu et al., 2016).
+  kGnmt,
+  // log P / len^α, len counting </s> too, and a sentence ends once
+  // beam_size hypotheses have (as beam_stops_early): CTranslate2's search
+  // with its default patience of 1, for the models imported from it.
+  kCtranslate2,
+};
+
 // Limits on how long a translation may grow.
 struct DecodingOptions {
   int64_t max_length = 256;  // Hard cap on generated tokens (</s> excluded).
@@ -22,6 +33,7 @@ struct DecodingOptions {
   // beam can still beat them (exact, but it often runs to the length
   // limit: docs/quality.md).
   bool beam_stops_early = false;
+  LengthNormalization length_normalization = LengthNormalization::kGnmt;
   // On a CUDA device, replay the decoding step from CUDA graphs while a
   // batch keeps its rows (StepGraphs): the same tokens, one launch a step.
   // It pays where a decoder lives on from batch to batch (the server's

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -42,10 +43,15 @@ std::string ReadSmallFile(const fs::path& file, std::uintmax_t limit) {
                              " bytes, more than the " + std::to_string(limit) +
                              " such a file may be");
   }
+  // At most limit + 1 bytes, should the file grow meanwhile.
   std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  if (!in && !in.eof()) {
-    throw std::runtime_error(file.string() + " cannot be read");
+  std::string bytes(static_cast<size_t>(limit) + 1, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (in.bad()) throw std::runtime_error(file.string() + " cannot be read");
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  if (bytes.size() > limit) {
+    throw std::runtime_error(file.string() + " grew past " +
+                             std::to_string(limit) + " bytes while read");
   }
   return bytes;
 }
@@ -87,8 +93,19 @@ Metadata ReadMetadata(const fs::path& file) {
   Metadata metadata{StringField(json, "from_code", file, true),
                     StringField(json, "to_code", file, true),
                     StringField(json, "package_version", file, false)};
-  if (metadata.from_code.empty() || metadata.to_code.empty()) {
-    throw std::runtime_error(file.string() + ": from_code or to_code is empty");
+  for (const std::string* code : {&metadata.from_code, &metadata.to_code}) {
+    const bool plain =
+        !code->empty() && code->size() <= 16 &&
+        std::all_of(code->begin(), code->end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '-' || c == '_';
+        });
+    if (!plain) {
+      throw std::runtime_error(file.string() +
+                               ": from_code and to_code must be language "
+                               "codes (letters, digits, - and _; at most "
+                               "16)");
+    }
   }
   return metadata;
 }
@@ -118,9 +135,10 @@ class TemporaryDirectory {
 };
 
 // Whether `name` (an entry's path inside the zip, '/'-separated) is a
-// relative path without "." or ".." parts or backslashes.
+// relative path without "." or ".." parts or backslashes, short enough for
+// any file system (parts of at most 255 bytes, 1,024 in all).
 bool IsPlainRelativePath(std::string_view name) {
-  if (name.empty() || name.front() == '/' ||
+  if (name.empty() || name.size() > 1024 || name.front() == '/' ||
       name.find('\\') != std::string_view::npos) {
     return false;
   }
@@ -128,7 +146,8 @@ bool IsPlainRelativePath(std::string_view name) {
   while (start < name.size()) {
     const size_t end = std::min(name.find('/', start), name.size());
     const std::string_view part = name.substr(start, end - start);
-    if (part == "." || part == ".." || (part.empty() && end < name.size())) {
+    if (part == "." || part == ".." || part.size() > 255 ||
+        (part.empty() && end < name.size())) {
       return false;
     }
     start = end + 1;
@@ -263,6 +282,8 @@ Checkpoint ImportDirectory(const fs::path& root, const std::string& name) {
       ImportCt2Model(ReadCt2Directory(model.string()), model.string());
   checkpoint.source_subwords = subwords;
   checkpoint.target_subwords = subwords;
+  // argos-translate's translate_batch call: beam 4, length_penalty 0.2.
+  checkpoint.length_penalty = 0.2;
   checkpoint.source_language = LibreTranslateLanguageCode(metadata.from_code);
   checkpoint.target_language = LibreTranslateLanguageCode(metadata.to_code);
   // JSON keeps only UTF-8; metadata.json's codes are (nlohmann checks).
@@ -313,22 +334,32 @@ std::string LibreTranslateLanguageCode(const std::string& argos_code) {
 Checkpoint ImportArgosPackage(const std::string& path) {
   const fs::path package = fs::path(path).lexically_normal();
   std::error_code error;
+  // Every failure a std::runtime_error, as LoadCheckpoint's are.
   if (fs::is_regular_file(package, error)) {
     TemporaryDirectory unpacked;
-    const fs::path root = Unpack(path, unpacked.path());
+    fs::path root;
     try {
+      root = Unpack(path, unpacked.path());
       return ImportDirectory(root, package.stem().string());
     } catch (const std::exception& failure) {
       // Errors name the file inside the package, not the temporary copy.
+      std::string message = failure.what();
+      if (!root.empty()) message = Renamed(message, root.string(), path + "!");
       throw std::runtime_error(
-          Renamed(failure.what(), root.string(), path + "!"));
+          Renamed(message, unpacked.path().string(), path + "!"));
     }
   }
   const std::string name = (package.filename().empty()
                                 ? package.parent_path().filename()
                                 : package.filename())
                                .string();
-  return ImportDirectory(package, name);
+  try {
+    return ImportDirectory(package, name);
+  } catch (const std::runtime_error&) {
+    throw;
+  } catch (const std::exception& failure) {
+    throw std::runtime_error(path + ": " + failure.what());
+  }
 }
 
 }  // namespace fanyi

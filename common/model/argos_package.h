@@ -31,7 +31,7 @@ std::string LibreTranslateLanguageCode(const std::string& argos_code);
 Checkpoint ImportArgosPackage(const std::string& path);
 
 inline constexpr long long kMaxArgosEntries = 10000;
-inline constexpr long long kMaxArgosBytes = 8LL << 30;
+inline constexpr long long kMaxArgosBytes = 2LL << 30;
 
 }  // namespace fanyi
 

@@ -223,6 +223,10 @@ void WriteCheckpointFiles(
       {"target_case", WordCaseName(checkpoint.target_case)},
       {"longest_source_tokens", checkpoint.longest_source_tokens},
       {"length_penalty", checkpoint.length_penalty},
+      {"length_normalization",
+       checkpoint.length_normalization == LengthNormalization::kCtranslate2
+           ? "ctranslate2"
+           : "gnmt"},
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
@@ -347,6 +351,16 @@ Checkpoint LoadCheckpoint(const std::string& path,
         throw std::invalid_argument("length_penalty must not be negative");
       }
     }
+    const std::string normalization =
+        config.value("length_normalization", std::string("gnmt"));
+    if (normalization != "gnmt" && normalization != "ctranslate2") {
+      throw std::invalid_argument("length_normalization must be gnmt or "
+                                  "ctranslate2, not \"" +
+                                  normalization + "\"");
+    }
+    checkpoint.length_normalization = normalization == "ctranslate2"
+                                          ? LengthNormalization::kCtranslate2
+                                          : LengthNormalization::kGnmt;
     checkpoint.source_case =
         ParseWordCase(config.value("source_case", std::string("lower")));
     checkpoint.target_case =

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/decoding/decoding_options.h"
 #include "common/model/model_config.h"
 #include "common/model/transformer.h"
 #include "common/text/subword_model.h"
@@ -53,6 +54,10 @@ struct Checkpoint {
   // trainer found best on dev; 1.0 (what every model used before) for
   // checkpoints from before the field.
   double length_penalty = 1.0;
+  // How beam search weighs lengths with it: GNMT's for fanyi's models,
+  // CTranslate2's for the models imported from it ("length_normalization":
+  // "gnmt" or "ctranslate2"; gnmt when absent).
+  LengthNormalization length_normalization = LengthNormalization::kGnmt;
   // Start as the four specials only (a vocabulary built from no data).
   Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
   Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);

@@ -472,6 +472,9 @@ Checkpoint ImportCt2Model(const Ct2Directory& directory,
                                         : normal.parent_path().filename())
                      .string(),
                  "ctranslate2");
+  // Beam search ranks as CTranslate2's translate_batch does by default.
+  checkpoint.length_normalization = LengthNormalization::kCtranslate2;
+  checkpoint.length_penalty = 1.0;
   // Its pieces are the model's own: no case is folded.
   checkpoint.source_case = WordCase::kKeep;
   checkpoint.target_case = WordCase::kKeep;

@@ -50,7 +50,14 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   decoding.length_ratio = options.length_ratio;
   decoding.length_offset = options.length_offset;
   decoding.min_length = options.min_decode_length;
+  // A model from CTranslate2 decodes as its translate_batch does by default,
+  // which never ends a translation before its first token
+  // (min_decoding_length 1): </s> is left out of the first step's softmax.
+  if (checkpoint.length_normalization == LengthNormalization::kCtranslate2) {
+    decoding.min_length = std::max<int64_t>(decoding.min_length, 1);
+  }
   decoding.beam_stops_early = options.beam_stops_early;
+  decoding.length_normalization = checkpoint.length_normalization;
   decoding.cuda_graphs = options.cuda_graphs;
   // The position table bounds how far the decoder can go.
   decoding.max_length = std::min<int64_t>(

@@ -19,7 +19,9 @@ struct TranslatorOptions {
   std::string device = "auto";  // "auto" (cuda when available), "cpu", "cuda".
   int threads = 0;              // Intra-op threads; 0 keeps LibTorch's setting.
   int max_decode_length = 256;  // Hard cap on generated tokens per sentence.
-  int min_decode_length = 0;    // DecodingOptions::min_length.
+  // DecodingOptions::min_length; at least 1 for a model imported from
+  // CTranslate2 (its translate_batch's default).
+  int min_decode_length = 0;
   double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
   int length_offset = 10;  // ... + length_offset, never above the hard cap.
   // GNMT α for beam search (docs/quality.md); unset: the checkpoint's own.

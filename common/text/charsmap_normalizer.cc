@@ -79,13 +79,28 @@ CharsMapNormalizer::CharsMapNormalizer(std::string_view charsmap) {
   if (outputs_.empty() || outputs_.back() != '\0') {
     Fail("its outputs do not end in a NUL");
   }
-  // Every offset into the outputs then reads a bounded string.
+  // Every offset into the outputs then reads a bounded string without two
+  // spaces in a row (Normalize collapses runs across outputs only).
   size_t run = 0;
-  for (char c : outputs_) {
-    run = c == '\0' ? 0 : run + 1;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    run = outputs_[i] == '\0' ? 0 : run + 1;
     if (run > kMaxOutputBytes) {
       Fail("an output longer than " + std::to_string(kMaxOutputBytes) +
            " bytes");
+    }
+    if (outputs_[i] == ' ' && i > 0 && outputs_[i - 1] == ' ') {
+      Fail("an output with two spaces in a row");
+    }
+  }
+  // Every rule's output inside the outputs: the unit a search reaches a
+  // rule's end at holds a leaf flag, and the unit its offset leads to the
+  // output's place.
+  for (size_t i = 0; i < trie_.size(); ++i) {
+    const uint32_t unit = trie_[i];
+    if ((unit >> 31) != 0 || !HasLeaf(unit)) continue;  // A value; no leaf.
+    const size_t leaf = i ^ Offset(unit);
+    if (leaf >= trie_.size() || Value(trie_[leaf]) >= outputs_.size()) {
+      Fail("a rule's output lies outside the map");
     }
   }
 }
@@ -113,12 +128,8 @@ std::pair<std::string_view, size_t> CharsMapNormalizer::NormalizePrefix(
     }
   }
   if (longest > 0) {
-    if (longest_value >= outputs_.size()) {
-      throw std::invalid_argument(
-          "SentencePiece normalization map: a rule's output is past the "
-          "map's end");
-    }
-    // NUL-terminated within kMaxOutputBytes (checked at load).
+    // Inside the outputs, NUL-terminated within kMaxOutputBytes (checked
+    // at load).
     const char* output = outputs_.data() + longest_value;
     return {std::string_view(output, std::strlen(output)), longest};
   }

@@ -24,16 +24,18 @@ namespace fanyi {
 // The map is a 4-byte little-endian length, a Darts double-array trie of
 // that many bytes over the rules' UTF-8 (each leaf's value an offset into
 // the rest), then the rules' outputs, each ending in a NUL. A map read from
-// a hostile file is checked: every trie step stays inside the array, every
-// offset inside the outputs, no output longer than kMaxOutputBytes, and no
-// rule is looked for past kMaxRuleBytes, so normalizing costs time and
-// memory linear in the text.
+// a hostile file is checked when it is read: every rule's output inside
+// the outputs, none longer than kMaxOutputBytes or with two spaces in a
+// row; every trie step stays inside the array, and no rule is looked for
+// past kMaxRuleBytes (SentencePiece has no such bound; the rules of its
+// NFKC maps are far shorter), so normalizing costs time and memory linear
+// in the text.
 //
 // Immutable once built; thread-safe.
 class CharsMapNormalizer {
  public:
   static constexpr size_t kMaxRuleBytes = 256;
-  static constexpr size_t kMaxOutputBytes = 256;
+  static constexpr size_t kMaxOutputBytes = 64;  // nmt_nfkc's longest: 33.
 
   // Reads a precompiled map; throws std::invalid_argument naming what is
   // wrong.

@@ -1,5 +1,6 @@
 #include "common/text/subword_model.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -17,8 +18,19 @@ constexpr std::string_view kWordStart = "\xE2\x96\x81";  // U+2581 "▁"
 // piece covers (unigram_model.h, kUnkPenalty).
 constexpr float kUnknownPenalty = 10.0f;
 
-// SentencePiece's enums, as numbered in its sentencepiece_model.proto.
+// SentencePiece's enums and fields, as numbered in its
+// sentencepiece_model.proto.
 constexpr uint64_t kNormalPiece = 1;
+constexpr uint64_t kUserDefinedPiece = 4;
+constexpr uint64_t kBytePiece = 6;
+constexpr uint64_t kSplitByWhitespace = 22;  // TrainerSpec's fields.
+constexpr uint64_t kTreatWhitespaceAsSuffix = 24;
+constexpr uint64_t kByteFallback = 35;
+
+// What a model's pieces may be: log-probabilities of pieces of up to 16
+// characters by default (max_sentencepiece_length).
+constexpr float kMaxScore = 1e6f;
+constexpr size_t kMaxPieceBytes = 256;
 constexpr uint64_t kUnigramModel = 1;
 constexpr uint64_t kBpeModel = 2;
 
@@ -129,8 +141,22 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
           piece_reader.Skip(piece_wire);
         }
       }
+      if (type == kUserDefinedPiece || type == kBytePiece) {
+        WireReader::Fail(
+            "a user-defined or byte piece, which SentencePiece matches in "
+            "ways this reader does not");
+      }
       // Unknown, control and unused pieces never match text.
       if (type != kNormalPiece || piece.empty()) continue;
+      // Log-probabilities: a score far outside them would overflow the
+      // search's sums; a long piece would make it slow.
+      if (!(std::fabs(score) <= kMaxScore)) {
+        WireReader::Fail("a piece scored " + std::to_string(score));
+      }
+      if (piece.size() > kMaxPieceBytes) {
+        WireReader::Fail("a piece longer than " +
+                         std::to_string(kMaxPieceBytes) + " bytes");
+      }
       model.longest_piece_ = std::max(model.longest_piece_, piece.size());
       lowest = std::min(lowest, score);
       model.scores_.emplace(std::move(piece), score);
@@ -140,6 +166,18 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
         const auto [spec_field, spec_wire] = spec.Tag();
         if (spec_field == 3 && spec_wire == 0) {
           model_type = spec.Varint();
+        } else if (spec_wire == 0 &&
+                   (spec_field == kSplitByWhitespace ||
+                    spec_field == kTreatWhitespaceAsSuffix ||
+                    spec_field == kByteFallback)) {
+          // Only SentencePiece's defaults: words split at spaces, "▁" in
+          // front, no bytes for unknown characters.
+          const bool set = spec.Varint() != 0;
+          if (set != (spec_field == kSplitByWhitespace)) {
+            WireReader::Fail(
+                "a model trained with split_by_whitespace=false, "
+                "treat_whitespace_as_suffix or byte_fallback");
+          }
         } else {
           spec.Skip(spec_wire);
         }
