@@ -520,6 +520,23 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
   ASSERT_TRUE(Translate(TrainedModels().pairs[4].source, "en", "zh", &response)
                   .ok());
   EXPECT_EQ(response.model().name(), "en-zh");
+
+  // The same package as a file too: two models of en-de, so a request names
+  // one (the error lists them).
+  fs::copy(made + "/translate-en_de-1_0.argosmodel", repository_);
+  ASSERT_TRUE(WaitForLog({"translate-en_de-1_0.argosmodel version 1 serving"}))
+      << LogText();
+  const grpc::Status both = Translate("Hello.", "en", "de", &response);
+  EXPECT_EQ(both.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(both.error_message().find("several served models match"),
+            std::string::npos)
+      << both.error_message();
+  grpc::ClientContext context;
+  v1::TranslateRequest request;
+  request.set_text("Hello.");
+  request.mutable_model()->set_model("translate-en_de-1_0.argosmodel");
+  ASSERT_TRUE(stub_->Translate(&context, request, &response).ok());
+  EXPECT_EQ(response.model().name(), "translate-en_de-1_0.argosmodel");
 }
 
 // With no version of any model loadable there is nothing to serve: the

@@ -193,9 +193,16 @@ std::shared_ptr<ServedModel> ChooseModel(const ModelRegistry& models,
                       status.error_message());
     }
     bool source_served = false;
+    int pair_served = 0;
     for (const std::shared_ptr<ServedModel>& served : models.Models()) {
-      source_served |= served->translator().source_language() == source;
+      const Translator& translator = served->translator();
+      source_served |= translator.source_language() == source;
+      pair_served += translator.source_language() == source &&
+                     translator.target_language() == target;
     }
+    // Several models of the pair (two packages of it, say): the registry's
+    // message names them, and the client can pick one by name.
+    if (pair_served > 1) throw HttpError(400, status.error_message());
     throw HttpError(
         400, (source_served ? target_code : source_code) + " is not supported");
   }
