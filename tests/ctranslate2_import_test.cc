@@ -419,7 +419,8 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
   const nlohmann::json& expected = Made().expected.at("argos");
   const int64_t length = Made().expected.at("length").get<int64_t>();
   for (const std::string& path :
-       {Made().dir + "/argos", Made().dir + "/translate-en_de-1_0.argosmodel"}) {
+       {Made().dir + "/argos",
+        Made().dir + "/translate-en_de-1_0.argosmodel"}) {
     SCOPED_TRACE(path);
     ASSERT_TRUE(IsArgosPackage(path));
     Checkpoint checkpoint = LoadCheckpoint(path, torch::kCPU);
@@ -457,8 +458,8 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
         same += ours == expected[key][i].get<std::string>();
       }
       EXPECT_EQ(same, translations.size()) << key;
-      const std::vector<std::string> texts =
-          translator->Translate(expected["texts"].get<std::vector<std::string>>(), beam);
+      const std::vector<std::string> texts = translator->Translate(
+          expected["texts"].get<std::vector<std::string>>(), beam);
       same = 0;
       for (size_t i = 0; i < texts.size(); ++i) {
         const std::string theirs = expected[std::string(key) + "_text"][i];
@@ -472,7 +473,8 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
   // As argos-translate asks: beam 4, length_penalty 0.2 (the package's
   // default here), lengths free up to the cap.
   {
-    const Checkpoint checkpoint = LoadCheckpoint(Made().dir + "/argos", torch::kCPU);
+    const Checkpoint checkpoint =
+        LoadCheckpoint(Made().dir + "/argos", torch::kCPU);
     EXPECT_DOUBLE_EQ(checkpoint.length_penalty, 0.2);
     const int cap = Made().expected.at("free_length").get<int>();
     TranslatorOptions options;
@@ -487,10 +489,10 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
   // fanyi-import writes it as a fanyi checkpoint, its SentencePiece model
   // (and so its normalization) kept.
   const std::string dir = testing_util::MakeTempDir("argos-import");
-  const std::string import = std::string(FANYI_BINARY_DIR) +
-                             "/bin/fanyi-import --out '" + dir + "/model' '" +
-                             Made().dir + "/translate-en_de-1_0.argosmodel' >'" +
-                             dir + "/import.log' 2>&1";
+  const std::string import =
+      std::string(FANYI_BINARY_DIR) + "/bin/fanyi-import --out '" + dir +
+      "/model' '" + Made().dir + "/translate-en_de-1_0.argosmodel' >'" + dir +
+      "/import.log' 2>&1";
   ASSERT_EQ(std::system(import.c_str()), 0) << ReadFile(dir + "/import.log");
   Checkpoint imported = LoadCheckpoint(dir + "/model", torch::kCPU);
   EXPECT_EQ(imported.model_version, "translate-en_de-1_0");
@@ -515,8 +517,9 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
 TEST(Ct2ImportTest, RefusesBadArgosPackages) {
   const auto copy = [](const std::string& what) {
     const std::string dir = testing_util::MakeTempDir("argos-" + what);
-    fs::copy(Made().dir + "/argos", dir,
-             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::copy(
+        Made().dir + "/argos", dir,
+        fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     return dir;
   };
   const auto refused = [](const std::string& path) -> std::string {
@@ -563,16 +566,17 @@ TEST(Ct2ImportTest, RefusesBadArgosPackages) {
       "        data = a.read(info)\n"
       "        if info.filename.endswith(name):\n"
       "            data = data[:int(cut)]\n"
-      "            info.filename = info.filename.replace('translate-en_de-1_0/',"
+      "            info.filename = "
+      "info.filename.replace('translate-en_de-1_0/',"
       " sys.argv[5])\n"
       "        b.writestr(info.filename, data)\n";
   std::ofstream(dir + "/edit.py") << script;
   const auto edited = [&](const std::string& out, const std::string& name,
                           int cut, const std::string& folder) {
-    const std::string command = "python3 '" + dir + "/edit.py' '" +
-                                Made().dir + "/translate-en_de-1_0.argosmodel' '" +
-                                out + "' '" + name + "' " +
-                                std::to_string(cut) + " '" + folder + "'";
+    const std::string command = "python3 '" + dir + "/edit.py' '" + Made().dir +
+                                "/translate-en_de-1_0.argosmodel' '" + out +
+                                "' '" + name + "' " + std::to_string(cut) +
+                                " '" + folder + "'";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     return out;
   };
@@ -581,16 +585,14 @@ TEST(Ct2ImportTest, RefusesBadArgosPackages) {
   EXPECT_NE(refused(escaping).find("is not inside the package's one folder"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(dir + "/escape"));
-  const std::string truncated = edited(dir + "/truncated.argosmodel",
-                                       "model.bin", 1000,
-                                       "translate-en_de-1_0/");
+  const std::string truncated = edited(
+      dir + "/truncated.argosmodel", "model.bin", 1000, "translate-en_de-1_0/");
   const std::string message = refused(truncated);
   EXPECT_NE(message.find(truncated + "!/model/model.bin"), std::string::npos)
       << message;
   EXPECT_EQ(message.find("fanyi-argos-"), std::string::npos) << message;
   size_t left = 0;
-  for (const auto& entry :
-       fs::directory_iterator(fs::temp_directory_path())) {
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path())) {
     left += entry.path().filename().string().rfind("fanyi-argos-", 0) == 0;
   }
   EXPECT_EQ(left, 0u);

@@ -211,13 +211,15 @@ TEST_P(DeviceTest, HalfPrecisionStepsFollowFloat32s) {
     c10::InferenceMode inference;
     DecoderState expected_state =
         reference->StartDecoding(reference->Encode(source, mask), mask);
-    DecoderState state = model->StartDecoding(model->Encode(source, mask), mask);
+    DecoderState state =
+        model->StartDecoding(model->Encode(source, mask), mask);
     torch::Tensor tokens =
         at::full({3}, int64_t{Vocabulary::kBosId},
                  torch::TensorOptions(torch::kLong).device(device()));
     double worst = 0;
     for (int step = 0; step < 12; ++step) {
-      const torch::Tensor expected = reference->DecodeStep(tokens, &expected_state);
+      const torch::Tensor expected =
+          reference->DecodeStep(tokens, &expected_state);
       const torch::Tensor actual = model->DecodeStep(tokens, &state);
       ASSERT_EQ(actual.scalar_type(), torch::kFloat) << type;
       worst = std::max(worst, RelativeError(actual, expected));

@@ -517,8 +517,8 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
   ASSERT_TRUE(Translate("Where is the station?", "en", "de", &response).ok());
   EXPECT_EQ(response.model().name(), "translate-en_de-1_0");
   EXPECT_EQ(response.model().version(), 1);
-  ASSERT_TRUE(Translate(TrainedModels().pairs[4].source, "en", "zh", &response)
-                  .ok());
+  ASSERT_TRUE(
+      Translate(TrainedModels().pairs[4].source, "en", "zh", &response).ok());
   EXPECT_EQ(response.model().name(), "en-zh");
 
   // The same package as a file too: two models of en-de, so a request names

@@ -338,8 +338,7 @@ TEST(PackedTransformerTest, LeavesOtherLayersToLibTorchsStep) {
   EXPECT_THROW(PackedTransformer{*model}, std::invalid_argument);
   SelectDecoder(*model, "packed", "float32");
   EXPECT_EQ(model->inference_kernel(), nullptr);
-  EXPECT_THROW(SelectDecoder(*model, "packed", "int8"),
-               std::invalid_argument);
+  EXPECT_THROW(SelectDecoder(*model, "packed", "int8"), std::invalid_argument);
 }
 
 TEST(PackedTransformerTest, RefusesModelsItCannotPack) {
@@ -352,10 +351,8 @@ TEST(PackedTransformerTest, RefusesModelsItCannotPack) {
   Transformer model = RandomModel(6, true);
   EXPECT_THROW(SelectDecoder(*model, "libtorch", "int8"),
                std::invalid_argument);
-  EXPECT_THROW(SelectDecoder(*model, "packed", "int4"),
-               std::invalid_argument);
-  EXPECT_THROW(SelectDecoder(*model, "onnx", "float32"),
-               std::invalid_argument);
+  EXPECT_THROW(SelectDecoder(*model, "packed", "int4"), std::invalid_argument);
+  EXPECT_THROW(SelectDecoder(*model, "onnx", "float32"), std::invalid_argument);
   EXPECT_EQ(model->inference_kernel(), nullptr);
   SelectDecoder(*model, "packed", "int8");
   EXPECT_NE(model->inference_kernel(), nullptr);

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -126,8 +126,8 @@ INSTANTIATE_TEST_SUITE_P(UnigramAndBpe, SubwordModelTypeTest,
 // are trained): SubwordModel applies the model's precompiled map and gives
 // spm_encode's pieces on text full of what NFKC and the NMT rules change.
 TEST_P(SubwordModelTypeTest, NormalizesAsSentencePieceDoes) {
-  const std::string dir = testing_util::MakeTempDir(
-      std::string("subword_nmt_nfkc_") + GetParam());
+  const std::string dir =
+      testing_util::MakeTempDir(std::string("subword_nmt_nfkc_") + GetParam());
   const std::vector<std::string> lines_to_check = {
       "ＦＵＬＬ－ｗｉｄｔｈ ＡＢＣ １２３，ｏｋ？",
       "the ﬁrst ﬂoor, ① ② ③, ½ cup, 5 ㎏, ™ and ℡",
@@ -141,7 +141,8 @@ TEST_P(SubwordModelTypeTest, NormalizesAsSentencePieceDoes) {
       "▁",
       "",
       "   ",
-      "control\x01" "char and\x7F delete and \xC2\x85 next line",
+      "control\x01"
+      "char and\x7F delete and \xC2\x85 next line",
       "bad \xff byte and \xed\xa0\x80 surrogate",
       "它说：“你好！”（ｏｋ）",
   };
@@ -218,9 +219,9 @@ TEST(CharsMapNormalizerTest, AppliesAMapAndRefusesHostileOnes) {
   for (const std::string& map :
        {HandMadeMap(1000, std::string("b\0", 2)),
         HandMadeMap(0, std::string("b  c\0", 5)),
-        HandMadeMap(0, std::string(CharsMapNormalizer::kMaxOutputBytes + 1,
-                                   'b') +
-                           '\0'),
+        HandMadeMap(
+            0,
+            std::string(CharsMapNormalizer::kMaxOutputBytes + 1, 'b') + '\0'),
         HandMadeMap(0, "b"), HandMadeMap(0, "").substr(0, 100),
         std::string("\xff\xff\xff\x7f", 4)}) {
     EXPECT_THROW(CharsMapNormalizer{map}, std::invalid_argument);

@@ -121,8 +121,7 @@ bool SentenceSearch::SearchIsOver() const {
   return best_live / LengthPenalty(limit_, length_penalty_) <= kth_best;
 }
 
-double SentenceSearch::Normalized(double log_probability,
-                                  int64_t steps) const {
+double SentenceSearch::Normalized(double log_probability, int64_t steps) const {
   // Both count </s> among the tokens (CTranslate2 keeps it in its
   // hypotheses until they are ranked: include_eos_in_hypotheses).
   if (normalization_ == LengthNormalization::kGnmt) {
@@ -167,10 +166,10 @@ std::vector<std::vector<Hypothesis>> BeamSearch(
   std::vector<std::pair<int64_t, SentenceSearch>> active;  // Input row, search.
   for (int64_t i = 0; i < batch; ++i) {
     active.emplace_back(
-        i, SentenceSearch(
-               beam, MaxTargetLength(options.limits, sources[i].size()),
-               options.length_penalty, options.limits.beam_stops_early,
-               options.limits.length_normalization));
+        i,
+        SentenceSearch(beam, MaxTargetLength(options.limits, sources[i].size()),
+                       options.length_penalty, options.limits.beam_stops_early,
+                       options.limits.length_normalization));
   }
   torch::Tensor last_tokens =
       at::full({batch * beam}, Vocabulary::kBosId,

@@ -94,12 +94,12 @@ Metadata ReadMetadata(const fs::path& file) {
                     StringField(json, "to_code", file, true),
                     StringField(json, "package_version", file, false)};
   for (const std::string* code : {&metadata.from_code, &metadata.to_code}) {
-    const bool plain =
-        !code->empty() && code->size() <= 16 &&
-        std::all_of(code->begin(), code->end(), [](char c) {
-          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '-' || c == '_';
-        });
+    const bool plain = !code->empty() && code->size() <= 16 &&
+                       std::all_of(code->begin(), code->end(), [](char c) {
+                         return (c >= 'a' && c <= 'z') ||
+                                (c >= 'A' && c <= 'Z') ||
+                                (c >= '0' && c <= '9') || c == '-' || c == '_';
+                       });
     if (!plain) {
       throw std::runtime_error(file.string() +
                                ": from_code and to_code must be language "
@@ -180,8 +180,8 @@ fs::path Unpack(const std::string& file, const fs::path& into) {
     zip_error_init_with_code(&error, code);
     const std::string message = zip_error_strerror(&error);
     zip_error_fini(&error);
-    throw std::runtime_error(file + " is not an .argosmodel (zip) file: " +
-                             message);
+    throw std::runtime_error(file +
+                             " is not an .argosmodel (zip) file: " + message);
   }
   const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
   if (entries < 0 || entries > kMaxArgosEntries) {
@@ -194,7 +194,8 @@ fs::path Unpack(const std::string& file, const fs::path& into) {
     zip_stat_t stat;
     zip_stat_init(&stat);
     if (zip_stat_index(archive.get(), i, 0, &stat) != 0 ||
-        (stat.valid & ZIP_STAT_NAME) == 0 || (stat.valid & ZIP_STAT_SIZE) == 0) {
+        (stat.valid & ZIP_STAT_NAME) == 0 ||
+        (stat.valid & ZIP_STAT_SIZE) == 0) {
       throw std::runtime_error(file + ": entry " + std::to_string(i) +
                                " cannot be read");
     }
@@ -203,9 +204,8 @@ fs::path Unpack(const std::string& file, const fs::path& into) {
     if (!IsPlainRelativePath(name) || slash == std::string::npos ||
         (!root.empty() && name.compare(0, slash, root) != 0) ||
         (!root.empty() && slash != root.size())) {
-      throw std::runtime_error(
-          file + ": entry \"" + name +
-          "\" is not inside the package's one folder");
+      throw std::runtime_error(file + ": entry \"" + name +
+                               "\" is not inside the package's one folder");
     }
     root = name.substr(0, slash);
     const std::string inner = name.substr(slash + 1);
@@ -267,8 +267,9 @@ Checkpoint ImportDirectory(const fs::path& root, const std::string& name) {
   const fs::path subwords_file = root / "sentencepiece.model";
   std::shared_ptr<const SubwordModel> subwords;
   try {
-    subwords = std::make_shared<const SubwordModel>(SubwordModel::FromSerialized(
-        ReadSmallFile(subwords_file, kMaxSubwordModelBytes)));
+    subwords =
+        std::make_shared<const SubwordModel>(SubwordModel::FromSerialized(
+            ReadSmallFile(subwords_file, kMaxSubwordModelBytes)));
   } catch (const std::invalid_argument& error) {
     throw std::runtime_error(subwords_file.string() + ": " + error.what());
   }
@@ -349,10 +350,10 @@ Checkpoint ImportArgosPackage(const std::string& path) {
           Renamed(message, unpacked.path().string(), path + "!"));
     }
   }
-  const std::string name = (package.filename().empty()
-                                ? package.parent_path().filename()
-                                : package.filename())
-                               .string();
+  const std::string name =
+      (package.filename().empty() ? package.parent_path().filename()
+                                  : package.filename())
+          .string();
   try {
     return ImportDirectory(package, name);
   } catch (const std::runtime_error&) {

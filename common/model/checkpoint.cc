@@ -354,9 +354,10 @@ Checkpoint LoadCheckpoint(const std::string& path,
     const std::string normalization =
         config.value("length_normalization", std::string("gnmt"));
     if (normalization != "gnmt" && normalization != "ctranslate2") {
-      throw std::invalid_argument("length_normalization must be gnmt or "
-                                  "ctranslate2, not \"" +
-                                  normalization + "\"");
+      throw std::invalid_argument(
+          "length_normalization must be gnmt or "
+          "ctranslate2, not \"" +
+          normalization + "\"");
     }
     checkpoint.length_normalization = normalization == "ctranslate2"
                                           ? LengthNormalization::kCtranslate2

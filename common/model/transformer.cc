@@ -461,13 +461,14 @@ torch::Tensor TransformerImpl::StepColumns(
 torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {
   // Tied: the target embedding matrix doubles as the output projection.
   const torch::Tensor logits =
-      generator_ ? RowLinear(hidden, generator_)
-                 : RowLinear(hidden, target_embedding_->weight, generator_bias_);
+      generator_
+          ? RowLinear(hidden, generator_)
+          : RowLinear(hidden, target_embedding_->weight, generator_bias_);
   // A model cast to half precision (SelectDecoder) still hands the search
   // float32 logits.
   const at::ScalarType type = logits.scalar_type();
   return type == at::kHalf || type == at::kBFloat16 ? logits.to(at::kFloat)
-                                                     : logits;
+                                                    : logits;
 }
 
 }  // namespace fanyi

@@ -27,8 +27,7 @@ std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
   Checkpoint checkpoint =
       LoadCheckpoint(model_dir, ResolveDevice(options.device));
   // A freshly loaded model is never trained, so its weights can be packed.
-  SelectDecoder(*checkpoint.model, options.cpu_decoder,
-                   options.compute_type);
+  SelectDecoder(*checkpoint.model, options.cpu_decoder, options.compute_type);
   return FromCheckpoint(checkpoint, options);
 }
 

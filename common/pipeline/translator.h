@@ -22,8 +22,8 @@ struct TranslatorOptions {
   // DecodingOptions::min_length; at least 1 for a model imported from
   // CTranslate2 (its translate_batch's default).
   int min_decode_length = 0;
-  double length_ratio = 2.0;    // Per-row cap: length_ratio * source_len + ...
-  int length_offset = 10;  // ... + length_offset, never above the hard cap.
+  double length_ratio = 2.0;  // Per-row cap: length_ratio * source_len + ...
+  int length_offset = 10;     // ... + length_offset, never above the hard cap.
   // GNMT α for beam search (docs/quality.md); unset: the checkpoint's own.
   std::optional<double> length_penalty;
   // Longer sentences are translated in clauses (SplitIntoClauses). 0 = the

@@ -34,7 +34,9 @@ bool IsValidCodePoint(uint32_t c) {
 // The length of the valid UTF-8 character `text` starts with (shortest form,
 // no surrogate), or 0; as SentencePiece's DecodeUTF8.
 size_t ValidCharacterLength(std::string_view text) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const auto byte = [&](size_t i) {
+    return static_cast<unsigned char>(text[i]);
+  };
   const unsigned char lead = byte(0);
   if (lead < 0x80) return 1;
   if (text.size() >= 2 && (lead & 0xE0) == 0xC0 && IsTrailByte(byte(1))) {
@@ -42,8 +44,8 @@ size_t ValidCharacterLength(std::string_view text) {
     if (c >= 0x80) return 2;
   } else if (text.size() >= 3 && (lead & 0xF0) == 0xE0 &&
              IsTrailByte(byte(1)) && IsTrailByte(byte(2))) {
-    const uint32_t c = ((lead & 0x0Fu) << 12) | ((byte(1) & 0x3Fu) << 6) |
-                       (byte(2) & 0x3Fu);
+    const uint32_t c =
+        ((lead & 0x0Fu) << 12) | ((byte(1) & 0x3Fu) << 6) | (byte(2) & 0x3Fu);
     if (c >= 0x800 && IsValidCodePoint(c)) return 3;
   } else if (text.size() >= 4 && (lead & 0xF8) == 0xF0 &&
              IsTrailByte(byte(1)) && IsTrailByte(byte(2)) &&
@@ -165,9 +167,9 @@ std::string CharsMapNormalizer::Normalize(std::string_view text,
   while (!normalized.empty()) {
     if (normalized.back() == ' ') {
       normalized.pop_back();
-    } else if (std::string_view(normalized).substr(normalized.size() >= 3
-                                                       ? normalized.size() - 3
-                                                       : 0) == kWordStart) {
+    } else if (std::string_view(normalized)
+                   .substr(normalized.size() >= 3 ? normalized.size() - 3
+                                                  : 0) == kWordStart) {
       normalized.resize(normalized.size() - 3);
     } else {
       break;

@@ -166,10 +166,9 @@ SubwordModel SubwordModel::FromSerialized(std::string serialized) {
         const auto [spec_field, spec_wire] = spec.Tag();
         if (spec_field == 3 && spec_wire == 0) {
           model_type = spec.Varint();
-        } else if (spec_wire == 0 &&
-                   (spec_field == kSplitByWhitespace ||
-                    spec_field == kTreatWhitespaceAsSuffix ||
-                    spec_field == kByteFallback)) {
+        } else if (spec_wire == 0 && (spec_field == kSplitByWhitespace ||
+                                      spec_field == kTreatWhitespaceAsSuffix ||
+                                      spec_field == kByteFallback)) {
           // Only SentencePiece's defaults: words split at spaces, "▁" in
           // front, no bytes for unknown characters.
           const bool set = spec.Varint() != 0;

@@ -41,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // Each input byte gives at most one map output, each output space a
     // "▁" (3 bytes), plus one "▁" before each word.
-    const size_t bound =
-        (text.size() + 1) * 3 * (fanyi::CharsMapNormalizer::kMaxOutputBytes + 1);
+    const size_t bound = (text.size() + 1) * 3 *
+                         (fanyi::CharsMapNormalizer::kMaxOutputBytes + 1);
     fanyi::fuzzing::FuzzCheck(total <= bound, "pieces out of proportion");
   }
   return 0;
