@@ -496,6 +496,25 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
   ASSERT_EQ(std::system(import.c_str()), 0) << ReadFile(dir + "/import.log");
   Checkpoint imported = LoadCheckpoint(dir + "/model", torch::kCPU);
   EXPECT_EQ(imported.model_version, "translate-en_de-1_0");
+  // fanyi-train --init_from fine-tunes it in its own pieces: the run keeps
+  // its vocabularies and SentencePiece model.
+  const std::string train =
+      std::string(FANYI_BINARY_DIR) + "/bin/fanyi-train --init_from '" + dir +
+      "/model' --train '" +
+      testing_util::SharedDataPath("en-zh/train_mini.tsv") + "' --dev '" +
+      testing_util::SharedDataPath("en-zh/dev_mini.tsv") + "' --out '" + dir +
+      "/tuned' --max_steps 3 --ranks 1 --threads 1 >'" + dir +
+      "/train.log' 2>&1";
+  ASSERT_EQ(std::system(train.c_str()), 0) << ReadFile(dir + "/train.log");
+  const Checkpoint tuned = LoadCheckpoint(dir + "/tuned", torch::kCPU);
+  ASSERT_EQ(tuned.target_vocabulary.size(), imported.target_vocabulary.size());
+  for (int64_t id = 0; id < tuned.target_vocabulary.size(); ++id) {
+    ASSERT_EQ(tuned.target_vocabulary.Token(id),
+              imported.target_vocabulary.Token(id));
+  }
+  ASSERT_NE(tuned.source_subwords, nullptr);
+  EXPECT_EQ(tuned.source_subwords->serialized(),
+            imported.source_subwords->serialized());
   EXPECT_EQ(imported.target_language, "de");
   ASSERT_NE(imported.source_subwords, nullptr);
   EXPECT_TRUE(imported.source_subwords->normalizes());

@@ -156,7 +156,18 @@ void Trainer::State::Start() {
     checkpoint.target_ratio_low = initial->target_ratio_low;
     checkpoint.target_ratio_high = initial->target_ratio_high;
   }
-  OpenData(nullptr);
+  // A model with subword models (one of fanyi's, or an imported Argos
+  // package) goes on cutting text into its own pieces: its vocabularies and
+  // subword models are kept, as a resumed run keeps them.
+  std::optional<CorpusVocabularies> kept;
+  if (initial && (initial->source_subwords || initial->target_subwords)) {
+    kept.emplace();
+    kept->source = initial->source_vocabulary;
+    kept->target = initial->target_vocabulary;
+    kept->source_subwords = initial->source_subwords;
+    kept->target_subwords = initial->target_subwords;
+  }
+  OpenData(kept ? &*kept : nullptr);
   ModelConfig config = options.model;
   config.source_vocab_size = checkpoint.source_vocabulary.size();
   config.target_vocab_size = checkpoint.target_vocabulary.size();

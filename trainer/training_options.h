@@ -79,7 +79,9 @@ struct TrainingOptions {
   // the run's model takes: fine-tuning, or the second stage of
   // bidirectional training. Embedding rows go over token by token
   // (trainer/weight_transfer.h), so its vocabularies may differ from the
-  // corpus's. Empty: random weights. A resumed run continues its own.
+  // corpus's; a model with subword models (an imported Argos package, say)
+  // keeps its vocabularies and subword models instead. Empty: random
+  // weights. A resumed run continues its own.
   std::string init_from;
   // Continue the run in out_dir from its last/, mid-epoch if it stopped
   // there; starts one when out_dir holds none. Without it, an out_dir
