@@ -503,8 +503,8 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
       "/model' --train '" +
       testing_util::SharedDataPath("en-zh/train_mini.tsv") + "' --dev '" +
       testing_util::SharedDataPath("en-zh/dev_mini.tsv") + "' --out '" + dir +
-      "/tuned' --max_steps 3 --ranks 1 --threads 1 >'" + dir +
-      "/train.log' 2>&1";
+      "/tuned' --max_steps 3 --ranks 1 --threads 1 --length_penalties 1 >'" +
+      dir + "/train.log' 2>&1";
   ASSERT_EQ(std::system(train.c_str()), 0) << ReadFile(dir + "/train.log");
   const Checkpoint tuned = LoadCheckpoint(dir + "/tuned", torch::kCPU);
   ASSERT_EQ(tuned.target_vocabulary.size(), imported.target_vocabulary.size());
