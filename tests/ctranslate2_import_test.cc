@@ -206,48 +206,80 @@ TEST_P(ImportedFamilyTest, TranslatesAsCTranslate2) {
   }
 }
 
-// How many of `sources` (space-separated pieces) the translator's beam 4
-// translates as `expected` (CTranslate2's, space-separated).
-size_t SameBeams(const Translator& translator, const nlohmann::json& sources,
-                 const nlohmann::json& expected) {
-  std::vector<std::vector<std::string>> pieces;
-  for (const auto& source : sources) {
-    pieces.push_back(Split(source.get<std::string>()));
+// `pieces` joined by spaces, as CTranslate2's translations are written.
+std::string JoinPieces(const std::vector<std::string>& pieces) {
+  std::string joined;
+  for (const std::string& piece : pieces) {
+    joined += (joined.empty() ? "" : " ") + piece;
   }
-  const auto translations = translator.TranslateTokens(pieces, 4);
+  return joined;
+}
+
+// The pieces of each of `lines` (space-separated).
+std::vector<std::vector<std::string>> SplitLines(const nlohmann::json& lines) {
+  std::vector<std::vector<std::string>> pieces;
+  for (const auto& line : lines)
+    pieces.push_back(Split(line.get<std::string>()));
+  return pieces;
+}
+
+// How many of `sources` the translator's beam `beam` translates as
+// `expected` (CTranslate2's, space-separated).
+size_t SameTokenTranslations(
+    const Translator& translator,
+    const std::vector<std::vector<std::string>>& sources, int beam,
+    const nlohmann::json& expected) {
+  const auto translations = translator.TranslateTokens(sources, beam);
   size_t same = 0;
   for (size_t i = 0; i < translations.size(); ++i) {
-    std::string ours;
-    for (const std::string& piece : translations[i]) {
-      ours += (ours.empty() ? "" : " ") + piece;
-    }
-    same += ours == expected[i].get<std::string>();
+    same += JoinPieces(translations[i]) == expected[i].get<std::string>();
   }
   return same;
 }
 
-// Lengths free (up to a cap, </s> made likely): beam 4 ranks hypotheses as
-// CTranslate2's translate_batch does by default (log P / length, without
-// </s>; done once 4 have ended), not as GNMT's penalty would.
-TEST_P(ImportedFamilyTest, RanksLengthsAsCTranslate2) {
-  Checkpoint checkpoint = Load(GetParam());
-  EXPECT_EQ(checkpoint.length_normalization, LengthNormalization::kCtranslate2);
-  const nlohmann::json& expected = Made().expected.at(GetParam());
-  const int cap = Made().expected.at("free_length").get<int>();
+// Translations exactly `length` tokens long (CTranslate2's min and max
+// decoding length both `length`), each text one sentence, no retries.
+TranslatorOptions FixedLengths(int length) {
+  TranslatorOptions options;
+  options.min_decode_length = options.max_decode_length = length;
+  options.length_ratio = 0;
+  options.length_offset = length;
+  options.max_sentence_tokens = 1000;
+  options.output_guard = false;
+  return options;
+}
+
+// Translations of free length up to `cap` (CTranslate2's
+// max_decoding_length), no retries.
+TranslatorOptions LengthsUpTo(int cap) {
   TranslatorOptions options;
   options.max_decode_length = cap;
   options.length_ratio = 0;
   options.length_offset = cap;
   options.output_guard = false;
-  const size_t sentences = expected.at("sources").size();
+  return options;
+}
+
+// Lengths free (up to a cap, </s> made likely): beam 4 ranks hypotheses as
+// CTranslate2's translate_batch does by default (log P / length, </s>
+// counted; done once 4 have ended; at least one token), not as GNMT's
+// penalty would.
+TEST_P(ImportedFamilyTest, RanksLengthsAsCTranslate2) {
+  Checkpoint checkpoint = Load(GetParam());
+  EXPECT_EQ(checkpoint.length_normalization, LengthNormalization::kCtranslate2);
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  const TranslatorOptions options =
+      LengthsUpTo(Made().expected.at("free_length").get<int>());
+  const auto sources = SplitLines(expected.at("sources"));
+  const size_t sentences = sources.size();
   const size_t same =
-      SameBeams(*Translator::FromCheckpoint(checkpoint, options),
-                expected.at("sources"), expected.at("beam_free"));
+      SameTokenTranslations(*Translator::FromCheckpoint(checkpoint, options),
+                            sources, 4, expected.at("beam_free"));
   EXPECT_GE(same, 0.99 * sentences);
   checkpoint.length_normalization = LengthNormalization::kGnmt;
   const size_t same_gnmt =
-      SameBeams(*Translator::FromCheckpoint(checkpoint, options),
-                expected.at("sources"), expected.at("beam_free"));
+      SameTokenTranslations(*Translator::FromCheckpoint(checkpoint, options),
+                            sources, 4, expected.at("beam_free"));
   std::cout << GetParam() << ": " << same << " of " << sentences
             << " as CTranslate2's beam of free length; " << same_gnmt
             << " with GNMT's length penalty instead\n";
@@ -428,39 +460,24 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
     EXPECT_EQ(checkpoint.target_language, "de");
     ASSERT_NE(checkpoint.source_subwords, nullptr);
     EXPECT_TRUE(checkpoint.source_subwords->normalizes());
-    TranslatorOptions options;
-    options.min_decode_length = options.max_decode_length =
-        static_cast<int>(length);
-    options.length_ratio = 0;
-    options.length_offset = static_cast<int>(length);
-    options.max_sentence_tokens = 1000;  // Each text one sentence.
-    options.output_guard = false;
-    const auto translator = Translator::FromCheckpoint(checkpoint, options);
+    const auto translator = Translator::FromCheckpoint(
+        checkpoint, FixedLengths(static_cast<int>(length)));
     std::vector<std::vector<std::string>> sources;
     for (size_t i = 0; i < expected.at("texts").size(); ++i) {
       const std::string text = expected["texts"][i];
-      const std::string pieces = expected["pieces"][i];
       sources.push_back(checkpoint.source_subwords->Encode(text));
-      std::string ours;
-      for (const std::string& piece : sources.back()) {
-        ours += (ours.empty() ? "" : " ") + piece;
-      }
-      EXPECT_EQ(ours, pieces) << text;
+      EXPECT_EQ(JoinPieces(sources.back()),
+                expected["pieces"][i].get<std::string>())
+          << text;
     }
     for (const auto& [beam, key] : {std::pair{1, "greedy"}, {4, "beam"}}) {
-      const auto translations = translator->TranslateTokens(sources, beam);
-      size_t same = 0;
-      for (size_t i = 0; i < translations.size(); ++i) {
-        std::string ours;
-        for (const std::string& piece : translations[i]) {
-          ours += (ours.empty() ? "" : " ") + piece;
-        }
-        same += ours == expected[key][i].get<std::string>();
-      }
-      EXPECT_EQ(same, translations.size()) << key;
+      EXPECT_EQ(
+          SameTokenTranslations(*translator, sources, beam, expected[key]),
+          sources.size())
+          << key;
       const std::vector<std::string> texts = translator->Translate(
           expected["texts"].get<std::vector<std::string>>(), beam);
-      same = 0;
+      size_t same = 0;
       for (size_t i = 0; i < texts.size(); ++i) {
         const std::string theirs = expected[std::string(key) + "_text"][i];
         EXPECT_EQ(texts[i], theirs) << expected["texts"][i];
@@ -476,15 +493,13 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
     const Checkpoint checkpoint =
         LoadCheckpoint(Made().dir + "/argos", torch::kCPU);
     EXPECT_DOUBLE_EQ(checkpoint.length_penalty, 0.2);
-    const int cap = Made().expected.at("free_length").get<int>();
-    TranslatorOptions options;
-    options.max_decode_length = cap;
-    options.length_ratio = 0;
-    options.length_offset = cap;
-    options.output_guard = false;
-    EXPECT_EQ(SameBeams(*Translator::FromCheckpoint(checkpoint, options),
-                        expected.at("pieces"), expected.at("beam_free")),
-              expected.at("pieces").size());
+    const TranslatorOptions options =
+        LengthsUpTo(Made().expected.at("free_length").get<int>());
+    EXPECT_EQ(
+        SameTokenTranslations(*Translator::FromCheckpoint(checkpoint, options),
+                              SplitLines(expected.at("pieces")), 4,
+                              expected.at("beam_free")),
+        expected.at("pieces").size());
   }
   // fanyi-import writes it as a fanyi checkpoint, its SentencePiece model
   // (and so its normalization) kept.
@@ -518,14 +533,8 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
   EXPECT_EQ(imported.target_language, "de");
   ASSERT_NE(imported.source_subwords, nullptr);
   EXPECT_TRUE(imported.source_subwords->normalizes());
-  TranslatorOptions options;
-  options.min_decode_length = options.max_decode_length =
-      static_cast<int>(length);
-  options.length_ratio = 0;
-  options.length_offset = static_cast<int>(length);
-  options.max_sentence_tokens = 1000;
-  options.output_guard = false;
-  EXPECT_EQ(Translator::FromCheckpoint(imported, options)
+  EXPECT_EQ(Translator::FromCheckpoint(imported,
+                                       FixedLengths(static_cast<int>(length)))
                 ->Translate(expected["texts"].get<std::vector<std::string>>()),
             expected["greedy_text"].get<std::vector<std::string>>());
 }

@@ -287,14 +287,9 @@ Checkpoint ImportDirectory(const fs::path& root, const std::string& name) {
   checkpoint.length_penalty = 0.2;
   checkpoint.source_language = LibreTranslateLanguageCode(metadata.from_code);
   checkpoint.target_language = LibreTranslateLanguageCode(metadata.to_code);
-  // JSON keeps only UTF-8; metadata.json's codes are (nlohmann checks).
-  try {
-    DecodeUtf8(name);
-    checkpoint.model_version = name;
-  } catch (const std::invalid_argument&) {
-    checkpoint.model_version =
-        "argos-" + metadata.from_code + "-" + metadata.to_code;
-  }
+  // metadata.json's codes are plain ASCII (ReadMetadata).
+  checkpoint.model_version =
+      Utf8OrElse(name, "argos-" + metadata.from_code + "-" + metadata.to_code);
   checkpoint.training = {{"imported_from",
                           {{"format", "argos"},
                            {"package", checkpoint.model_version},

@@ -108,16 +108,6 @@ SideMap MapSide(const std::vector<std::string>& ct2_tokens,
   return map;
 }
 
-// `text` when it is valid UTF-8 (JSON keeps only that), else `fallback`.
-std::string Utf8OrElse(const std::string& text, const std::string& fallback) {
-  try {
-    DecodeUtf8(text);
-    return text;
-  } catch (const std::invalid_argument&) {
-    return fallback;
-  }
-}
-
 std::optional<int64_t> Find(const std::vector<std::string>& tokens,
                             const std::string& token) {
   for (size_t i = 0; i < tokens.size(); ++i) {

@@ -141,6 +141,15 @@ std::u32string DecodeUtf8(std::string_view text) {
   return code_points;
 }
 
+std::string Utf8OrElse(const std::string& text, const std::string& fallback) {
+  try {
+    DecodeUtf8(text);
+    return text;
+  } catch (const std::invalid_argument&) {
+    return fallback;
+  }
+}
+
 void AppendUtf8(char32_t code_point, std::string* out) {
   if (code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF)) {
     throw std::invalid_argument("cannot encode code point " +

@@ -14,6 +14,10 @@ namespace fanyi {
 // U+10FFFF.
 std::u32string DecodeUtf8(std::string_view text);
 
+// `text` when it is valid UTF-8 (JSON keeps only that: names taken from
+// file and directory names), else `fallback`.
+std::string Utf8OrElse(const std::string& text, const std::string& fallback);
+
 // Appends the UTF-8 encoding of `code_point` to `out`. Throws
 // std::invalid_argument for surrogates and values above U+10FFFF.
 void AppendUtf8(char32_t code_point, std::string* out);
