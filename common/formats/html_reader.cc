@@ -207,18 +207,26 @@ std::size_t CommentEnd(std::string_view html, std::size_t at) {
   return std::string_view::npos;
 }
 
-// True when the elements of `html` would nest more than `max_depth` deep,
-// by one pass over its tags that follows them roughly as the HTML5 parser
-// will: start tags open elements, an end tag closes its innermost open
-// element and those inside it; comments, raw text and elements that stay
-// shallow (StaysShallow) open nothing, nor, in SVG and MathML, tags that
-// close themselves. A cheap first refusal for plain deep nesting, whose
-// parse Gumbo makes quadratic (it looks through the open elements at each
-// start tag: 40,000 nested divs took 3 s). It is no bound: markup can nest
-// in ways it does not follow, which the parse's CPU time budget and the
-// exact depth check after it catch. Linear: each tag is read once, and an
-// end tag looks through at most max_depth open elements.
-bool NestsDeeperThan(std::string_view html, int max_depth) {
+// Attributes a tag may have, at most, as the pass before the parse counts
+// them (roughly: "a = b" counts twice). Gumbo looks for each attribute
+// among those before it in its tag: 20,000 on one tag took seconds, a cost
+// the parse's CPU budget bounds only by time, which depends on the host.
+// Real pages have tens.
+constexpr int kMaxTagAttributes = 512;
+
+// Why `html` is refused before it is parsed, or "": when its elements
+// would nest more than `max_depth` deep, or a tag has more than
+// kMaxTagAttributes attributes, by one pass over its tags that follows
+// them roughly as the HTML5 parser will: start tags open elements, an end tag
+// closes its innermost open element and those inside it; comments, raw text and
+// elements that stay shallow (StaysShallow) open nothing, nor, in SVG and
+// MathML, tags that close themselves. A cheap first refusal for plain deep
+// nesting, whose parse Gumbo makes quadratic (it looks through the open
+// elements at each start tag: 40,000 nested divs took 3 s). It is no bound:
+// markup can nest in ways it does not follow, which the parse's CPU time budget
+// and the exact depth check after it catch. Linear: each tag is read once, and
+// an end tag looks through at most max_depth open elements.
+std::string PrepassRefusal(std::string_view html, int max_depth) {
   constexpr std::size_t kNone = std::string_view::npos;
   struct Open {
     std::string name;
@@ -257,8 +265,17 @@ bool NestsDeeperThan(std::string_view html, int max_depth) {
     // never closed is read as part of a name (no value), as a parser
     // reading on would see the rest.
     bool self_closing = false;
+    int attributes = 0;
     for (; at < html.size() && html[at] != '>'; ++at) {
       self_closing = html[at] == '/';
+      // An attribute starts after a space (or the name, or a '/').
+      if (!IsAsciiSpace(html[at]) && html[at] != '/' && html[at] != '=' &&
+          (IsAsciiSpace(html[at - 1]) || html[at - 1] == '/') &&
+          ++attributes > kMaxTagAttributes) {
+        return "HTML: a tag has more than " +
+               std::to_string(kMaxTagAttributes) +
+               " attributes; the limit is " + std::to_string(kMaxTagAttributes);
+      }
       if (html[at] != '=') continue;
       std::size_t value = at + 1;
       while (value < html.size() && IsAsciiSpace(html[value])) ++value;
@@ -297,9 +314,12 @@ bool NestsDeeperThan(std::string_view html, int max_depth) {
       const bool starts_foreign = name == "svg" || name == "math";
       open.push_back({std::move(name), starts_foreign});
     }
-    if (open.size() > static_cast<std::size_t>(max_depth)) return true;
+    if (open.size() > static_cast<std::size_t>(max_depth)) {
+      return "HTML nests elements more than " + std::to_string(max_depth) +
+             " deep; the limit is " + std::to_string(max_depth);
+    }
   }
-  return false;
+  return "";
 }
 
 // The depth of the deepest element under the document node `root` (<html>
@@ -732,10 +752,9 @@ class HtmlReader {
 MarkedDocument ReadHtml(std::string html, int max_depth) {
   MarkedDocument document(std::move(html));
   const std::string& source = document.source();
-  if (NestsDeeperThan(source, max_depth)) {
-    throw std::invalid_argument(
-        "HTML nests elements more than " + std::to_string(max_depth) +
-        " deep; the limit is " + std::to_string(max_depth));
+  if (const std::string refusal = PrepassRefusal(source, max_depth);
+      !refusal.empty()) {
+    throw std::invalid_argument(refusal);
   }
   ParseMemory memory(
       kParseFloor + kParseBytesPerByte * source.size(),
