@@ -1,5 +1,7 @@
 #include "server/model_registry.h"
 
+#include <algorithm>
+#include <set>
 #include <utility>
 
 namespace fanyi {
@@ -66,6 +68,81 @@ grpc::Status ModelRegistry::Choose(const v1::ModelChoice& choice,
   return Invalid((matching.empty() ? "no served model translates "
                                    : "several served models match ") +
                  Describe(choice) + "; served: " + ListLocked());
+}
+
+grpc::Status ModelRegistry::ChooseRoute(const v1::ModelChoice& choice,
+                                        ModelRoute* route) const {
+  std::shared_ptr<ServedModel> model;
+  const grpc::Status direct = Choose(choice, &model);
+  if (direct.ok()) {
+    *route = {std::move(model)};
+    return direct;
+  }
+  const std::string& source = choice.source_language();
+  const std::string& target = choice.target_language();
+  if (direct.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
+      !choice.model().empty() || source.empty() || target.empty() ||
+      source == target || source == kPivotLanguage ||
+      target == kPivotLanguage) {
+    return direct;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ModelRoute into_pivot, out_of_pivot;
+  for (const auto& [name, served] : models_) {
+    const Translator& translator = served->translator();
+    const std::string& from = translator.source_language();
+    const std::string& to = translator.target_language();
+    // Several models of the pair itself: the client picks one by name.
+    if (from == source && to == target) return direct;
+    if (from == source && to == kPivotLanguage) into_pivot.push_back(served);
+    if (from == kPivotLanguage && to == target) out_of_pivot.push_back(served);
+  }
+  if (into_pivot.empty() || out_of_pivot.empty()) return direct;
+  if (into_pivot.size() > 1 || out_of_pivot.size() > 1) {
+    return Invalid("no served model translates " + Describe(choice) +
+                   ", and several would through " + kPivotLanguage +
+                   ": translate into " + kPivotLanguage +
+                   " and out of it in two calls, each naming its model; "
+                   "served: " +
+                   ListLocked());
+  }
+  *route = {into_pivot.front(), out_of_pivot.front()};
+  return grpc::Status::OK;
+}
+
+std::vector<ServedPair> ModelRegistry::Pairs() const {
+  std::set<std::pair<std::string, std::string>> direct;
+  std::set<std::string> into_pivot, out_of_pivot;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [name, served] : models_) {
+      const Translator& translator = served->translator();
+      direct.emplace(translator.source_language(),
+                     translator.target_language());
+      if (translator.target_language() == kPivotLanguage) {
+        into_pivot.insert(translator.source_language());
+      }
+      if (translator.source_language() == kPivotLanguage) {
+        out_of_pivot.insert(translator.target_language());
+      }
+    }
+  }
+  std::vector<ServedPair> pairs;
+  for (const auto& [source, target] : direct) {
+    pairs.push_back({source, target, false});
+  }
+  for (const std::string& source : into_pivot) {
+    for (const std::string& target : out_of_pivot) {
+      if (source != target && !direct.count({source, target})) {
+        pairs.push_back({source, target, true});
+      }
+    }
+  }
+  std::sort(
+      pairs.begin(), pairs.end(), [](const ServedPair& a, const ServedPair& b) {
+        return std::tie(a.source, a.target) < std::tie(b.source, b.target);
+      });
+  return pairs;
 }
 
 std::shared_ptr<ServedModel> ModelRegistry::Replace(

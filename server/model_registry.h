@@ -13,6 +13,21 @@
 
 namespace fanyi {
 
+// The language a pair that no one model serves is translated through, as
+// Argos Translate does: by a model into it, then by one out of it.
+inline constexpr char kPivotLanguage[] = "en";
+
+// The models that translate a call, in order: one, or two through
+// kPivotLanguage.
+using ModelRoute = std::vector<std::shared_ptr<ServedModel>>;
+
+// A source and target language served, directly or through the pivot.
+struct ServedPair {
+  std::string source;
+  std::string target;
+  bool pivoted = false;  // Through kPivotLanguage.
+};
+
 // The models a server serves, by name, each as the version that takes new
 // requests. A request chooses among them (Choose); a new version replaces
 // the old one (Replace), and whoever replaced it retires the old one once
@@ -27,6 +42,16 @@ class ModelRegistry {
   // UNAVAILABLE when none is served.
   grpc::Status Choose(const v1::ModelChoice& choice,
                       std::shared_ptr<ServedModel>* model) const;
+
+  // As Choose, and when no served model translates a pair that `choice`
+  // names by both its languages (and no model by name), the two models
+  // that translate it through kPivotLanguage, each as Choose would choose
+  // it; Choose's error when there are not both.
+  grpc::Status ChooseRoute(const v1::ModelChoice& choice,
+                           ModelRoute* route) const;
+  // Every pair served: each model's, then each pivot's that no model
+  // serves, sorted by source and target.
+  std::vector<ServedPair> Pairs() const;
 
   // Serves `model` under its name from now on; returns the version it
   // replaces, or null.

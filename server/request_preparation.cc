@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "server/pivot_job.h"
+
 namespace fanyi {
 namespace {
 
@@ -52,7 +54,7 @@ void ReadOptions(const Request& request, TextRequest* text_request) {
 }
 
 // What `request` asks; its texts are views into it.
-TextRequest ReadRequest(const v1::TranslateRequest& request) {
+TextRequest Read(const v1::TranslateRequest& request) {
   TextRequest text_request;
   text_request.texts.push_back(request.text());
   text_request.field = "text";
@@ -61,7 +63,7 @@ TextRequest ReadRequest(const v1::TranslateRequest& request) {
   return text_request;
 }
 
-TextRequest ReadRequest(const v1::TranslateBatchRequest& request) {
+TextRequest Read(const v1::TranslateBatchRequest& request) {
   TextRequest text_request;
   text_request.texts.assign(request.texts().begin(), request.texts().end());
   text_request.field = "texts";
@@ -69,12 +71,12 @@ TextRequest ReadRequest(const v1::TranslateBatchRequest& request) {
   return text_request;
 }
 
-template <typename Request>
-grpc::Status Prepare(const TextPipeline& pipeline, const Request& request,
-                     std::vector<PreparedText>* prepared) {
+// Runs `prepare`: INVALID_ARGUMENT with the message of a refusal
+// (std::invalid_argument), INTERNAL for any other failure.
+template <typename Prepare>
+grpc::Status Checked(const Prepare& prepare) {
   try {
-    const TextRequest text_request = ReadRequest(request);
-    *prepared = pipeline.Prepare(text_request);
+    prepare();
   } catch (const std::invalid_argument& e) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {
@@ -85,16 +87,25 @@ grpc::Status Prepare(const TextPipeline& pipeline, const Request& request,
 
 }  // namespace
 
-grpc::Status PrepareRequest(const TextPipeline& pipeline,
-                            const v1::TranslateRequest& request,
-                            std::vector<PreparedText>* prepared) {
-  return Prepare(pipeline, request, prepared);
+grpc::Status ReadRequest(const v1::TranslateRequest& request,
+                         TextRequest* text_request) {
+  return Checked([&] { *text_request = Read(request); });
+}
+
+grpc::Status ReadRequest(const v1::TranslateBatchRequest& request,
+                         TextRequest* text_request) {
+  return Checked([&] { *text_request = Read(request); });
 }
 
 grpc::Status PrepareRequest(const TextPipeline& pipeline,
-                            const v1::TranslateBatchRequest& request,
+                            const TextRequest& request,
                             std::vector<PreparedText>* prepared) {
-  return Prepare(pipeline, request, prepared);
+  return Checked([&] { *prepared = pipeline.Prepare(request); });
+}
+
+grpc::Status PrepareRequest(const ModelRoute& route, const TextRequest& request,
+                            std::vector<PreparedText>* prepared) {
+  return Checked([&] { *prepared = PrepareRoute(route, request); });
 }
 
 v1::Script ScriptToProto(ChineseScript script) {

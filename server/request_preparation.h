@@ -9,19 +9,27 @@
 #include "common/pipeline/text_pipeline.h"
 #include "fanyi/v1/translator.pb.h"
 #include "grpcpp/support/status.h"
+#include "server/model_registry.h"
 
 namespace fanyi {
 
-// Reads a Translate request into the TextRequest it asks for and prepares
-// its texts with `pipeline` into `prepared`: INVALID_ARGUMENT with the
-// pipeline's message for anything wrong with the request, INTERNAL for an
-// unexpected failure.
+// Reads a Translate request into the TextRequest it asks for, whose texts
+// are views into it: INVALID_ARGUMENT for a script or format that is not a
+// value of its enum.
+grpc::Status ReadRequest(const v1::TranslateRequest& request,
+                         TextRequest* text_request);
+// Likewise for TranslateBatch, whose texts are named "texts[i]".
+grpc::Status ReadRequest(const v1::TranslateBatchRequest& request,
+                         TextRequest* text_request);
+
+// Prepares the texts of `request` with `pipeline` into `prepared`:
+// INVALID_ARGUMENT with the pipeline's message for anything wrong with the
+// request, INTERNAL for an unexpected failure.
 grpc::Status PrepareRequest(const TextPipeline& pipeline,
-                            const v1::TranslateRequest& request,
+                            const TextRequest& request,
                             std::vector<PreparedText>* prepared);
-// Likewise for TranslateBatch; errors name its texts "texts[i]".
-grpc::Status PrepareRequest(const TextPipeline& pipeline,
-                            const v1::TranslateBatchRequest& request,
+// Likewise for the route's first model (PrepareRoute).
+grpc::Status PrepareRequest(const ModelRoute& route, const TextRequest& request,
                             std::vector<PreparedText>* prepared);
 
 // The proto value of `script`.

@@ -10,6 +10,7 @@
 
 #include "common/formats/html_reader.h"
 #include "common/text/language_detection.h"
+#include "server/pivot_job.h"
 #include "server/raw_messages.h"
 #include "server/request_preparation.h"
 #include "server/text_job.h"
@@ -32,15 +33,25 @@ grpc::Status DeadlineStatus() {
 }
 
 // Fills what a Translate or TranslateBatch response says of the whole call:
-// the model, and the beam size and script every text of it got.
+// the model (and the pivot's), and the beam size and script every text of
+// it got (`text`, prepared for the route's first model from `request`).
 template <typename Response>
-void DescribeCall(const ServedModel& model, const PreparedText& text,
-                  Response* response) {
+void DescribeCall(const ModelRoute& route, const PreparedText& text,
+                  const TextRequest& request, Response* response) {
+  const ServedModel& model = *route.back();
   response->set_model_version(model.translator().model_version());
   response->mutable_model()->set_name(model.name());
   response->mutable_model()->set_version(model.version());
+  if (route.size() > 1) {
+    response->mutable_pivot_model()->set_name(route.front()->name());
+    response->mutable_pivot_model()->set_version(route.front()->version());
+    response->set_pivot_language(kPivotLanguage);
+  }
   response->set_beam_size(text.beam_size);
-  if (text.script) response->set_script(ScriptToProto(*text.script));
+  if (model.translator().pipeline().writes_chinese()) {
+    response->set_script(
+        ScriptToProto(request.script.value_or(ChineseScript::kSimplified)));
+  }
 }
 
 // What ListModels says of `model`.
@@ -160,9 +171,18 @@ grpc::Status TranslationService::DetectSource(
     const std::vector<std::string_view>& texts, bool html,
     v1::ModelChoice* choice,
     std::vector<v1::DetectedLanguage>* detected) const {
-  // The sources of the models that fit; their targets are candidates too,
-  // so that a text already in the target is found out rather than read as
-  // the likeliest source.
+  // The sources of the pairs that fit (the named model's, or every pair
+  // served, pivots included); the targets of those sources are candidates
+  // too, so that a text already in the target is found out rather than
+  // read as the likeliest source.
+  std::vector<ServedPair> pairs;
+  if (choice->model().empty()) {
+    pairs = registry_.Pairs();
+  } else if (std::shared_ptr<ServedModel> named =
+                 registry_.Find(choice->model())) {
+    pairs.push_back({named->translator().source_language(),
+                     named->translator().target_language()});
+  }
   std::vector<std::string> sources;
   std::vector<std::string> candidates;
   const auto add = [](std::vector<std::string>& list, const std::string& code) {
@@ -170,20 +190,17 @@ grpc::Status TranslationService::DetectSource(
       list.push_back(code);
     }
   };
-  for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
-    const Translator& translator = model->translator();
-    if ((choice->target_language().empty() ||
-         translator.target_language() == choice->target_language()) &&
-        (choice->model().empty() || model->name() == choice->model())) {
-      add(sources, translator.source_language());
+  for (const ServedPair& pair : pairs) {
+    if (choice->target_language().empty() ||
+        pair.target == choice->target_language()) {
+      add(sources, pair.source);
     }
   }
   candidates = sources;
-  for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
-    const Translator& translator = model->translator();
-    if (std::find(sources.begin(), sources.end(),
-                  translator.source_language()) != sources.end()) {
-      add(candidates, translator.target_language());
+  for (const ServedPair& pair : pairs) {
+    if (std::find(sources.begin(), sources.end(), pair.source) !=
+        sources.end()) {
+      add(candidates, pair.target);
     }
   }
   if (sources.empty()) {
@@ -256,21 +273,22 @@ void TranslationService::TranslateText(grpc::CallbackServerContext* context,
     *response->mutable_translation()->mutable_detected_language() =
         detected.front();
   }
-  std::shared_ptr<ServedModel> model = Choose(choice, completion);
-  if (model == nullptr) return;
+  const ModelRoute route = Choose(choice, completion);
+  if (route.empty()) return;
   if (DeadlinePassed(*context)) {
     completion.Answer(DeadlineStatus());
     return;
   }
+  TextRequest text_request;
   std::vector<PreparedText> texts;
-  if (grpc::Status status =
-          PrepareRequest(model->translator().pipeline(), request, &texts);
-      !status.ok()) {
+  grpc::Status status = ReadRequest(request, &text_request);
+  if (status.ok()) status = PrepareRequest(route, text_request, &texts);
+  if (!status.ok()) {
     completion.Answer(status);
     return;
   }
-  DescribeCall(*model, texts.front(), response);
-  Submit(context, completion, std::move(model), std::move(texts),
+  DescribeCall(route, texts.front(), text_request, response);
+  Submit(context, completion, route, std::move(texts), text_request,
          {response->mutable_translation()}, /*batch_call=*/false);
 }
 
@@ -290,12 +308,12 @@ void TranslationService::TranslateTexts(
       return;
     }
   }
-  std::shared_ptr<ServedModel> model = Choose(choice, completion);
-  if (model == nullptr) return;
-  const TextPipeline& pipeline = model->translator().pipeline();
+  const ModelRoute route = Choose(choice, completion);
+  if (route.empty()) return;
   // A malformed text count is reported before a passed deadline.
   try {
-    pipeline.limits().CheckTextCount(request.texts_size(), "texts");
+    route.front()->translator().pipeline().limits().CheckTextCount(
+        request.texts_size(), "texts");
   } catch (const std::invalid_argument& e) {
     completion.Answer(
         grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what()));
@@ -307,13 +325,15 @@ void TranslationService::TranslateTexts(
   }
   // Every text is checked and prepared first, so a bad one costs no
   // decoding.
+  TextRequest text_request;
   std::vector<PreparedText> texts;
-  if (grpc::Status status = PrepareRequest(pipeline, request, &texts);
-      !status.ok()) {
+  grpc::Status status = ReadRequest(request, &text_request);
+  if (status.ok()) status = PrepareRequest(route, text_request, &texts);
+  if (!status.ok()) {
     completion.Answer(status);
     return;
   }
-  DescribeCall(*model, texts.front(), response);
+  DescribeCall(route, texts.front(), text_request, response);
   // Pre-sized so each text's assembly writes only its own element.
   std::vector<v1::Translation*> outputs;
   for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -322,7 +342,7 @@ void TranslationService::TranslateTexts(
       *outputs.back()->mutable_detected_language() = detected[i];
     }
   }
-  Submit(context, completion, std::move(model), std::move(texts),
+  Submit(context, completion, route, std::move(texts), text_request,
          std::move(outputs), /*batch_call=*/true);
 }
 
@@ -339,25 +359,26 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(
   return reactor;
 }
 
-std::shared_ptr<ServedModel> TranslationService::Choose(
-    const v1::ModelChoice& choice, RpcCompletion& completion) const {
-  std::shared_ptr<ServedModel> model;
-  if (grpc::Status status = registry_.Choose(choice, &model); !status.ok()) {
+ModelRoute TranslationService::Choose(const v1::ModelChoice& choice,
+                                      RpcCompletion& completion) const {
+  ModelRoute route;
+  if (grpc::Status status = registry_.ChooseRoute(choice, &route);
+      !status.ok()) {
     completion.Answer(status);
-    return nullptr;
+    return {};
   }
-  completion.set_model(model->name());
-  return model;
+  completion.set_model(route.back()->name());
+  return route;
 }
 
 void TranslationService::Submit(grpc::CallbackServerContext* context,
                                 const RpcCompletion& completion,
-                                std::shared_ptr<ServedModel> model,
+                                const ModelRoute& route,
                                 std::vector<PreparedText> texts,
+                                const TextRequest& request,
                                 std::vector<v1::Translation*> outputs,
                                 bool batch_call) {
   TextJob job;
-  job.model = std::move(model);
   job.texts = std::move(texts);
   job.deadline = context->deadline();
   job.cancelled = [context] { return context->IsCancelled(); };
@@ -370,7 +391,8 @@ void TranslationService::Submit(grpc::CallbackServerContext* context,
     }
     completion.Answer(status);
   };
-  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+  if (grpc::Status status =
+          SubmitRoute(assembly_, route, std::move(job), request);
       !status.ok()) {
     completion.Answer(status);
   }

@@ -97,17 +97,18 @@ class TranslationService final
   grpc::Status DetectSource(const std::vector<std::string_view>& texts,
                             bool html, v1::ModelChoice* choice,
                             std::vector<v1::DetectedLanguage>* detected) const;
-  // The model `choice` names, with the RPC's metrics labelled by it; null,
-  // with the RPC finished, when no served model fits.
-  std::shared_ptr<ServedModel> Choose(const v1::ModelChoice& choice,
-                                      RpcCompletion& completion) const;
-  // Hands `texts` to the model's batcher as one TextJob; their
+  // The models that translate what `choice` names (ModelRegistry::
+  // ChooseRoute), with the RPC's metrics labelled by the last; empty, with
+  // the RPC finished, when no served model fits.
+  ModelRoute Choose(const v1::ModelChoice& choice,
+                    RpcCompletion& completion) const;
+  // Hands `texts` (prepared for the route's first model) to the route as a
+  // TextJob, or a PivotJob asking `request` of its second leg; their
   // translations go to `outputs`, one per text, and the job's completion
   // (on the assembly pool) finishes the RPC.
   void Submit(grpc::CallbackServerContext* context,
-              const RpcCompletion& completion,
-              std::shared_ptr<ServedModel> model,
-              std::vector<PreparedText> texts,
+              const RpcCompletion& completion, const ModelRoute& route,
+              std::vector<PreparedText> texts, const TextRequest& request,
               std::vector<v1::Translation*> outputs, bool batch_call);
   // Writes `assembled` into `translation`.
   static void FillTranslation(TextTranslation assembled,

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -114,6 +115,24 @@ void AddCorruptVersion(const std::string& repository, const std::string& name,
   fs::rename(staging, fs::path(repository) / name / std::to_string(version));
 }
 
+// The folder where tests/ctranslate2_translations.py wrote an English to
+// German Argos package of random weights (argos/, and the same as
+// translate-en_de-1_0.argosmodel), made once; empty when it failed.
+const std::string& ArgosPackages() {
+  static const std::string* const made = [] {
+    auto* folder =
+        new std::string(testing_util::MakeTempDir("repository_argos"));
+    const std::string command =
+        std::string("python3 '") + FANYI_SOURCE_DIR +
+        "/tests/ctranslate2_translations.py' '" + *folder + "' '" +
+        testing_util::SharedDataPath("en-zh/train_mini.tsv") + "' >'" +
+        *folder + "/python.log' 2>&1";
+    if (std::system(command.c_str()) != 0) folder->clear();
+    return folder;
+  }();
+  return *made;
+}
+
 class ModelRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -139,6 +158,7 @@ class ModelRepositoryTest : public ::testing::Test {
     };
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
+    options.http_listen = "127.0.0.1:0";
     options.threads = 1;
     options.device = "cpu";
     server_ = TranslationServer::Start(options);
@@ -501,13 +521,8 @@ TEST_F(ModelRepositoryTest, StartUpServesTheHighestVersionThatLoads) {
 // as argos-train lays them out, from tests/ctranslate2_translations.py) is
 // served beside the fanyi models, named for its folder, in its languages.
 TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
-  const std::string made = testing_util::MakeTempDir("repository_argos");
-  const std::string command =
-      std::string("python3 '") + FANYI_SOURCE_DIR +
-      "/tests/ctranslate2_translations.py' '" + made + "' '" +
-      testing_util::SharedDataPath("en-zh/train_mini.tsv") + "' >'" + made +
-      "/python.log' 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0)
+  const std::string made = ArgosPackages();
+  ASSERT_FALSE(made.empty())
       << "tests/ctranslate2_translations.py needs python3's ctranslate2 and "
          "sentencepiece";
   fs::copy(made + "/argos", fs::path(repository_) / "translate-en_de-1_0",
@@ -537,6 +552,122 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
   request.mutable_model()->set_model("translate-en_de-1_0.argosmodel");
   ASSERT_TRUE(stub_->Translate(&context, request, &response).ok());
   EXPECT_EQ(response.model().name(), "translate-en_de-1_0.argosmodel");
+}
+
+// A pair no model serves is translated through English when one model
+// translates into English and another out of it, as Argos Translate does:
+// here Chinese to German, by the fanyi zh-en model and then the Argos
+// en-de package. Over gRPC (Translate, TranslateBatch) and HTTP (fanyi's
+// /translate and /languages, and libretranslatepy), each text comes out as
+// the two models give it one after the other, and the answer names both.
+TEST_F(ModelRepositoryTest, TranslatesThroughEnglishWhereNoModelServesThePair) {
+  const std::string made = ArgosPackages();
+  ASSERT_FALSE(made.empty())
+      << "tests/ctranslate2_translations.py needs python3's ctranslate2 and "
+         "sentencepiece";
+  fs::copy(made + "/argos", fs::path(repository_) / "translate-en_de-1_0",
+           fs::copy_options::recursive);
+  StartServer();
+  // What the two models give one after the other.
+  const auto chained = [this](const std::string& text) {
+    v1::TranslateResponse english, german;
+    EXPECT_TRUE(Translate(text, "zh", "en", &english).ok());
+    EXPECT_TRUE(
+        Translate(english.translation().text(), "en", "de", &german).ok());
+    return german.translation().text();
+  };
+  const std::string text = TrainedModels().pairs[3].target;
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(text, "zh", "de", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.translation().text(), chained(text));
+  EXPECT_EQ(response.model().name(), "translate-en_de-1_0");
+  EXPECT_EQ(response.pivot_model().name(), "zh-en");
+  EXPECT_EQ(response.pivot_language(), "en");
+  EXPECT_GT(response.translation().source_token_count(), 0);
+  EXPECT_GT(response.translation().confidence(), 0);
+  EXPECT_LE(response.translation().confidence(), 1);
+
+  grpc::ClientContext context;
+  v1::TranslateBatchRequest batch;
+  for (int i : {5, 9}) batch.add_texts(TrainedModels().pairs[i].target);
+  batch.set_beam_size(1);
+  batch.mutable_model()->set_source_language("zh");
+  batch.mutable_model()->set_target_language("de");
+  v1::TranslateBatchResponse translations;
+  ASSERT_TRUE(stub_->TranslateBatch(&context, batch, &translations).ok());
+  ASSERT_EQ(translations.translations_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(translations.translations(i).text(), chained(batch.texts(i)));
+  }
+  EXPECT_EQ(translations.pivot_model().name(), "zh-en");
+
+  // The package was trained without placeholders: a glossary is refused
+  // before anything decodes. German into Chinese has no model into English.
+  v1::TranslateRequest glossary;
+  glossary.set_text(text);
+  glossary.mutable_model()->set_source_language("zh");
+  glossary.mutable_model()->set_target_language("de");
+  auto* entry = glossary.add_glossary();
+  entry->set_source(text.substr(0, 3));
+  entry->set_target("X");
+  grpc::ClientContext glossary_context;
+  const grpc::Status refused =
+      stub_->Translate(&glossary_context, glossary, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("glossary"), std::string::npos)
+      << refused.error_message();
+  EXPECT_EQ(Translate("Hallo.", "de", "zh", &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  // HTTP: /languages lists German among Chinese's targets, and /translate
+  // says which models translated.
+  const nlohmann::json languages = nlohmann::json::parse(
+      testing_util::HttpGet(server_->http_port(), "/languages"));
+  bool zh_to_de = false;
+  for (const nlohmann::json& language : languages) {
+    if (language["code"] == "zh") {
+      for (const nlohmann::json& target : language["targets"]) {
+        zh_to_de |= target == "de";
+      }
+    }
+  }
+  EXPECT_TRUE(zh_to_de) << languages.dump();
+  const std::string body =
+      nlohmann::json(
+          {{"q", text}, {"source", "zh"}, {"target", "de"}, {"beam_size", 1}})
+          .dump();
+  const testing_util::HttpAnswer answer = testing_util::HttpExchange(
+      server_->http_port(),
+      "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const nlohmann::json translated = nlohmann::json::parse(answer.body);
+  EXPECT_EQ(translated["translatedText"], chained(text));
+  EXPECT_EQ(translated["pivot"],
+            nlohmann::json({{"language", "en"},
+                            {"models", {"zh-en", "translate-en_de-1_0"}}}));
+
+  // LibreTranslate's own Python client, unchanged (it asks for the
+  // server's default beam).
+  const testing_util::CommandResult client = testing_util::RunCommand(
+      "python3 - <<'EOF' 2>&1\n"
+      "from libretranslatepy import LibreTranslateAPI\n"
+      "api = LibreTranslateAPI('http://127.0.0.1:" +
+      std::to_string(server_->http_port()) +
+      "/')\n"
+      "print(api.translate(" +
+      nlohmann::json(text).dump() + ", 'zh', 'de'))\nEOF\n");
+  ASSERT_EQ(client.exit_code, 0) << client.output;
+  v1::TranslateResponse english, german;
+  grpc::ClientContext beam_context;
+  v1::TranslateRequest beam;
+  beam.set_text(text);
+  beam.mutable_model()->set_source_language("zh");
+  beam.mutable_model()->set_target_language("de");
+  ASSERT_TRUE(stub_->Translate(&beam_context, beam, &german).ok());
+  EXPECT_EQ(client.output, german.translation().text() + "\n");
 }
 
 // With no version of any model loadable there is nothing to serve: the

@@ -202,6 +202,10 @@ TextPipeline::SplitInput TextPipeline::SplitDocument(
   return input;
 }
 
+void TextPipeline::CheckRequestOptions(const TextRequest& request) const {
+  CheckOptions(limits_.ReadOptions(request));
+}
+
 void TextPipeline::CheckOptions(const TextOptions& options) const {
   if (options.script && !writes_chinese()) {
     throw std::invalid_argument(

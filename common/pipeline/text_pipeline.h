@@ -55,6 +55,10 @@ class TextPipeline {
   // clauses in all than a request may hold.
   // Returns one prepared text per text of the request, in order.
   std::vector<PreparedText> Prepare(const TextRequest& request) const;
+  // Throws std::invalid_argument, as Prepare would, for what `request` asks
+  // that this model or the limits do not allow, its texts aside: for a call
+  // whose texts reach this model later (the second model of a pivot).
+  void CheckRequestOptions(const TextRequest& request) const;
 
   // Prepares one text with options already checked (fanyi-eval and the
   // trainer translate a test set this way, with no request limits). Throws

@@ -12,6 +12,7 @@
 #include "common/pipeline/document_file.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
+#include "server/pivot_job.h"
 #include "server/text_job.h"
 
 namespace fanyi {
@@ -97,10 +98,9 @@ void FileTranslation::Translate(const RequestFields& fields,
                    target_code + "\"");
     }
   }
-  std::shared_ptr<ServedModel> model =
-      ChooseModel(models_, source->language, target->language, source_code,
+  const ModelRoute route =
+      ChooseRoute(models_, source->language, target->language, source_code,
                   target_code, StringField(fields, "model"));
-  const TextPipeline& pipeline = model->translator().pipeline();
   TextRequest text_request;
   text_request.field = "file";
   text_request.indexed = false;
@@ -114,10 +114,11 @@ void FileTranslation::Translate(const RequestFields& fields,
   text_request.do_not_translate = StringList(fields, "do_not_translate");
   text_request.template_tokens =
       !BooleanField(fields, "translate_template_tokens", false);
-  if (pipeline.writes_chinese()) text_request.script = target->script;
+  if (route.back()->translator().pipeline().writes_chinese()) {
+    text_request.script = target->script;
+  }
   TextJob job;
-  job.texts = pipeline.Prepare(text_request);  // 400 when refused.
-  job.model = std::move(model);
+  job.texts = PrepareRoute(route, text_request);  // 400 when refused.
   job.deadline = std::chrono::system_clock::now() + options_.translate_timeout;
   if (request.client_gone != nullptr) {
     job.cancelled = [gone = request.client_gone] { return gone->load(); };
@@ -159,7 +160,8 @@ void FileTranslation::Translate(const RequestFields& fields,
     respond(JsonResponse(200, {{"translatedFileUrl",
                                 base_url + "/download_file/" + *stored_name}}));
   };
-  if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+  if (grpc::Status status =
+          SubmitRoute(assembly_, route, std::move(job), text_request);
       !status.ok()) {
     respond(StatusResponse(status));
   }

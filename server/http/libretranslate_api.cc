@@ -23,6 +23,7 @@
 #include "server/http/libretranslate_fields.h"
 #include "server/http/openapi_spec.h"
 #include "server/http/web_page.h"
+#include "server/pivot_job.h"
 #include "server/text_job.h"
 
 namespace fanyi {
@@ -248,12 +249,10 @@ bool LibreTranslateApi::KeyAccepted(const RequestFields& fields) const {
 std::vector<std::string> LibreTranslateApi::SourcesInto(
     const std::string& target) const {
   std::vector<std::string> sources;
-  for (const std::shared_ptr<ServedModel>& model : models_.Models()) {
-    const Translator& translator = model->translator();
-    if (translator.target_language() == target &&
-        std::find(sources.begin(), sources.end(),
-                  translator.source_language()) == sources.end()) {
-      sources.push_back(translator.source_language());
+  for (const ServedPair& pair : models_.Pairs()) {
+    if (pair.target == target && std::find(sources.begin(), sources.end(),
+                                           pair.source) == sources.end()) {
+      sources.push_back(pair.source);
     }
   }
   return sources;
@@ -278,6 +277,9 @@ struct LibreTranslateApi::Answer {
   grpc::Status first_error;         // Guarded by mutex.
   bool is_array = false;
   nlohmann::json detected;  // Per text, with source "auto"; else null.
+  // Per text, how it went through the pivot language (null for a text one
+  // model translated); null when none did.
+  nlohmann::json pivots;
   HttpResponder respond;
 
   // Records job results for the texts at `indices`; the last job answers.
@@ -306,6 +308,7 @@ struct LibreTranslateApi::Answer {
     if (!detected.is_null()) {
       body["detectedLanguage"] = is_array ? detected : detected.front();
     }
+    if (!pivots.is_null()) body["pivot"] = is_array ? pivots : pivots.front();
     if (wants_alternatives) {
       body["alternatives"] = is_array ? nlohmann::json(alternatives)
                                       : nlohmann::json(alternatives.front());
@@ -406,42 +409,61 @@ void LibreTranslateApi::Translate(
     options.template_tokens =
         !BooleanField(fields, "translate_template_tokens", false);
   }
-  std::vector<std::pair<TextJob, std::vector<std::size_t>>> jobs;
+  // Each group's job, prepared for its route's first model.
+  struct GroupJob {
+    TextJob job;
+    std::vector<std::size_t> indices;
+    ModelRoute route;
+    TextRequest request;
+  };
+  std::vector<GroupJob> jobs;
   for (const auto& [language, indices] : groups) {
-    std::shared_ptr<ServedModel> model =
-        ChooseModel(models_, language, target->language,
+    ModelRoute route =
+        ChooseRoute(models_, language, target->language,
                     source_code == "auto" ? language : source_code, target_code,
                     model_name);
-    const TextPipeline& pipeline = model->translator().pipeline();
     TextRequest request = options;
     request.indices = indices;
     for (std::size_t i : indices) request.texts.push_back(texts[i]);
-    if (pipeline.writes_chinese()) request.script = target->script;
+    if (route.back()->translator().pipeline().writes_chinese()) {
+      request.script = target->script;
+    }
     TextJob job;
     try {
-      job.texts = pipeline.Prepare(request);
+      job.texts = PrepareRoute(route, request);
     } catch (const std::invalid_argument& e) {
       throw HttpError(400, e.what());
     }
-    job.model = std::move(model);
     job.deadline =
         std::chrono::system_clock::now() + options_.translate_timeout;
     if (client_gone != nullptr) {
       job.cancelled = [client_gone] { return client_gone->load(); };
     }
-    jobs.emplace_back(std::move(job), indices);
+    if (route.size() > 1) {
+      const nlohmann::json pivot = {
+          {"language", kPivotLanguage},
+          {"models", {route.front()->name(), route.back()->name()}}};
+      if (answer->pivots.is_null()) {
+        answer->pivots = nlohmann::json::array();
+        answer->pivots.get_ref<nlohmann::json::array_t&>().resize(texts.size());
+      }
+      for (std::size_t i : indices) answer->pivots[i] = pivot;
+    }
+    jobs.push_back(
+        {std::move(job), indices, std::move(route), std::move(request)});
   }
   if (jobs.empty()) return answer->Respond();
   answer->remaining = static_cast<int>(jobs.size());
-  for (auto& [job, indices] : jobs) {
-    job.done = [answer, indices = indices](
-                   const grpc::Status& status,
-                   std::vector<TextTranslation> translations) {
+  for (GroupJob& group : jobs) {
+    group.job.done = [answer, indices = group.indices](
+                         const grpc::Status& status,
+                         std::vector<TextTranslation> translations) {
       answer->JobDone(indices, status, std::move(translations));
     };
-    if (grpc::Status status = SubmitTextJob(assembly_, std::move(job));
+    if (grpc::Status status = SubmitRoute(assembly_, group.route,
+                                          std::move(group.job), group.request);
         !status.ok()) {
-      answer->JobDone(indices, status, {});
+      answer->JobDone(group.indices, status, {});
     }
   }
 }
@@ -482,12 +504,10 @@ HttpResponse LibreTranslateApi::Languages() const {
   // Every language a served model reads or writes, under each code a
   // client may use for it, with the codes it translates to.
   std::map<std::string, std::vector<std::string>> targets;  // By language.
-  for (const std::shared_ptr<ServedModel>& model : models_.Models()) {
-    const Translator& translator = model->translator();
-    std::vector<std::string>& codes = targets[translator.source_language()];
-    targets[translator.target_language()];  // Listed even if only a target.
-    for (const ListedLanguage& listed :
-         ListedCodes(translator.target_language())) {
+  for (const ServedPair& pair : models_.Pairs()) {
+    std::vector<std::string>& codes = targets[pair.source];
+    targets[pair.target];  // Listed even if only a target.
+    for (const ListedLanguage& listed : ListedCodes(pair.target)) {
       if (std::find(codes.begin(), codes.end(), listed.code) == codes.end()) {
         codes.push_back(listed.code);
       }
@@ -538,17 +558,22 @@ HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
   if (!source) throw HttpError(400, source_code + " is not supported");
   const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
   if (!target) throw HttpError(400, target_code + " is not supported");
-  // The model that translates the pair: the one the suggestion corrects.
-  const std::shared_ptr<ServedModel> model =
-      ChooseModel(models_, source->language, target->language, source_code,
+  // The model that translates the pair: the one the suggestion corrects
+  // (through the pivot: both, named "first+second", with the second's
+  // version).
+  const ModelRoute route =
+      ChooseRoute(models_, source->language, target->language, source_code,
                   target_code, StringField(fields, "model"));
+  const std::shared_ptr<ServedModel>& model = route.back();
   const RequestLimits limits(
       model->translator().pipeline().limits().text_limits());
   limits.CheckText(suggestion.text, "q");  // 400 beyond the text limit.
   limits.CheckText(suggestion.suggestion, "s");
   suggestion.source_language = source->language;
   suggestion.target_language = target->language;
-  suggestion.model = model->name();
+  suggestion.model = route.size() == 1
+                         ? model->name()
+                         : route.front()->name() + "+" + model->name();
   suggestion.model_version = model->version();
   suggestion.api_key = api_key;
   suggestion.created = std::chrono::duration_cast<std::chrono::seconds>(

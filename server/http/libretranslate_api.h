@@ -116,17 +116,21 @@ class LibreTranslateApi {
   // POST /translate: q (a string or an array of strings), source (or
   // "auto": each text detected on its own, among the languages served into
   // the target), target, format (text or html), alternatives, api_key, and
-  // fanyi's beam_size, glossary, do_not_translate and model. Its decoding
-  // is cancelled once `client_gone` (may be null) is set.
+  // fanyi's beam_size, glossary, do_not_translate and model. A pair no
+  // model serves goes through the pivot language, and the answer's "pivot"
+  // says so. Its decoding is cancelled once `client_gone` (may be null) is
+  // set.
   void Translate(const RequestFields& fields,
                  std::shared_ptr<const std::atomic<bool>> client_gone,
                  HttpResponder respond) const;
   // POST /detect: q's languages among the served source languages, most
   // likely first.
   void Detect(const RequestFields& fields, HttpResponder respond) const;
-  // The source languages of the models that translate into `target`.
+  // The source languages translated into `target`, by one model or through
+  // the pivot language.
   std::vector<std::string> SourcesInto(const std::string& target) const;
-  // GET /languages: each served language with the codes it translates to.
+  // GET /languages: each served language with the codes it translates to,
+  // through the pivot language too.
   HttpResponse Languages() const;
   // POST /suggest: stores q's suggested translation s (from source to
   // target; each UTF-8, not blank, within the text limit and

@@ -175,38 +175,42 @@ std::string RequiredCode(const RequestFields& fields, const std::string& name) {
   return code;
 }
 
-std::shared_ptr<ServedModel> ChooseModel(const ModelRegistry& models,
-                                         const std::string& source,
-                                         const std::string& target,
-                                         const std::string& source_code,
-                                         const std::string& target_code,
-                                         const std::string& model_name) {
+ModelRoute ChooseRoute(const ModelRegistry& models, const std::string& source,
+                       const std::string& target,
+                       const std::string& source_code,
+                       const std::string& target_code,
+                       const std::string& model_name) {
   v1::ModelChoice choice;
   choice.set_source_language(source);
   choice.set_target_language(target);
   choice.set_model(model_name);
-  std::shared_ptr<ServedModel> model;
-  if (grpc::Status status = models.Choose(choice, &model); !status.ok()) {
+  ModelRoute route;
+  if (grpc::Status status = models.ChooseRoute(choice, &route); !status.ok()) {
     if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
         !model_name.empty()) {
       throw HttpError(HttpStatusOf(status.error_code()),
                       status.error_message());
     }
     bool source_served = false;
-    int pair_served = 0;
+    int pair_served = 0, into_pivot = 0, out_of_pivot = 0;
     for (const std::shared_ptr<ServedModel>& served : models.Models()) {
-      const Translator& translator = served->translator();
-      source_served |= translator.source_language() == source;
-      pair_served += translator.source_language() == source &&
-                     translator.target_language() == target;
+      const std::string& from = served->translator().source_language();
+      const std::string& to = served->translator().target_language();
+      source_served |= from == source;
+      pair_served += from == source && to == target;
+      into_pivot += from == source && to == kPivotLanguage;
+      out_of_pivot += from == kPivotLanguage && to == target;
     }
-    // Several models of the pair (two packages of it, say): the registry's
-    // message names them, and the client can pick one by name.
-    if (pair_served > 1) throw HttpError(400, status.error_message());
+    // Several models of the pair (two packages of it, say), or of a leg
+    // through the pivot: the registry's message names them, and the client
+    // can pick one by name.
+    if (pair_served > 1 || (into_pivot > 0 && out_of_pivot > 0)) {
+      throw HttpError(400, status.error_message());
+    }
     throw HttpError(
         400, (source_served ? target_code : source_code) + " is not supported");
   }
-  return model;
+  return route;
 }
 
 }  // namespace fanyi

@@ -62,15 +62,16 @@ std::vector<GlossaryEntry> ReadGlossary(const RequestFields& fields);
 // A language code field that must be there.
 std::string RequiredCode(const RequestFields& fields, const std::string& name);
 
-// The served model for `source` -> `target` (model languages), named
-// `model_name` when not empty; an HttpError naming the unsupported code as
-// the client wrote it (`source_code`, `target_code`) otherwise.
-std::shared_ptr<ServedModel> ChooseModel(const ModelRegistry& models,
-                                         const std::string& source,
-                                         const std::string& target,
-                                         const std::string& source_code,
-                                         const std::string& target_code,
-                                         const std::string& model_name);
+// The served models for `source` -> `target` (model languages): the one
+// named `model_name` when not empty, else the pair's, else two through the
+// pivot language (ModelRegistry::ChooseRoute); an HttpError naming the
+// unsupported code as the client wrote it (`source_code`, `target_code`)
+// otherwise.
+ModelRoute ChooseRoute(const ModelRegistry& models, const std::string& source,
+                       const std::string& target,
+                       const std::string& source_code,
+                       const std::string& target_code,
+                       const std::string& model_name);
 
 }  // namespace fanyi
 

@@ -214,7 +214,15 @@ std::string_view OpenApiSpec() {
           "translatedText": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
           "detectedLanguage": {"oneOf": [{"$ref": "#/components/schemas/DetectedLanguage"}, {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}], "description": "With source auto only, per text"},
           "alternatives": {"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}], "description": "When asked for: per text, the other translations"},
-          "confidence": {"oneOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}}], "description": "fanyi: per text, how sure the model was: e to the mean log-probability of the translation's tokens; 1 for a text not translated. It ranks translations; it is not a probability of being right"}
+          "confidence": {"oneOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}}], "description": "fanyi: per text, how sure the model was: e to the mean log-probability of the translation's tokens; 1 for a text not translated. It ranks translations; it is not a probability of being right"},
+          "pivot": {"oneOf": [{"$ref": "#/components/schemas/Pivot"}, {"type": "array", "items": {"oneOf": [{"$ref": "#/components/schemas/Pivot"}, {"type": "null"}]}}], "description": "fanyi: when a text was translated through English because no one model serves the pair; per text for an array (null for a text one model translated)"}
+        }
+      },
+      "Pivot": {
+        "type": "object",
+        "properties": {
+          "language": {"type": "string", "description": "The language the text was translated through"},
+          "models": {"type": "array", "items": {"type": "string"}, "description": "The model that translated into it, then the one that translated out of it"}
         }
       },
       "DetectRequest": {

@@ -140,8 +140,12 @@ bool Accepted(const Fixture& fixture, const uint8_t* data, size_t size,
     CheckStatusCode(read);
     return false;
   }
-  const grpc::Status status =
-      PrepareRequest(fixture.translator->pipeline(), *request, texts);
+  TextRequest text_request;
+  grpc::Status status = ReadRequest(*request, &text_request);
+  if (status.ok()) {
+    status =
+        PrepareRequest(fixture.translator->pipeline(), text_request, texts);
+  }
   CheckStatusCode(status);
   return status.ok();
 }
