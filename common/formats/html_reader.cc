@@ -93,8 +93,7 @@ class ParseMemory {
       throw std::invalid_argument(
           "HTML: parsing it took more than " + std::string(seconds) +
           " s of CPU time (markup the parser reads slowly, such as elements "
-          "nested "
-          "deep or tags with thousands of attributes); send simpler HTML");
+          "nested deep); send simpler HTML");
     }
     void* block = std::malloc(size == 0 ? 1 : size);
     if (block == nullptr) throw std::bad_alloc();

@@ -64,8 +64,8 @@ struct LibreTranslateOptions {
   // half the waiting places: a hostile document may take a core and its
   // parse budget's memory (about 16 MiB + 48 B a byte of HTML) before it is
   // refused, and clients on many addresses would otherwise take that many
-  // times over. Below 16 KiB, markup that Gumbo reads slowly (a tag with
-  // thousands of attributes) costs little.
+  // times over. Below 16 KiB, markup that Gumbo reads slowly (elements
+  // nested in ways the pass before the parse misses) costs little.
   int max_large_reads = 1;
   std::size_t large_body_bytes = 16 << 10;
   // The SQLite file POST /suggest adds users' suggestions to (created when
