@@ -228,8 +228,10 @@ std::vector<std::vector<std::string>> SplitLines(const nlohmann::json& lines) {
 size_t SameTokenTranslations(
     const Translator& translator,
     const std::vector<std::vector<std::string>>& sources, int beam,
-    const nlohmann::json& expected) {
-  const auto translations = translator.TranslateTokens(sources, beam);
+    const nlohmann::json& expected,
+    const std::vector<std::string>& target_prefix = {}) {
+  const auto translations =
+      translator.TranslateTokens(sources, beam, target_prefix);
   size_t same = 0;
   for (size_t i = 0; i < translations.size(); ++i) {
     same += JoinPieces(translations[i]) == expected[i].get<std::string>();
@@ -283,6 +285,38 @@ TEST_P(ImportedFamilyTest, RanksLengthsAsCTranslate2) {
   std::cout << GetParam() << ": " << same << " of " << sentences
             << " as CTranslate2's beam of free length; " << same_gnmt
             << " with GNMT's length penalty instead\n";
+}
+
+// With a target prefix (a multilingual model's language token), forced
+// after the start token, every translation starts with it and goes on as
+// CTranslate2's does: the prefix counts in the lengths and adds nothing to
+// the score; at fixed lengths (greedy and beam 4) and at free ones (beam
+// 4, where the first step after the prefix may end only its best beam).
+TEST_P(ImportedFamilyTest, FollowsTargetPrefixesAsCTranslate2) {
+  Checkpoint checkpoint = Load(GetParam());
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  const std::vector<std::string> prefix = {expected.at("prefix")};
+  const auto sources = SplitLines(expected.at("sources"));
+  const size_t sentences = sources.size();
+  const int length = Made().expected.at("length").get<int>();
+  const auto fixed =
+      Translator::FromCheckpoint(checkpoint, FixedLengths(length));
+  for (const auto& [beam, key] :
+       {std::pair{1, "greedy_prefixed"}, {4, "beam_prefixed"}}) {
+    EXPECT_GE(
+        SameTokenTranslations(*fixed, sources, beam, expected.at(key), prefix),
+        0.99 * sentences)
+        << key;
+  }
+  const auto free = Translator::FromCheckpoint(
+      checkpoint, LengthsUpTo(Made().expected.at("free_length").get<int>()));
+  const size_t same = SameTokenTranslations(
+      *free, sources, 4, expected.at("beam_free_prefixed"), prefix);
+  EXPECT_GE(same, 0.99 * sentences);
+  std::cout << GetParam() << ": " << same << " of " << sentences
+            << " as CTranslate2's beam of free length after a prefix\n";
+  EXPECT_THROW(fixed->TranslateTokens(sources, 1, {"no-such-piece"}),
+               std::invalid_argument);
 }
 
 // Saved as a fanyi checkpoint (what fanyi-import writes) and loaded again,
@@ -539,6 +573,41 @@ TEST(Ct2ImportTest, ArgosPackageTranslatesAsCTranslate2AndSentencePiece) {
             expected["greedy_text"].get<std::vector<std::string>>());
 }
 
+// A multilingual package's target_prefix (its target language's token) is
+// forced at the start of every translation and left out of the text, as
+// argos-translate does with CTranslate2's target_prefix; it is kept through
+// a saved checkpoint.
+TEST(Ct2ImportTest, ArgosTargetPrefixStartsEveryTranslation) {
+  const nlohmann::json& expected = Made().expected.at("argos");
+  const std::string package = testing_util::MakeTempDir("argos-prefixed");
+  fs::copy(Made().dir + "/argos", package, fs::copy_options::recursive);
+  nlohmann::json metadata =
+      nlohmann::json::parse(ReadFile(package + "/metadata.json"));
+  metadata["target_prefix"] = expected.at("prefix");
+  std::ofstream(package + "/metadata.json") << metadata.dump();
+  const Checkpoint imported = LoadCheckpoint(package, torch::kCPU);
+  ASSERT_EQ(imported.target_prefix,
+            std::vector<std::string>{expected.at("prefix")});
+  const std::string saved = testing_util::MakeTempDir("argos-prefixed-saved");
+  SaveCheckpoint(imported, saved + "/model");
+  const Checkpoint reloaded = LoadCheckpoint(saved + "/model", torch::kCPU);
+  EXPECT_EQ(reloaded.target_prefix, imported.target_prefix);
+  const int length = Made().expected.at("length").get<int>();
+  const auto texts = expected.at("texts").get<std::vector<std::string>>();
+  const auto wanted =
+      expected.at("greedy_prefixed_text").get<std::vector<std::string>>();
+  for (const Checkpoint* checkpoint : {&imported, &reloaded}) {
+    const std::vector<std::string> translated =
+        Translator::FromCheckpoint(*checkpoint, FixedLengths(length))
+            ->Translate(texts);
+    size_t same = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      same += translated[i] == wanted[i];
+    }
+    EXPECT_GE(same, 0.99 * texts.size());
+  }
+}
+
 // Packages fanyi cannot serve, or that are broken or hostile, are refused
 // with an error that names the package's file; an .argosmodel leaves no
 // unpacked copy behind.
@@ -568,7 +637,10 @@ TEST(Ct2ImportTest, RefusesBadArgosPackages) {
       nlohmann::json::parse(ReadFile(prefixed + "/metadata.json"));
   metadata["target_prefix"] = "__de__";
   std::ofstream(prefixed + "/metadata.json") << metadata.dump();
-  EXPECT_NE(refused(prefixed).find("target_prefix"), std::string::npos);
+  EXPECT_NE(refused(prefixed).find(
+                "metadata.json: target_prefix \"__de__\" is not in the "
+                "model's vocabulary"),
+            std::string::npos);
 
   const std::string no_json = copy("json");
   std::ofstream(no_json + "/metadata.json") << "{\"from_code\": ";

@@ -29,6 +29,10 @@ OUT_DIR/translate-en_de-1_0.argosmodel (the same in a zip). Its entry in
 expected.json holds texts, their pieces by the sentencepiece package, and
 CTranslate2's greedy and beam 4 translations of those pieces, as pieces
 and as text (the pieces decoded by sentencepiece).
+Per family, "prefix" names a target token (M2M-100's "__zh__", a plain
+token elsewhere) and "greedy_prefixed", "beam_prefixed" and
+"beam_free_prefixed" hold CTranslate2's float32 translations with it as
+target_prefix (which they start with).
 OUT_DIR/expected.json holds "free_length" and, per family and for the
 package, "beam_free": beam 4 translations whose length is free up to it
 (CTranslate2's default length_penalty of 1 for the families, 0.2 as
@@ -167,6 +171,14 @@ def build_argos(out_dir, corpus, random):
     results = translator.translate_batch(
         sources, beam_size=4, length_penalty=0.2, max_decoding_length=FREE_LENGTH)
     expected["beam_free"] = [" ".join(r.hypotheses[0]) for r in results]
+    # As argos-translate translates with a package's target_prefix: the
+    # prefix forced, then cut from the hypothesis before it is decoded.
+    prefix = vocabulary[10]
+    results = translator.translate_batch(
+        sources, beam_size=1, target_prefix=[[prefix]] * len(sources), **fixed)
+    expected["prefix"] = prefix
+    expected["greedy_prefixed_text"] = [
+        processor.decode(r.hypotheses[0][1:]) for r in results]
     return expected
 
 
@@ -247,6 +259,7 @@ def main():
     random = np.random.default_rng(2026)
     expected = {"length": LENGTH, "free_length": FREE_LENGTH}
     for family in FAMILIES:
+        f = FAMILIES[family]
         spec, source = build(family, random)
         model_dir = os.path.join(out_dir, family)
         spec.validate()
@@ -275,6 +288,24 @@ def main():
                 results = translator.translate_batch(
                     sources, beam_size=4, max_decoding_length=FREE_LENGTH)
                 expected[family]["beam_free"] = [
+                    " ".join(result.hypotheses[0]) for result in results
+                ]
+            if compute_type == "float32":
+                # A target prefix (M2M-100's language token, or any token),
+                # returned with the translation as translate_batch does.
+                prefix = "__zh__" if "__zh__" in source else (f["target"] or source)[10]
+                prefixes = [[prefix]] * len(sources)
+                expected[family]["prefix"] = prefix
+                for beam, key in ((1, "greedy"), (4, "beam")):
+                    results = translator.translate_batch(
+                        sources, beam_size=beam, target_prefix=prefixes, **fixed)
+                    expected[family][key + "_prefixed"] = [
+                        " ".join(result.hypotheses[0]) for result in results
+                    ]
+                results = translator.translate_batch(
+                    sources, beam_size=4, max_decoding_length=FREE_LENGTH,
+                    target_prefix=prefixes)
+                expected[family]["beam_free_prefixed"] = [
                     " ".join(result.hypotheses[0]) for result in results
                 ]
             if compute_type == "float32":

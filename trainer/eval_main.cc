@@ -52,6 +52,11 @@ ABSL_FLAG(bool, tokens, false,
           "--input holds source pieces separated by spaces, one sentence a "
           "line, and --output gets target pieces the same way: the text "
           "pipeline is bypassed (as CTranslate2's translate_batch).");
+ABSL_FLAG(std::string, target_prefix, "",
+          "With --tokens: target pieces, separated by spaces, that every "
+          "translation starts with, forced (CTranslate2's target_prefix: a "
+          "multilingual model's language token, such as __de__); written "
+          "out with the translation, as CTranslate2 returns it.");
 ABSL_FLAG(int, min_decoding_length, 0,
           "No translation ends before this many tokens (CTranslate2's "
           "min_decoding_length).");
@@ -105,6 +110,8 @@ int RunTokens(const fanyi::Translator& translator) {
   const auto batch_size =
       static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_batch_size)));
   const int beam_size = absl::GetFlag(FLAGS_beam_size);
+  const std::vector<std::string> target_prefix =
+      SplitPieces(absl::GetFlag(FLAGS_target_prefix));
   std::vector<std::string> outputs;
   int64_t target_tokens = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -114,7 +121,8 @@ int RunTokens(const fanyi::Translator& translator) {
          ++i) {
       sources.push_back(SplitPieces(lines[i]));
     }
-    for (const auto& target : translator.TranslateTokens(sources, beam_size)) {
+    for (const auto& target :
+         translator.TranslateTokens(sources, beam_size, target_prefix)) {
       std::string line;
       for (const std::string& piece : target) {
         line += (line.empty() ? "" : " ") + piece;

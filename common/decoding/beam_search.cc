@@ -42,15 +42,19 @@ double LengthPenalty(int64_t length, double alpha) {
 
 SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
                                double length_penalty, bool stops_early,
-                               LengthNormalization normalization)
+                               LengthNormalization normalization,
+                               std::vector<int64_t> forced)
     : beam_size_(beam_size),
       limit_(limit),
       length_penalty_(length_penalty),
       stops_early_(stops_early ||
                    normalization == LengthNormalization::kCtranslate2),
       normalization_(normalization),
+      steps_(static_cast<int64_t>(forced.size())),
+      after_forced_(!forced.empty()),
       beams_(beam_size),
       beam_scores_(beam_size, kNegativeInfinity) {
+  beams_[0] = std::move(forced);
   beam_scores_[0] = 0.0;
 }
 
@@ -58,6 +62,8 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
     const double* totals, const int64_t* indices, int64_t count,
     int64_t vocab) {
   ++steps_;
+  const bool after_forced = after_forced_;
+  after_forced_ = false;
   std::vector<std::vector<int64_t>> beams;
   std::vector<double> scores;
   std::vector<Extension> extensions;
@@ -67,6 +73,12 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
     if (std::isinf(score)) break;  // Only dead beams are left.
     const int64_t from = indices[c] / vocab;
     const int64_t token = indices[c] % vocab;
+    if (token == Vocabulary::kEosId && after_forced && c > 0) {
+      beams.emplace_back();  // A dead beam in its place.
+      scores.push_back(kNegativeInfinity);
+      extensions.push_back({0, Vocabulary::kEosId});
+      continue;
+    }
     if (token == Vocabulary::kEosId) {
       // An ending counts only if it ranks among the best `beam_size`.
       if (c < beam_size_) {

@@ -45,15 +45,20 @@ class SentenceSearch {
     int64_t token;
   };
 
-  // Starts with one live beam (the empty prefix) and beam_size - 1 dead ones
-  // (score -inf), so that the first step does not pick the same token
-  // `beam_size` times. `limit` is the most tokens it may generate;
-  // `stops_early` as DecodingOptions::beam_stops_early; `normalization` how
-  // `length_penalty` (α) weighs lengths.
-  SentenceSearch(
-      int64_t beam_size, int64_t limit, double length_penalty,
-      bool stops_early = false,
-      LengthNormalization normalization = LengthNormalization::kGnmt);
+  // Starts with one live beam (the empty prefix, or `forced`) and
+  // beam_size - 1 dead ones (score -inf), so that the first step does not
+  // pick the same token `beam_size` times. `limit` is the most tokens it may
+  // generate; `stops_early` as DecodingOptions::beam_stops_early;
+  // `normalization` how `length_penalty` (α) weighs lengths. `forced`
+  // tokens (EncodedSource::target_prefix) were fed before the search
+  // starts: they count towards the limit and the lengths, add nothing to
+  // the log-probability, and begin every hypothesis; at the first step
+  // after them only the best candidate may end (CTranslate2 drops the other
+  // endings there, leaving their beams dead).
+  SentenceSearch(int64_t beam_size, int64_t limit, double length_penalty,
+                 bool stops_early = false,
+                 LengthNormalization normalization = LengthNormalization::kGnmt,
+                 std::vector<int64_t> forced = {});
 
   // Log-probability of each beam, beam_size entries; -inf for a dead beam.
   const std::vector<double>& beam_scores() const { return beam_scores_; }
@@ -89,6 +94,7 @@ class SentenceSearch {
   const bool stops_early_;
   const LengthNormalization normalization_;
   int64_t steps_ = 0;
+  bool after_forced_ = false;  // The next step is the first after `forced`.
   std::vector<std::vector<int64_t>> beams_;  // Prefixes, without <s>.
   std::vector<double> beam_scores_;
   std::vector<Hypothesis> finished_;

@@ -36,8 +36,10 @@ struct Sentence {
   double log_probability = 0;            // Greedy: of the tokens so far.
   std::optional<SentenceSearch> search;  // Beam search only.
   int beam = 1;                          // Beam size.
-  int alternatives = 0;     // Next-best hypotheses to return (beam only).
-  int no_repeat_ngram = 0;  // As EncodedSource's.
+  int alternatives = 0;         // Next-best hypotheses to return (beam only).
+  int no_repeat_ngram = 0;      // As EncodedSource's.
+  std::vector<int64_t> forced;  // EncodedSource::target_prefix.
+  size_t forced_fed = 0;        // Of those, the ones chosen so far.
   // Batch row of each beam. One until a beam search's first step: its beams
   // would all be the same row, so it decodes once and fans out after (as
   // CTranslate2 does).
@@ -65,14 +67,36 @@ struct AddedRow {
 // rows that leave, and the rows that join after them.
 struct StepPlan {
   explicit StepPlan(size_t rows)
-      : order(rows), next_token(rows), leaving(rows) {
+      : order(rows), next_token(rows), leaving(rows), forced(rows) {
     for (size_t i = 0; i < rows; ++i) order[i] = static_cast<int64_t>(i);
   }
   std::vector<int64_t> order;
   std::vector<int64_t> next_token;
   std::vector<char> leaving;
   std::vector<AddedRow> added;
+  std::vector<char> forced;  // Rows whose token this step was forced.
 };
+
+// `done`, a translation of `sentence`, without the forced tokens it (and
+// each alternative) starts with, and without their count among its scored
+// tokens (they add nothing to its log-probability).
+ContinuousDecoder::Finished Forced(const Sentence& sentence,
+                                   ContinuousDecoder::Finished done) {
+  const auto forced = static_cast<std::ptrdiff_t>(sentence.forced.size());
+  if (forced == 0) return done;
+  const auto strip = [forced](std::vector<int64_t>& ids) {
+    ids.erase(
+        ids.begin(),
+        ids.begin() + std::min<std::ptrdiff_t>(
+                          forced, static_cast<std::ptrdiff_t>(ids.size())));
+  };
+  strip(done.target_ids);
+  for (std::vector<int64_t>& alternative : done.alternatives) {
+    strip(alternative);
+  }
+  done.scored_tokens = std::max<int64_t>(done.scored_tokens - forced, 0);
+  return done;
+}
 
 }  // namespace
 
@@ -99,6 +123,14 @@ struct ContinuousDecoder::Impl {
   // the model's own: log P(allowed), 0 for a row with nothing banned;
   // empty when nothing was banned. (CTranslate2 bans after the softmax.)
   std::vector<double> BanRepeatedNgrams(torch::Tensor& logits) const;
+  // Rows of sentences with target_prefix tokens still to choose: their
+  // next token is the next of those, whatever the logits say (marked in
+  // plan.forced); a greedy sentence's target gets it too. Returns whether
+  // any row was forced.
+  bool PlanForced(StepPlan& plan);
+  // Greedy sentences whose forced tokens reached their length limit end
+  // with them.
+  void FinishForcedAtLimit(StepPlan& plan, std::vector<Finished>& finished);
   // Greedy rows: the argmax of `logits` [rows, vocab] for each listed row;
   // `shifts` as BanRepeatedNgrams returns them.
   void PlanGreedy(const torch::Tensor& logits,
@@ -193,6 +225,34 @@ std::vector<double> ContinuousDecoder::Impl::BanRepeatedNgrams(
   return shifts;
 }
 
+bool ContinuousDecoder::Impl::PlanForced(StepPlan& plan) {
+  bool any = false;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    Sentence& sentence = *rows[r].sentence;
+    if (sentence.forced_fed >= sentence.forced.size()) continue;
+    const int64_t token = sentence.forced[sentence.forced_fed++];
+    plan.next_token[r] = token;
+    plan.forced[r] = 1;
+    if (!sentence.search.has_value()) sentence.target.push_back(token);
+    any = true;
+  }
+  return any;
+}
+
+void ContinuousDecoder::Impl::FinishForcedAtLimit(
+    StepPlan& plan, std::vector<Finished>& finished) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    Sentence& sentence = *rows[r].sentence;
+    if (!plan.forced[r] || sentence.search.has_value() ||
+        static_cast<int64_t>(sentence.target.size()) < sentence.limit) {
+      continue;
+    }
+    finished.push_back(
+        Forced(sentence, {sentence.handle, std::move(sentence.target)}));
+    plan.leaving[r] = 1;
+  }
+}
+
 void ContinuousDecoder::Impl::PlanGreedy(
     const torch::Tensor& logits, const std::vector<int64_t>& greedy_rows,
     const std::vector<double>& shifts, StepPlan& plan,
@@ -218,7 +278,7 @@ void ContinuousDecoder::Impl::PlanGreedy(
       done.log_probability = sentence.log_probability;
       done.scored_tokens =
           static_cast<int64_t>(done.target_ids.size()) + (ended ? 1 : 0);
-      finished.push_back(std::move(done));
+      finished.push_back(Forced(sentence, std::move(done)));
       plan.leaving[row] = 1;
     }
   }
@@ -266,7 +326,7 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
       for (std::size_t k = 1; k < best.size(); ++k) {
         done.alternatives.push_back(std::move(best[k].ids));
       }
-      finished.push_back(std::move(done));
+      finished.push_back(Forced(sentence, std::move(done)));
       for (int64_t row : sentence.rows) plan.leaving[row] = 1;
       continue;
     }
@@ -374,11 +434,17 @@ std::vector<int64_t> ContinuousDecoder::Add(
       sentence.limit = MaxTargetLength(impl_->options, source.ids.size());
       sentence.beam = source.beam_size;
       sentence.no_repeat_ngram = source.no_repeat_ngram;
+      sentence.forced.assign(
+          source.target_prefix.begin(),
+          source.target_prefix.begin() +
+              std::min<int64_t>(
+                  static_cast<int64_t>(source.target_prefix.size()),
+                  std::max<int64_t>(sentence.limit - 1, 0)));
       if (source.beam_size > 1) {
-        sentence.search.emplace(source.beam_size, sentence.limit,
-                                impl_->length_penalty,
-                                impl_->options.beam_stops_early,
-                                impl_->options.length_normalization);
+        sentence.search.emplace(
+            source.beam_size, sentence.limit, impl_->length_penalty,
+            impl_->options.beam_stops_early,
+            impl_->options.length_normalization, sentence.forced);
         sentence.alternatives =
             std::clamp(source.alternatives, 0, source.beam_size - 1);
       }
@@ -415,15 +481,17 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   impl_->HoldBackEnds(logits);
   const std::vector<double> shifts = impl_->BanRepeatedNgrams(logits);
   StepPlan plan(rows.size());
+  const bool forcing = impl_->PlanForced(plan);
   std::vector<int64_t> greedy_rows;
   // Beam groups by beam size and rows per sentence (the beam, or 1 at a
   // first step), each searched in one pass.
   std::map<std::pair<int64_t, int64_t>, std::vector<Sentence*>> groups;
-  if (impl_->beam_sentences == 0) {
+  if (impl_->beam_sentences == 0 && !forcing) {
     greedy_rows = plan.order;  // Every row.
   } else {
     for (size_t i = 0; i < rows.size(); ++i) {
       Sentence* sentence = rows[i].sentence;
+      if (plan.forced[i]) continue;
       if (!sentence->search.has_value()) {
         greedy_rows.push_back(static_cast<int64_t>(i));
       } else if (rows[i].beam == 0) {
@@ -432,6 +500,7 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
       }
     }
   }
+  impl_->FinishForcedAtLimit(plan, finished);
   impl_->PlanGreedy(logits, greedy_rows, shifts, plan, finished);
   for (const auto& [shape, group] : groups) {
     impl_->PlanBeams(logits, group, shape.first, shape.second, shifts, plan,

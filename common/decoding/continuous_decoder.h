@@ -22,6 +22,13 @@ struct EncodedSource {
   // translation (each hypothesis's, in a beam search): a token that would
   // repeat one is never chosen, as CTranslate2's no_repeat_ngram_size.
   int no_repeat_ngram = 0;
+  // Target ids every translation of it starts with, after <s>, forced
+  // whatever the model predicts (CTranslate2's target_prefix: the language
+  // token of a multilingual model). They count towards the length limits
+  // and the length normalization, add nothing to the log-probability (as
+  // in CTranslate2), and are left out of the translation. At most the
+  // length limit less one are forced.
+  std::vector<int64_t> target_prefix;
 };
 
 // Decoding of a changing set of sentences, one step at a time (continuous

@@ -32,6 +32,9 @@ struct Metadata {
   std::string from_code;
   std::string to_code;
   std::string package_version;
+  // The target language's token of a multilingual model ("__de__"), that
+  // every translation starts with; empty for none.
+  std::string target_prefix;
 };
 
 std::string ReadSmallFile(const fs::path& file, std::uintmax_t limit) {
@@ -84,15 +87,10 @@ Metadata ReadMetadata(const fs::path& file) {
     throw std::runtime_error(file.string() + ": a package of type \"" + type +
                              "\", not a translation model");
   }
-  if (!StringField(json, "target_prefix", file, false).empty()) {
-    throw std::runtime_error(
-        file.string() +
-        ": target_prefix (a multilingual model's language token) is not "
-        "served yet");
-  }
   Metadata metadata{StringField(json, "from_code", file, true),
                     StringField(json, "to_code", file, true),
-                    StringField(json, "package_version", file, false)};
+                    StringField(json, "package_version", file, false),
+                    StringField(json, "target_prefix", file, false)};
   for (const std::string* code : {&metadata.from_code, &metadata.to_code}) {
     const bool plain = !code->empty() && code->size() <= 16 &&
                        std::all_of(code->begin(), code->end(), [](char c) {
@@ -283,6 +281,15 @@ Checkpoint ImportDirectory(const fs::path& root, const std::string& name) {
       ImportCt2Model(ReadCt2Directory(model.string()), model.string());
   checkpoint.source_subwords = subwords;
   checkpoint.target_subwords = subwords;
+  if (!metadata.target_prefix.empty()) {
+    const int64_t id = checkpoint.target_vocabulary.Id(metadata.target_prefix);
+    if (checkpoint.target_vocabulary.Token(id) != metadata.target_prefix) {
+      throw std::runtime_error((root / "metadata.json").string() +
+                               ": target_prefix \"" + metadata.target_prefix +
+                               "\" is not in the model's vocabulary");
+    }
+    checkpoint.target_prefix = {metadata.target_prefix};
+  }
   // argos-translate's translate_batch call: beam 4, length_penalty 0.2.
   checkpoint.length_penalty = 0.2;
   checkpoint.source_language = LibreTranslateLanguageCode(metadata.from_code);

@@ -24,6 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kFormatName[] = "fanyi-checkpoint";
+// Tokens a target prefix may hold (a language token is one).
+constexpr std::size_t kMaxTargetPrefixTokens = 16;
 
 std::string ShapeString(const at::IntArrayRef& shape) {
   std::string text = "[";
@@ -230,6 +232,9 @@ void WriteCheckpointFiles(
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
+  if (!checkpoint.target_prefix.empty()) {
+    config["target_prefix"] = checkpoint.target_prefix;
+  }
   if (checkpoint.target_ratio_high > 0) {
     config["target_length_ratio"] = {checkpoint.target_ratio_low,
                                      checkpoint.target_ratio_high};
@@ -362,6 +367,20 @@ Checkpoint LoadCheckpoint(const std::string& path,
     checkpoint.length_normalization = normalization == "ctranslate2"
                                           ? LengthNormalization::kCtranslate2
                                           : LengthNormalization::kGnmt;
+    if (config.contains("target_prefix")) {
+      const nlohmann::json& prefix = config["target_prefix"];
+      if (!prefix.is_array() || prefix.size() > kMaxTargetPrefixTokens) {
+        throw std::invalid_argument("target_prefix must be a list of at most " +
+                                    std::to_string(kMaxTargetPrefixTokens) +
+                                    " tokens");
+      }
+      for (const nlohmann::json& token : prefix) {
+        if (!token.is_string()) {
+          throw std::invalid_argument("target_prefix must hold strings");
+        }
+        checkpoint.target_prefix.push_back(token.get<std::string>());
+      }
+    }
     checkpoint.source_case =
         ParseWordCase(config.value("source_case", std::string("lower")));
     checkpoint.target_case =

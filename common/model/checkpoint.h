@@ -58,6 +58,11 @@ struct Checkpoint {
   // CTranslate2's for the models imported from it ("length_normalization":
   // "gnmt" or "ctranslate2"; gnmt when absent).
   LengthNormalization length_normalization = LengthNormalization::kGnmt;
+  // Target tokens every translation starts with, forced after <s> and left
+  // out of the text (EncodedSource::target_prefix): the target language's
+  // token of a multilingual model, such as an Argos package's target_prefix
+  // ("target_prefix": a list of target vocabulary tokens; none when absent).
+  std::vector<std::string> target_prefix;
   // Start as the four specials only (a vocabulary built from no data).
   Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
   Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);

@@ -91,6 +91,21 @@ std::vector<std::string> RenumberPlaceholders(
   return tokens;
 }
 
+// The ids of the checkpoint's target prefix. Throws std::invalid_argument
+// for a token the target vocabulary lacks.
+std::vector<int64_t> TargetPrefixIds(const Checkpoint& checkpoint) {
+  std::vector<int64_t> ids;
+  for (const std::string& token : checkpoint.target_prefix) {
+    const int64_t id = checkpoint.target_vocabulary.Id(token);
+    if (checkpoint.target_vocabulary.Token(id) != token) {
+      throw std::invalid_argument("target prefix \"" + token +
+                                  "\" is not in the target vocabulary");
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace
 
 TextPipeline::TextPipeline(const Checkpoint& checkpoint,
@@ -110,6 +125,7 @@ TextPipeline::TextPipeline(const Checkpoint& checkpoint,
           MaxSentenceTokens(checkpoint, decoding, max_sentence_tokens)),
       max_source_tokens_(checkpoint.model->config().MaxSourceTokens()),
       max_placeholders_(KnownPlaceholders(checkpoint)),
+      target_prefix_(TargetPrefixIds(checkpoint)),
       limits_(limits),
       assembler_(checkpoint, decoding),
       guard_(checkpoint.source_vocabulary, checkpoint.target_vocabulary,
@@ -316,6 +332,7 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
         RenumberPlaceholders(clause, masked.restorations, &restorations);
     EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size,
                        text->alternatives};
+    part.target_prefix = target_prefix_;
     for (std::size_t k = 0; k < part_tokens.size(); ++k) {
       if (part.ids[k] != Vocabulary::kUnkId) continue;
       const auto known =
@@ -344,7 +361,9 @@ EncodedSource TextPipeline::EncodeSentence(std::string_view text) const {
                                 " tokens; the model takes at most " +
                                 std::to_string(max_source_tokens_));
   }
-  return {source_vocabulary_.Encode(tokens)};
+  EncodedSource source{source_vocabulary_.Encode(tokens)};
+  source.target_prefix = target_prefix_;
+  return source;
 }
 
 }  // namespace fanyi

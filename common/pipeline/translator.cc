@@ -119,19 +119,33 @@ std::vector<DecodedPart> Translator::DecodeParts(
 }
 
 std::vector<std::vector<std::string>> Translator::TranslateTokens(
-    const std::vector<std::vector<std::string>>& sources, int beam_size) const {
+    const std::vector<std::vector<std::string>>& sources, int beam_size,
+    const std::vector<std::string>& target_prefix) const {
   const Checkpoint& checkpoint = impl_->checkpoint;
+  std::vector<int64_t> prefix_ids;
+  for (const std::string& piece : target_prefix) {
+    const int64_t id = checkpoint.target_vocabulary.Id(piece);
+    if (checkpoint.target_vocabulary.Token(id) != piece) {
+      throw std::invalid_argument("target prefix \"" + piece +
+                                  "\" is not in the target vocabulary");
+    }
+    prefix_ids.push_back(id);
+  }
   // An empty source has an empty translation, as in CTranslate2.
   std::vector<EncodedSource> encoded;
   for (const std::vector<std::string>& source : sources) {
     if (source.empty()) continue;
-    encoded.push_back({checkpoint.source_vocabulary.Encode(source), beam_size});
+    EncodedSource& added = encoded.emplace_back();
+    added.ids = checkpoint.source_vocabulary.Encode(source);
+    added.beam_size = beam_size;
+    added.target_prefix = prefix_ids;
   }
   const std::vector<DecodedPart> decoded = DecodeParts(encoded);
   std::vector<std::vector<std::string>> targets(sources.size());
   size_t next = 0;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (sources[i].empty()) continue;
+    targets[i] = target_prefix;
     for (int64_t id : decoded[next++].target_ids) {
       targets[i].push_back(checkpoint.target_vocabulary.Token(id));
     }

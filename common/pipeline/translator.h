@@ -102,9 +102,12 @@ class Translator {
   // the text pipeline, as CTranslate2's translate_batch takes and gives
   // them (fanyi-eval --tokens): a piece outside the source vocabulary is
   // its unk; </s> is left out; an empty source gets an empty translation.
+  // Each translation starts with `target_prefix`, forced as CTranslate2's
+  // target_prefix is (EncodedSource::target_prefix); std::invalid_argument
+  // when one of its pieces is not in the target vocabulary.
   std::vector<std::vector<std::string>> TranslateTokens(
-      const std::vector<std::vector<std::string>>& sources,
-      int beam_size) const;
+      const std::vector<std::vector<std::string>>& sources, int beam_size,
+      const std::vector<std::string>& target_prefix = {}) const;
 
   // The translations alone, in Simplified script for a Chinese target.
   std::vector<std::string> Translate(const std::vector<std::string>& texts,
