@@ -217,10 +217,10 @@ void PackedLinear::Apply(const float* input, int64_t rows, int64_t input_stride,
   switch (isa_) {
     case CpuIsa::kAvx512:
       return panel_tiles::RunTiles<Avx512Kernel, 6, 4>(
-          call, rows, PanelCount(out_features_));
+          call, rows, PanelCount(out_features_), in_features_);
     case CpuIsa::kAvx2:
-      return panel_tiles::RunTiles<Avx2Kernel, 6, 1>(call, rows,
-                                                     PanelCount(out_features_));
+      return panel_tiles::RunTiles<Avx2Kernel, 6, 1>(
+          call, rows, PanelCount(out_features_), in_features_);
     case CpuIsa::kPortable:
       return PortableLinear(call, rows);
   }

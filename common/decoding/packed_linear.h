@@ -47,7 +47,9 @@ ComputeType ParseComputeType(const std::string& name);
 // routine; at a decoding step's sizes (1 to 128 rows) that packing costs as
 // much as the product.
 //
-// Single-threaded: decoding runs one worker per core.
+// A large product's output panels are shared among the calling thread's
+// intra-op threads (LibTorch's, at::get_num_threads()); the server's
+// default, one decode worker per core, gives each worker one.
 class PackedLinear {
  public:
   // Panel width: the output features one AVX-512 vector holds.

@@ -420,11 +420,11 @@ void PackedLinear::ApplyInt8(const float* input, int64_t rows,
                       epilogue};
   switch (kernel) {
     case Int8Kernel::kVnni:
-      return panel_tiles::RunTiles<VnniKernel, 6, 4>(call, rows,
-                                                     PanelCount(out_features_));
+      return panel_tiles::RunTiles<VnniKernel, 6, 4>(
+          call, rows, PanelCount(out_features_), groups * kGroup);
     case Int8Kernel::kAvx2:
       return panel_tiles::RunTiles<Avx2Int8Kernel, 4, 1>(
-          call, rows, PanelCount(out_features_));
+          call, rows, PanelCount(out_features_), groups * kGroup);
     case Int8Kernel::kPortable:
       return PortableInt8(call, rows);
   }

@@ -31,22 +31,48 @@ constexpr std::array<TileFunction<Call>, sizeof...(kIndex)> TileTable(
                                  kIndex % kMaxPanels + 1>...};
 }
 
+// Runs `run(first, end)` over shares of the blocks [0, `blocks`), each
+// share on one of LibTorch's intra-op threads of the calling thread
+// (at::get_num_threads(): fanyi-eval's --threads, the server's threads per
+// decode worker), when the product is large enough to be worth waking them
+// (`block_cost` multiply-adds a block); on the calling thread otherwise, and
+// always inside a parallel region. `run(context, first, end)` must not
+// throw. In panel_shares.cc, the one file built with OpenMP, LibTorch's CPU
+// threads.
+using ShareFunction = void (*)(const void* context, int64_t first, int64_t end);
+void RunInShares(int64_t blocks, int64_t block_cost, ShareFunction run,
+                 const void* context);
+
 // Runs `Kernel::Tile<rows, panels>(call, row, panel)` over `rows` rows and
-// `panels` panels of output. Each tile size is its own instantiation, so its
-// sums live in registers; a call picks the one that fits the edge. The
-// panel loop is outside: kMaxPanels panels' weights stay in cache while
-// every row block passes over them.
+// `panels` panels of output (products `depth` long, in each output).
+// Each tile size is its own instantiation, so its sums live in registers; a
+// call picks the one that fits the edge. The panel loop is outside:
+// kMaxPanels panels' weights stay in cache while every row block passes
+// over them. Blocks of kMaxPanels panels are shared among the intra-op
+// threads (RunInShares): each output is computed by the same code whatever
+// the thread count, so the result is the same.
 template <typename Kernel, int kMaxRows, int kMaxPanels, typename Call>
-void RunTiles(const Call& call, int64_t rows, int64_t panels) {
+void RunTiles(const Call& call, int64_t rows, int64_t panels, int64_t depth) {
   static constexpr auto kTiles = TileTable<Kernel, Call, kMaxPanels>(
       std::make_integer_sequence<int, kMaxRows * kMaxPanels>());
-  for (int64_t panel = 0; panel < panels; panel += kMaxPanels) {
-    const int64_t panel_count = std::min<int64_t>(kMaxPanels, panels - panel);
-    for (int64_t row = 0; row < rows; row += kMaxRows) {
-      const int64_t row_count = std::min<int64_t>(kMaxRows, rows - row);
-      kTiles[(row_count - 1) * kMaxPanels + panel_count - 1](call, row, panel);
+  const auto run = [&](int64_t first_block, int64_t end_block) {
+    for (int64_t panel = first_block * kMaxPanels;
+         panel < std::min(panels, end_block * kMaxPanels);
+         panel += kMaxPanels) {
+      const int64_t panel_count = std::min<int64_t>(kMaxPanels, panels - panel);
+      for (int64_t row = 0; row < rows; row += kMaxRows) {
+        const int64_t row_count = std::min<int64_t>(kMaxRows, rows - row);
+        kTiles[(row_count - 1) * kMaxPanels + panel_count - 1](call, row,
+                                                               panel);
+      }
     }
-  }
+  };
+  RunInShares((panels + kMaxPanels - 1) / kMaxPanels,
+              rows * kMaxPanels * kWidth * depth,
+              [](const void* context, int64_t first, int64_t end) {
+                (*static_cast<const decltype(run)*>(context))(first, end);
+              },
+              &run);
 }
 
 // The panels of `out_features` outputs, the last one partial.
