@@ -668,6 +668,27 @@ TEST_F(ModelRepositoryTest, TranslatesThroughEnglishWhereNoModelServesThePair) {
   beam.mutable_model()->set_target_language("de");
   ASSERT_TRUE(stub_->Translate(&beam_context, beam, &german).ok());
   EXPECT_EQ(client.output, german.translation().text() + "\n");
+
+  // A second model into English makes the pivot ambiguous: refused, naming
+  // the models, over gRPC and HTTP.
+  AddModelVersion(repository_, "zh-en-b", 1, TrainedModels().zh_en);
+  ASSERT_TRUE(WaitForLog({"model zh-en-b version 1 serving"})) << LogText();
+  const grpc::Status ambiguous = Translate(text, "zh", "de", &response);
+  EXPECT_EQ(ambiguous.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(ambiguous.error_message().find("several would through en"),
+            std::string::npos)
+      << ambiguous.error_message();
+  EXPECT_NE(ambiguous.error_message().find("zh-en-b"), std::string::npos)
+      << ambiguous.error_message();
+  const testing_util::HttpAnswer refused_http = testing_util::HttpExchange(
+      server_->http_port(),
+      "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(refused_http.status, 400) << refused_http.body;
+  EXPECT_NE(refused_http.body.find("several would through en"),
+            std::string::npos)
+      << refused_http.body;
 }
 
 // With no version of any model loadable there is nothing to serve: the
