@@ -592,6 +592,23 @@ TEST(Ct2ImportTest, ArgosTargetPrefixStartsEveryTranslation) {
   SaveCheckpoint(imported, saved + "/model");
   const Checkpoint reloaded = LoadCheckpoint(saved + "/model", torch::kCPU);
   EXPECT_EQ(reloaded.target_prefix, imported.target_prefix);
+  // A config.json whose prefix the vocabulary lacks is refused, named.
+  const std::string edited = testing_util::MakeTempDir("argos-prefix-edited");
+  fs::copy(saved + "/model", edited, fs::copy_options::recursive);
+  nlohmann::json config =
+      nlohmann::json::parse(ReadFile(edited + "/config.json"));
+  config["target_prefix"] = {"__xx__"};
+  std::ofstream(edited + "/config.json") << config.dump();
+  try {
+    LoadCheckpoint(edited, torch::kCPU);
+    ADD_FAILURE() << "a prefix outside the vocabulary loaded";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("config.json: target_prefix \"__xx__\" is not in "
+                        "tgt_vocab.json"),
+              std::string::npos)
+        << error.what();
+  }
   const int length = Made().expected.at("length").get<int>();
   const auto texts = expected.at("texts").get<std::vector<std::string>>();
   const auto wanted =

@@ -375,8 +375,10 @@ Checkpoint LoadCheckpoint(const std::string& path,
                                     " tokens");
       }
       for (const nlohmann::json& token : prefix) {
-        if (!token.is_string()) {
-          throw std::invalid_argument("target_prefix must hold strings");
+        if (!token.is_string() || token.get_ref<const std::string&>().empty() ||
+            token.get_ref<const std::string&>().size() > 256) {
+          throw std::invalid_argument(
+              "target_prefix must hold tokens of 1 to 256 bytes");
         }
         checkpoint.target_prefix.push_back(token.get<std::string>());
       }
@@ -435,6 +437,13 @@ Checkpoint LoadCheckpoint(const std::string& path,
              "src_vocab.json");
   check_size(checkpoint.target_vocabulary, model_config.target_vocab_size,
              "tgt_vocab.json");
+  for (const std::string& token : checkpoint.target_prefix) {
+    const Vocabulary& target = checkpoint.target_vocabulary;
+    if (target.Token(target.Id(token)) != token) {
+      throw std::runtime_error(config_path.string() + ": target_prefix \"" +
+                               token + "\" is not in tgt_vocab.json");
+    }
+  }
 
   checkpoint.model = Transformer(model_config);
   const fs::path weights_path = directory / "model.pt";
