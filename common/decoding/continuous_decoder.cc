@@ -126,11 +126,9 @@ struct ContinuousDecoder::Impl {
   // Rows of sentences with target_prefix tokens still to choose: their
   // next token is the next of those, whatever the logits say (marked in
   // plan.forced); a greedy sentence's target gets it too. Returns whether
-  // any row was forced.
+  // any row was forced. (A prefix is cut to the length limit less one at
+  // Add, so no sentence ends while it is forced.)
   bool PlanForced(StepPlan& plan);
-  // Greedy sentences whose forced tokens reached their length limit end
-  // with them.
-  void FinishForcedAtLimit(StepPlan& plan, std::vector<Finished>& finished);
   // Greedy rows: the argmax of `logits` [rows, vocab] for each listed row;
   // `shifts` as BanRepeatedNgrams returns them.
   void PlanGreedy(const torch::Tensor& logits,
@@ -237,20 +235,6 @@ bool ContinuousDecoder::Impl::PlanForced(StepPlan& plan) {
     any = true;
   }
   return any;
-}
-
-void ContinuousDecoder::Impl::FinishForcedAtLimit(
-    StepPlan& plan, std::vector<Finished>& finished) {
-  for (size_t r = 0; r < rows.size(); ++r) {
-    Sentence& sentence = *rows[r].sentence;
-    if (!plan.forced[r] || sentence.search.has_value() ||
-        static_cast<int64_t>(sentence.target.size()) < sentence.limit) {
-      continue;
-    }
-    finished.push_back(
-        Forced(sentence, {sentence.handle, std::move(sentence.target)}));
-    plan.leaving[r] = 1;
-  }
 }
 
 void ContinuousDecoder::Impl::PlanGreedy(
@@ -500,7 +484,6 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
       }
     }
   }
-  impl_->FinishForcedAtLimit(plan, finished);
   impl_->PlanGreedy(logits, greedy_rows, shifts, plan, finished);
   for (const auto& [shape, group] : groups) {
     impl_->PlanBeams(logits, group, shape.first, shape.second, shifts, plan,
