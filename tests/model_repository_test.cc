@@ -145,6 +145,21 @@ class ModelRepositoryTest : public ::testing::Test {
   // drains them on shutdown.
   void TearDown() override { engines_.SetGateOpen(true); }
 
+  // Adds the English to German Argos package (ArgosPackages) to the
+  // repository as its folder translate-en_de-1_0; false when it could not
+  // be made.
+  bool AddArgosPackage() {
+    if (ArgosPackages().empty()) {
+      ADD_FAILURE() << "tests/ctranslate2_translations.py needs python3's "
+                       "ctranslate2 and sentencepiece";
+      return false;
+    }
+    fs::copy(ArgosPackages() + "/argos",
+             fs::path(repository_) / "translate-en_de-1_0",
+             fs::copy_options::recursive);
+    return true;
+  }
+
   void StartServer() {
     ServerOptions options;
     options.model_repository = repository_;
@@ -521,12 +536,8 @@ TEST_F(ModelRepositoryTest, StartUpServesTheHighestVersionThatLoads) {
 // as argos-train lays them out, from tests/ctranslate2_translations.py) is
 // served beside the fanyi models, named for its folder, in its languages.
 TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
+  ASSERT_TRUE(AddArgosPackage());
   const std::string made = ArgosPackages();
-  ASSERT_FALSE(made.empty())
-      << "tests/ctranslate2_translations.py needs python3's ctranslate2 and "
-         "sentencepiece";
-  fs::copy(made + "/argos", fs::path(repository_) / "translate-en_de-1_0",
-           fs::copy_options::recursive);
   StartServer();
   v1::TranslateResponse response;
   ASSERT_TRUE(Translate("Where is the station?", "en", "de", &response).ok());
@@ -561,12 +572,7 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
 // /translate and /languages, and libretranslatepy), each text comes out as
 // the two models give it one after the other, and the answer names both.
 TEST_F(ModelRepositoryTest, TranslatesThroughEnglishWhereNoModelServesThePair) {
-  const std::string made = ArgosPackages();
-  ASSERT_FALSE(made.empty())
-      << "tests/ctranslate2_translations.py needs python3's ctranslate2 and "
-         "sentencepiece";
-  fs::copy(made + "/argos", fs::path(repository_) / "translate-en_de-1_0",
-           fs::copy_options::recursive);
+  ASSERT_TRUE(AddArgosPackage());
   StartServer();
   // What the two models give one after the other.
   const auto chained = [this](const std::string& text) {
@@ -637,11 +643,14 @@ TEST_F(ModelRepositoryTest, TranslatesThroughEnglishWhereNoModelServesThePair) {
       nlohmann::json(
           {{"q", text}, {"source", "zh"}, {"target", "de"}, {"beam_size", 1}})
           .dump();
-  const testing_util::HttpAnswer answer = testing_util::HttpExchange(
-      server_->http_port(),
-      "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-      "Content-Type: application/json\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body);
+  const auto post_translate = [this, &body] {
+    return testing_util::HttpExchange(
+        server_->http_port(),
+        "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        "Content-Type: application/json\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body);
+  };
+  const testing_util::HttpAnswer answer = post_translate();
   ASSERT_EQ(answer.status, 200) << answer.body;
   const nlohmann::json translated = nlohmann::json::parse(answer.body);
   EXPECT_EQ(translated["translatedText"], chained(text));
@@ -680,11 +689,7 @@ TEST_F(ModelRepositoryTest, TranslatesThroughEnglishWhereNoModelServesThePair) {
       << ambiguous.error_message();
   EXPECT_NE(ambiguous.error_message().find("zh-en-b"), std::string::npos)
       << ambiguous.error_message();
-  const testing_util::HttpAnswer refused_http = testing_util::HttpExchange(
-      server_->http_port(),
-      "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-      "Content-Type: application/json\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body);
+  const testing_util::HttpAnswer refused_http = post_translate();
   EXPECT_EQ(refused_http.status, 400) << refused_http.body;
   EXPECT_NE(refused_http.body.find("several would through en"),
             std::string::npos)
