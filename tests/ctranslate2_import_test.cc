@@ -12,6 +12,7 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -319,6 +320,68 @@ TEST_P(ImportedFamilyTest, FollowsTargetPrefixesAsCTranslate2) {
                std::invalid_argument);
 }
 
+// Each token aligns to the source token CTranslate2's attention puts first
+// (its return_attention: the model's alignment heads), and
+// replace_unknowns puts that source piece in place of each <unk> as its
+// translate_batch does; greedy and beam 4, on LibTorch's step and the
+// packed one.
+TEST_P(ImportedFamilyTest, AlignsAndReplacesUnknownsAsCTranslate2) {
+  Checkpoint checkpoint = Load(GetParam());
+  const nlohmann::json& expected = Made().expected.at(GetParam());
+  const auto sources = SplitLines(expected.at("sources"));
+  const int length = Made().expected.at("length").get<int>();
+  std::vector<EncodedSource> encoded;
+  for (const auto& source : sources) {
+    encoded.push_back({checkpoint.source_vocabulary.Encode(source)});
+    encoded.back().align = true;
+  }
+  const bool packs = PackedTransformer::Computes(checkpoint.model->config());
+  for (const char* decoder : {"libtorch", "packed"}) {
+    if (std::string(decoder) == "packed" && !packs) continue;
+    SCOPED_TRACE(decoder);
+    SelectDecoder(*checkpoint.model, decoder, "float32");
+    const auto translator =
+        Translator::FromCheckpoint(checkpoint, FixedLengths(length));
+    for (const auto& [beam, key] : {std::pair{1, "greedy"}, {4, "beam"}}) {
+      for (EncodedSource& source : encoded) source.beam_size = beam;
+      const auto decoded = translator->NewContinuousDecoder()->DecodeAll(encoded);
+      const nlohmann::json& alignments =
+          expected.at(std::string(key) + "_alignment");
+      size_t tokens = 0;
+      size_t same = 0;
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        ASSERT_EQ(decoded[i].source_positions.size(),
+                  decoded[i].target_ids.size());
+        // Only where the translations agree do the alignments compare.
+        if (decoded[i].target_ids.size() != alignments[i].size()) continue;
+        for (size_t t = 0; t < alignments[i].size(); ++t) {
+          ++tokens;
+          same += decoded[i].source_positions[t] == alignments[i][t].get<int>();
+        }
+      }
+      EXPECT_GE(tokens, 0.9 * sources.size() * length) << key;
+      EXPECT_GE(same, 0.99 * tokens) << key;
+      const auto replaced =
+          translator->TranslateTokens(sources, beam, {}, true);
+      size_t same_replaced = 0;
+      size_t unknowns = 0;
+      for (size_t i = 0; i < replaced.size(); ++i) {
+        same_replaced += JoinPieces(replaced[i]) ==
+                         expected.at(std::string(key) + "_replaced")[i];
+        unknowns += std::count(replaced[i].begin(), replaced[i].end(),
+                               checkpoint.target_vocabulary.Token(
+                                   Vocabulary::kUnkId));
+      }
+      EXPECT_GE(same_replaced, 0.99 * sources.size()) << key;
+      EXPECT_EQ(unknowns, 0u) << key;
+      std::cout << GetParam() << " " << decoder << " " << key << ": " << same
+                << " of " << tokens << " tokens aligned as CTranslate2's, "
+                << same_replaced << " of " << sources.size()
+                << " translations with unknowns replaced as its\n";
+    }
+  }
+}
+
 // Saved as a fanyi checkpoint (what fanyi-import writes) and loaded again,
 // the model and its vocabularies are the same.
 TEST_P(ImportedFamilyTest, SavedCheckpointLoadsTheSame) {
@@ -472,6 +535,95 @@ std::string WithToken(const std::string& family, const std::string& token) {
   tokens[10] = token;
   std::ofstream(dir + "/shared_vocabulary.json") << tokens.dump();
   return dir;
+}
+
+// Inline tags and template tokens through a package, whose model never
+// learned fanyi's placeholders: each comes back exactly once, put where
+// the model's attention places it, and the words around it are the
+// model's own translation of the sentence without it (an inline element's
+// words are a text of their own).
+TEST(Ct2ImportTest, ArgosPackagePlacesTagsAndTokensByAttention) {
+  const nlohmann::json& expected = Made().expected.at("argos");
+  const int length = Made().expected.at("length").get<int>();
+  const auto translator = Translator::FromCheckpoint(
+      LoadCheckpoint(Made().dir + "/argos", torch::kCPU), FixedLengths(length));
+  // Corpus sentences of three words or more, with an element around, and
+  // a token after, their second word.
+  std::vector<std::string> html;
+  std::vector<std::string> templated;
+  std::vector<std::string> sentences;
+  std::vector<std::string> without;
+  for (const auto& each : expected.at("texts")) {
+    const std::vector<std::string> words = Split(each.get<std::string>());
+    if (words.size() < 3 || html.size() == 20) continue;
+    std::string with_tag;
+    std::string with_token;
+    std::string rest;
+    for (size_t w = 0; w < words.size(); ++w) {
+      const std::string space = w == 0 ? "" : " ";
+      with_tag += space + (w == 1 ? "<b>" + words[w] + "</b>" : words[w]);
+      with_token += space + words[w] + (w == 1 ? " {name}" : "");
+      if (w != 1) rest += (rest.empty() ? "" : " ") + words[w];
+    }
+    html.push_back("<p>" + with_tag + "</p>");
+    templated.push_back(with_token);
+    sentences.push_back(each);
+    without.push_back(rest);
+  }
+  ASSERT_GE(html.size(), 10u);
+  TextOptions as_html;
+  as_html.format = TextFormat::kHtml;
+  const auto tagged = translator->TranslateTexts(html, as_html);
+  const auto tokens = translator->TranslateTexts(templated, TextOptions());
+  const std::vector<std::string> plain = translator->Translate(without);
+  const std::vector<std::string> whole = translator->Translate(sentences);
+  // `text` with runs of spaces made one, trimmed, and HTML's escapes read.
+  const auto words_of = [](std::string text) {
+    for (const auto& [escaped, character] :
+         {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}}) {
+      for (size_t at; (at = text.find(escaped)) != std::string::npos;) {
+        text.replace(at, std::string(escaped).size(), character);
+      }
+    }
+    std::string words;
+    for (const std::string& word : Split(text)) {
+      words += (words.empty() ? "" : " ") + word;
+    }
+    return words;
+  };
+  size_t tags_inside = 0;
+  size_t tokens_inside = 0;
+  for (size_t i = 0; i < html.size(); ++i) {
+    SCOPED_TRACE(html[i]);
+    const std::string& out = tagged[i].text;
+    const size_t open = out.find("<b>");
+    const size_t close = out.find("</b>");
+    ASSERT_NE(open, std::string::npos) << out;
+    ASSERT_NE(close, std::string::npos) << out;
+    EXPECT_EQ(out.find("<b>", open + 1), std::string::npos) << out;
+    ASSERT_EQ(out.rfind("<p>", 0), 0u) << out;
+    ASSERT_EQ(out.size() - out.rfind("</p>"), 4u) << out;
+    const std::string outside = out.substr(3, open - 3) +
+                                out.substr(close + 4, out.size() - close - 8);
+    EXPECT_EQ(words_of(outside), words_of(plain[i])) << out;
+    tags_inside += !words_of(out.substr(close + 4, out.size() - close - 8))
+                        .empty();
+    const std::string& token = tokens[i].text;
+    const size_t at = token.find("{name}");
+    ASSERT_NE(at, std::string::npos) << token;
+    EXPECT_EQ(token.find("{name}", at + 1), std::string::npos) << token;
+    EXPECT_EQ(words_of(token.substr(0, at) + " " + token.substr(at + 6)),
+              words_of(whole[i]))
+        << token;
+    tokens_inside += at + 6 < token.size();
+  }
+  // Random weights attend everywhere, so most land inside their sentence:
+  // none would if alignments were not read.
+  EXPECT_GT(tags_inside, 0u);
+  EXPECT_GT(tokens_inside, 0u);
+  std::cout << tags_inside << " of " << html.size()
+            << " tags and " << tokens_inside << " of " << html.size()
+            << " {name} tokens placed inside their sentence by attention\n";
 }
 
 // What fanyi's Transformer cannot compute is refused at load, naming the

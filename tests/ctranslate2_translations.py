@@ -29,6 +29,12 @@ OUT_DIR/translate-en_de-1_0.argosmodel (the same in a zip). Its entry in
 expected.json holds texts, their pieces by the sentencepiece package, and
 CTranslate2's greedy and beam 4 translations of those pieces, as pieces
 and as text (the pieces decoded by sentencepiece).
+Per family, "greedy_alignment" and "beam_alignment" hold the source
+position each token of the float32 translations attended to most (the
+argmax of the attention translate_batch returns), and "greedy_replaced"
+and "beam_replaced" the translations with replace_unknowns (the opennmt
+family makes <unk> likely, so that it acts); the package's texts are
+decoded from translations with replace_unknowns, as argos-translate asks.
 Per family, "prefix" names a target token (M2M-100's "__zh__", a plain
 token elsewhere) and "greedy_prefixed", "beam_prefixed" and
 "beam_free_prefixed" hold CTranslate2's float32 translations with it as
@@ -56,6 +62,7 @@ D_MODEL, HEADS, D_FF, LAYERS = 32, 4, 64, 2
 LENGTH = 12
 FREE_LENGTH = 24  # The cap of the translations whose length is free.
 EOS_BIAS = 2.5
+UNK_BIAS = 2.0  # Makes <unk> frequent, for replace_unknowns to act on.
 SOURCES = 40
 
 FAMILIES = {
@@ -68,6 +75,7 @@ FAMILIES = {
         stored_positions=False,
         zero_start=False,
         config=dict(decoder_start_token="<s>", add_source_eos=False),
+        unk_bias=UNK_BIAS,
     ),
     "marian": dict(
         spec=dict(pre_norm=False, activation=common_spec.Activation.SWISH),
@@ -109,6 +117,14 @@ ARGOS_TEXTS = [
     "runs    of     spaces",
     "Tom bought 東京 tickets",
 ]
+
+
+def one_by_one(translator, sources, **options):
+    """translate_batch's results for `sources`, one sentence a call: in a
+    batch of several, the first step of a beam search reports another
+    sentence's attention (ctranslate2 4.8), which replace_unknowns reads."""
+    return [translator.translate_batch([tokens], **options)[0]
+            for tokens in sources]
 
 
 def build_argos(out_dir, corpus, random):
@@ -163,9 +179,12 @@ def build_argos(out_dir, corpus, random):
     expected = {"texts": texts, "pieces": [" ".join(p) for p in sources]}
     for beam, key in ((1, "greedy"), (4, "beam")):
         results = translator.translate_batch(sources, beam_size=beam, **fixed)
-        hypotheses = [result.hypotheses[0] for result in results]
-        expected[key] = [" ".join(h) for h in hypotheses]
-        expected[key + "_text"] = [processor.decode(h) for h in hypotheses]
+        expected[key] = [" ".join(r.hypotheses[0]) for r in results]
+        # Text as argos-translate makes it: unknowns replaced.
+        results = one_by_one(
+            translator, sources, beam_size=beam, replace_unknowns=True, **fixed)
+        expected[key + "_text"] = [
+            processor.decode(r.hypotheses[0]) for r in results]
     # As argos-translate calls it: beam 4, length_penalty 0.2, lengths free
     # up to FREE_LENGTH.
     results = translator.translate_batch(
@@ -175,7 +194,8 @@ def build_argos(out_dir, corpus, random):
     # prefix forced, then cut from the hypothesis before it is decoded.
     prefix = vocabulary[10]
     results = translator.translate_batch(
-        sources, beam_size=1, target_prefix=[[prefix]] * len(sources), **fixed)
+        sources, beam_size=1, target_prefix=[[prefix]] * len(sources),
+        replace_unknowns=True, **fixed)
     expected["prefix"] = prefix
     expected["greedy_prefixed_text"] = [
         processor.decode(r.hypotheses[0][1:]) for r in results]
@@ -220,6 +240,7 @@ def build(family, random):
         # </s> likely enough that translations of free length end at
         # different lengths, where their normalization decides.
         decoder.projection.bias[target.index("</s>")] += EOS_BIAS
+        decoder.projection.bias[target.index("<unk>")] += f.get("unk_bias", 0)
     if f["stored_positions"]:
         table = array(256, D_MODEL, scale=0.5)
         encoder.position_encodings.encodings = table
@@ -308,6 +329,21 @@ def main():
                 expected[family]["beam_free_prefixed"] = [
                     " ".join(result.hypotheses[0]) for result in results
                 ]
+            if compute_type == "float32":
+                # Where each token attended (the argmax of the attention
+                # translate_batch returns), and unknowns replaced by it.
+                for beam, key in ((1, "greedy"), (4, "beam")):
+                    results = one_by_one(translator, sources, beam_size=beam,
+                                         return_attention=True, **fixed)
+                    expected[family][key + "_alignment"] = [
+                        [int(np.argmax(step)) for step in r.attention[0]]
+                        for r in results
+                    ]
+                    results = one_by_one(translator, sources, beam_size=beam,
+                                         replace_unknowns=True, **fixed)
+                    expected[family][key + "_replaced"] = [
+                        " ".join(r.hypotheses[0]) for r in results
+                    ]
             if compute_type == "float32":
                 greedy = [line.split() for line in expected[family]["greedy"]]
                 scores = translator.score_batch(sources, greedy)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text/aligned_placeholders.h"
 #include "common/text/pair_masker.h"
 #include "common/text/placeholder_masker.h"
 #include "common/text/tokenizer.h"
@@ -244,6 +245,56 @@ TEST(RestorePlaceholdersTest, AppendsWhatTheModelLeftOutBeforeTheFullStop) {
   EXPECT_EQ(restored.text, "我买了苹果3 BA2490。");
   EXPECT_EQ(restored.unplaced, 2);
   EXPECT_EQ(RestorePlaceholders("I paid", {"5"}).text, "I paid 5");
+}
+
+// Placeholders through a model that never learned them: taken out of the
+// source pieces, and put back before the piece aligned to the nearest
+// source piece at or after where each stood.
+TEST(AlignedPlaceholdersTest, TakesOutAndNamesEachPlaceholder) {
+  std::vector<PlaceholderAnchor> anchors;
+  EXPECT_EQ(TakeOutPlaceholders({"\u2581a", "｟1｠", "\u2581b", "｟2｠"},
+                                &anchors),
+            (Strings{"\u2581a", "\u2581b"}));
+  ASSERT_EQ(anchors.size(), 2u);
+  EXPECT_EQ(anchors[0].index, 1);
+  EXPECT_EQ(anchors[0].before, 1);
+  EXPECT_EQ(anchors[1].index, 2);
+  EXPECT_EQ(anchors[1].before, 2);
+}
+
+TEST(AlignedPlaceholdersTest, PutsEachBackWhereTheAlignmentSays) {
+  const std::string space = "\u2581";
+  const Strings pieces = {space + "I", space + "saw", space + "the",
+                          space + "cat"};
+  // In order, and reordered: before the piece aligned to source piece 2.
+  EXPECT_EQ(PutBackPlaceholders(pieces, {0, 1, 2, 3}, {{1, 2}}, true),
+            (Strings{space + "I", space + "saw", space + "｟1｠", space + "the",
+                     space + "cat"}));
+  EXPECT_EQ(PutBackPlaceholders(pieces, {3, 2, 1, 0}, {{1, 2}}, true),
+            (Strings{space + "I", space + "｟1｠", space + "saw", space + "the",
+                     space + "cat"}));
+  // No piece aligned to 2 itself: the nearest after it.
+  EXPECT_EQ(PutBackPlaceholders(pieces, {0, 1, 3, 3}, {{1, 2}}, true),
+            (Strings{space + "I", space + "saw", space + "｟1｠", space + "the",
+                     space + "cat"}));
+  // Two before one piece keep their order; one past every alignment is
+  // left to RestorePlaceholders.
+  EXPECT_EQ(PutBackPlaceholders(pieces, {0, 1, 2, 3}, {{1, 0}, {2, 0}, {3, 4}},
+                                true),
+            (Strings{space + "｟1｠", space + "｟2｠", space + "I", space + "saw",
+                     space + "the", space + "cat"}));
+  // Never inside a word: back to its start. Chinese has no words to keep.
+  EXPECT_EQ(PutBackPlaceholders({space + "Kat", "ze", "n"}, {0, 1, 1},
+                                {{1, 1}}, true),
+            (Strings{space + "｟1｠", space + "Kat", "ze", "n"}));
+  EXPECT_EQ(PutBackPlaceholders({space + "我", "看", "猫"}, {0, 1, 2}, {{1, 2}},
+                                true),
+            (Strings{space + "我", "看", "｟1｠", "猫"}));
+  // Tokens of a word tokenizer: the placeholder is a token of its own.
+  EXPECT_EQ(PutBackPlaceholders({"I", "saw", "it"}, {0, 1, 2}, {{1, 2}}, false),
+            (Strings{"I", "saw", "｟1｠", "it"}));
+  EXPECT_THROW(PutBackPlaceholders(pieces, {0}, {}, true),
+               std::invalid_argument);
 }
 
 }  // namespace

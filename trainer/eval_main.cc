@@ -57,6 +57,10 @@ ABSL_FLAG(std::string, target_prefix, "",
           "translation starts with, forced (CTranslate2's target_prefix: a "
           "multilingual model's language token, such as __de__); written "
           "out with the translation, as CTranslate2 returns it.");
+ABSL_FLAG(bool, replace_unknowns, false,
+          "With --tokens: each unknown target piece becomes the source piece "
+          "its step attended to most, as CTranslate2's replace_unknowns (and "
+          "argos-translate) does.");
 ABSL_FLAG(int, min_decoding_length, 0,
           "No translation ends before this many tokens (CTranslate2's "
           "min_decoding_length).");
@@ -122,7 +126,8 @@ int RunTokens(const fanyi::Translator& translator) {
       sources.push_back(SplitPieces(lines[i]));
     }
     for (const auto& target :
-         translator.TranslateTokens(sources, beam_size, target_prefix)) {
+         translator.TranslateTokens(sources, beam_size, target_prefix,
+                                    absl::GetFlag(FLAGS_replace_unknowns))) {
       std::string line;
       for (const std::string& piece : target) {
         line += (line.empty() ? "" : " ") + piece;

@@ -53,6 +53,7 @@ SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
       steps_(static_cast<int64_t>(forced.size())),
       after_forced_(!forced.empty()),
       beams_(beam_size),
+      beam_positions_(beam_size),
       beam_scores_(beam_size, kNegativeInfinity) {
   beams_[0] = std::move(forced);
   beam_scores_[0] = 0.0;
@@ -60,13 +61,22 @@ SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
 
 std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
     const double* totals, const int64_t* indices, int64_t count,
-    int64_t vocab) {
+    int64_t vocab, const int32_t* positions) {
   ++steps_;
   const bool after_forced = after_forced_;
   after_forced_ = false;
   std::vector<std::vector<int64_t>> beams;
+  std::vector<std::vector<int32_t>> beam_positions;
   std::vector<double> scores;
   std::vector<Extension> extensions;
+  // A beam that ends or goes on from `from`: its source positions.
+  const auto positions_from = [&](int64_t from, bool with_token) {
+    std::vector<int32_t> kept;
+    if (positions == nullptr) return kept;
+    kept = beam_positions_[from];
+    if (with_token) kept.push_back(positions[from]);
+    return kept;
+  };
   for (int64_t c = 0;
        c < count && static_cast<int64_t>(beams.size()) < beam_size_; ++c) {
     const double score = totals[c];
@@ -75,6 +85,7 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
     const int64_t token = indices[c] % vocab;
     if (token == Vocabulary::kEosId && after_forced && c > 0) {
       beams.emplace_back();  // A dead beam in its place.
+      beam_positions.emplace_back();
       scores.push_back(kNegativeInfinity);
       extensions.push_back({0, Vocabulary::kEosId});
       continue;
@@ -82,31 +93,34 @@ std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
     if (token == Vocabulary::kEosId) {
       // An ending counts only if it ranks among the best `beam_size`.
       if (c < beam_size_) {
-        finished_.push_back(
-            {beams_[from], score, Normalized(score, steps_), steps_});
+        finished_.push_back({beams_[from], score, Normalized(score, steps_),
+                             steps_, positions_from(from, false)});
       }
       continue;
     }
     std::vector<int64_t> prefix = beams_[from];
     prefix.push_back(token);
     beams.push_back(std::move(prefix));
+    beam_positions.push_back(positions_from(from, true));
     scores.push_back(score);
     extensions.push_back({from, token});
   }
   if (steps_ >= limit_) {
     for (size_t b = 0; b < beams.size(); ++b) {
-      finished_.push_back(
-          {beams[b], scores[b], Normalized(scores[b], steps_), steps_});
+      finished_.push_back({beams[b], scores[b], Normalized(scores[b], steps_),
+                           steps_, beam_positions[b]});
     }
     done_ = true;
   }
   // Fewer candidates than beams (a tiny vocabulary) leave dead beams.
   while (static_cast<int64_t>(beams.size()) < beam_size_) {
     beams.emplace_back();
+    beam_positions.emplace_back();
     scores.push_back(kNegativeInfinity);
     extensions.push_back({0, Vocabulary::kEosId});
   }
   beams_ = std::move(beams);
+  beam_positions_ = std::move(beam_positions);
   beam_scores_ = std::move(scores);
   done_ = done_ || SearchIsOver();
   return extensions;

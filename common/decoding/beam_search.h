@@ -26,6 +26,9 @@ struct Hypothesis {
   // Tokens log_probability sums over: the ids, and </s> when it ended
   // with one (not when it reached its length limit).
   int64_t scored_tokens = 0;
+  // The source position each of `ids` after the forced ones aligns to, when
+  // the search was given them (SentenceSearch::Advance); empty otherwise.
+  std::vector<int32_t> source_positions = {};
 };
 
 // The GNMT length penalty ((5 + length) / 6)^α of a hypothesis with `length`
@@ -71,8 +74,12 @@ class SentenceSearch {
   // or every candidate) totals of beam score plus token log-probability, and
   // their indices beam · vocab + token. Returns what each of the
   // beam_size next beams extends (a dead beam extends beam 0 with </s>).
+  // With `positions` (one per beam), a token chosen from beam b aligns to
+  // source position positions[b], and the hypotheses keep those
+  // (Hypothesis::source_positions).
   std::vector<Extension> Advance(const double* totals, const int64_t* indices,
-                                 int64_t count, int64_t vocab);
+                                 int64_t count, int64_t vocab,
+                                 const int32_t* positions = nullptr);
 
   // True once no live beam can beat the best finished hypotheses (with
   // stops_early: once beam_size hypotheses finished), or the length limit
@@ -96,6 +103,8 @@ class SentenceSearch {
   int64_t steps_ = 0;
   bool after_forced_ = false;  // The next step is the first after `forced`.
   std::vector<std::vector<int64_t>> beams_;  // Prefixes, without <s>.
+  // Each beam's source positions (Advance's), when given.
+  std::vector<std::vector<int32_t>> beam_positions_;
   std::vector<double> beam_scores_;
   std::vector<Hypothesis> finished_;
   bool done_ = false;

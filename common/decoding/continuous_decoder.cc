@@ -40,6 +40,11 @@ struct Sentence {
   int no_repeat_ngram = 0;      // As EncodedSource's.
   std::vector<int64_t> forced;  // EncodedSource::target_prefix.
   size_t forced_fed = 0;        // Of those, the ones chosen so far.
+  bool align = false;           // EncodedSource::align.
+  int64_t source_length = 0;    // Tokens of its source.
+  // Greedy, aligned: the source position of each token chosen so far (not
+  // the forced ones).
+  std::vector<int32_t> positions;
   // Batch row of each beam. One until a beam search's first step: its beams
   // would all be the same row, so it decodes once and fans out after (as
   // CTranslate2 does).
@@ -146,6 +151,9 @@ struct ContinuousDecoder::Impl {
   void Apply(StepPlan& plan);
   // Forgets sentences with no rows left.
   void Forget(const std::vector<int64_t>& handles);
+  // After a step that gave alignments: row_positions for the rows of
+  // aligned sentences, the source position each attended to most.
+  void ReadAlignment();
 
   TransformerImpl& model;
   const DecodingOptions options;
@@ -156,9 +164,29 @@ struct ContinuousDecoder::Impl {
   std::vector<Row> rows;
   // By handle; Row::sentence points into it (stable across rehashing).
   std::unordered_map<int64_t, Sentence> sentences;
-  int64_t beam_sentences = 0;  // Sentences with a search.
+  int64_t beam_sentences = 0;     // Sentences with a search.
+  int64_t aligned_sentences = 0;  // Sentences that align.
+  // Per row, after a step that gave alignments (ReadAlignment).
+  std::vector<int32_t> row_positions;
   int64_t next_handle = 0;
 };
+
+void ContinuousDecoder::Impl::ReadAlignment() {
+  row_positions.assign(rows.size(), 0);
+  if (!state.alignment.defined()) return;
+  const torch::Tensor alignment = state.alignment.contiguous();
+  const int64_t width = alignment.size(1);
+  const float* weights = alignment.data_ptr<float>();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Sentence& sentence = *rows[r].sentence;
+    if (!sentence.align) continue;
+    // The first of the largest, over the source's own tokens (not </s>).
+    const float* row = weights + static_cast<int64_t>(r) * width;
+    const int64_t length = std::min(sentence.source_length, width);
+    row_positions[r] = static_cast<int32_t>(
+        std::max_element(row, row + std::max<int64_t>(length, 1)) - row);
+  }
+}
 
 void ContinuousDecoder::Impl::HoldBackEnds(torch::Tensor& logits) const {
   if (options.min_length <= 0) return;
@@ -254,6 +282,7 @@ void ContinuousDecoder::Impl::PlanGreedy(
     const bool ended = next[i].token == Vocabulary::kEosId;
     if (!ended) {
       sentence.target.push_back(next[i].token);
+      if (sentence.align) sentence.positions.push_back(row_positions[row]);
       plan.next_token[row] = next[i].token;
     }
     if (ended ||
@@ -262,6 +291,7 @@ void ContinuousDecoder::Impl::PlanGreedy(
       done.log_probability = sentence.log_probability;
       done.scored_tokens =
           static_cast<int64_t>(done.target_ids.size()) + (ended ? 1 : 0);
+      done.source_positions = std::move(sentence.positions);
       finished.push_back(Forced(sentence, std::move(done)));
       plan.leaving[row] = 1;
     }
@@ -298,15 +328,22 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
   const auto sentences_in_group = static_cast<int64_t>(group.size());
   for (int64_t s = 0; s < sentences_in_group; ++s) {
     Sentence& sentence = *group[s];
+    std::vector<int32_t> positions;
+    if (sentence.align) {
+      for (int64_t b = 0; b < beam_rows; ++b) {
+        positions.push_back(row_positions[sentence.rows[b]]);
+      }
+    }
     const auto extensions = sentence.search->Advance(
         top.totals.data() + s * top.count, top.indices.data() + s * top.count,
-        top.count, vocab);
+        top.count, vocab, sentence.align ? positions.data() : nullptr);
     if (sentence.search->done()) {
       std::vector<Hypothesis> best =
           sentence.search->Best(1 + sentence.alternatives);
       Finished done{sentence.handle, std::move(best.front().ids)};
       done.log_probability = best.front().log_probability;
       done.scored_tokens = best.front().scored_tokens;
+      done.source_positions = std::move(best.front().source_positions);
       for (std::size_t k = 1; k < best.size(); ++k) {
         done.alternatives.push_back(std::move(best[k].ids));
       }
@@ -367,6 +404,7 @@ void ContinuousDecoder::Impl::Forget(const std::vector<int64_t>& handles) {
     auto it = sentences.find(handle);
     if (it == sentences.end()) continue;
     if (it->second.search.has_value()) --beam_sentences;
+    if (it->second.align) --aligned_sentences;
     sentences.erase(it);
   }
 }
@@ -418,6 +456,8 @@ std::vector<int64_t> ContinuousDecoder::Add(
       sentence.limit = MaxTargetLength(impl_->options, source.ids.size());
       sentence.beam = source.beam_size;
       sentence.no_repeat_ngram = source.no_repeat_ngram;
+      sentence.align = source.align;
+      sentence.source_length = static_cast<int64_t>(source.ids.size());
       sentence.forced.assign(
           source.target_prefix.begin(),
           source.target_prefix.begin() +
@@ -444,6 +484,7 @@ std::vector<int64_t> ContinuousDecoder::Add(
   impl_->next_handle += static_cast<int64_t>(handles.size());
   for (Sentence* sentence : added_sentences) {
     if (sentence->search.has_value()) ++impl_->beam_sentences;
+    if (sentence->align) ++impl_->aligned_sentences;
     impl_->rows.push_back({sentence, 0, Vocabulary::kBosId});
   }
   return handles;
@@ -458,9 +499,11 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   last_tokens.reserve(rows.size());
   for (const Row& row : rows) last_tokens.push_back(row.last_token);
   // [rows, vocab]
+  impl_->state.wants_alignment = impl_->aligned_sentences > 0;
   torch::Tensor logits = impl_->model.DecodeStep(
       at::tensor(last_tokens, at::kLong).to(impl_->device), &impl_->state,
       impl_->graphs.get());
+  impl_->ReadAlignment();
 
   impl_->HoldBackEnds(logits);
   const std::vector<double> shifts = impl_->BanRepeatedNgrams(logits);
@@ -518,6 +561,7 @@ void ContinuousDecoder::Clear() {
   impl_->rows.clear();
   impl_->sentences.clear();
   impl_->beam_sentences = 0;
+  impl_->aligned_sentences = 0;
   impl_->state = DecoderState();
 }
 

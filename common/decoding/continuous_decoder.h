@@ -29,6 +29,9 @@ struct EncodedSource {
   // in CTranslate2), and are left out of the translation. At most the
   // length limit less one are forced.
   std::vector<int64_t> target_prefix;
+  // Whether its translation comes with the source position each token
+  // aligns to (Finished::source_positions).
+  bool align = false;
 };
 
 // Decoding of a changing set of sentences, one step at a time (continuous
@@ -67,6 +70,11 @@ class ContinuousDecoder {
     // </s> when it ended with one (not when it reached its length limit).
     double log_probability = 0;
     int64_t scored_tokens = 0;  // Tokens log_probability sums over.
+    // For a source that asked (EncodedSource::align): per target id, the
+    // index into the source's ids of the token its step attended to most
+    // in the model's alignment heads (ModelConfig::alignment_layer; what
+    // CTranslate2's replace_unknowns reads). Empty otherwise.
+    std::vector<int32_t> source_positions = {};
   };
 
   // Runs one decoding step for every row in the batch; returns the sentences

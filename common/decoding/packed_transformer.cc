@@ -154,8 +154,10 @@ __attribute__((always_inline)) inline void WeightedValues(
 // value start `offsets[c]` floats into `keys` and `values`, and its bias is
 // `bias[c]`. A column with -inf bias gets exactly zero weight and its key
 // and value are never read (they may be stale cache entries). `query` is
-// already scaled. A row with no column to attend to gets zeros.
-FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
+// already scaled. A row with no column to attend to gets zeros. Leaves
+// scores[c] · (the returned factor) as column c's attention weight; the
+// factor is 0 for a row with no column.
+FANYI_CPU_CLONES float AttendHead(const float* query, const float* keys,
                                  const float* values, const int64_t* offsets,
                                  const float* bias, int64_t length, int64_t d_k,
                                  float* scores, float* out) {
@@ -169,7 +171,7 @@ FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
     largest = std::max(largest, scores[c]);
   }
   std::fill(out, out + d_k, 0.0f);
-  if (largest == kMinusInfinity) return;
+  if (largest == kMinusInfinity) return 0;
   float total = 0;
   for (int64_t c = 0; c < length; ++c) {
     scores[c] = ExpOfNonPositive(scores[c] - largest);
@@ -200,6 +202,7 @@ FANYI_CPU_CLONES void AttendHead(const float* query, const float* keys,
       out[d] += scores[c] * inverse * values[offsets[c] + d];
     }
   }
+  return inverse;
 }
 
 // Asks the core to start loading what one row's attention will read: for
@@ -271,13 +274,15 @@ struct Workspace {
 // apart); row r's queries start at queries + r · query_stride, its outputs
 // at out + r · heads · d_k. Row r + 1's columns are laid out and fetched
 // ahead while row r attends, unless `reads_the_same(r)` says it reads what
-// row r did.
+// row r did. With `alignment` [rows, length], the attention weights of the
+// first `alignment_heads` heads are averaged into it (zeroed beforehand).
 template <typename Columns, typename ReadsTheSame>
 void AttendRows(const float* queries, int64_t query_stride, const float* keys,
                 const float* values, int64_t head_stride, int64_t rows,
                 int64_t length, int64_t heads, int64_t d_k,
                 const Columns& columns, const ReadsTheSame& reads_the_same,
-                Workspace& work, float* out) {
+                Workspace& work, float* out, float* alignment = nullptr,
+                int64_t alignment_heads = 0) {
   if (rows == 0) return;
   columns(0, work.column_bias.data(), work.offsets.data());
   for (int64_t r = 0; r < rows; ++r) {
@@ -290,10 +295,17 @@ void AttendRows(const float* queries, int64_t query_stride, const float* keys,
       }
     }
     for (int64_t h = 0; h < heads; ++h) {
-      AttendHead(queries + r * query_stride + h * d_k, keys + h * head_stride,
-                 values + h * head_stride, work.offsets.data(),
-                 work.column_bias.data(), length, d_k, work.scores.data(),
-                 out + (r * heads + h) * d_k);
+      const float factor = AttendHead(
+          queries + r * query_stride + h * d_k, keys + h * head_stride,
+          values + h * head_stride, work.offsets.data(),
+          work.column_bias.data(), length, d_k, work.scores.data(),
+          out + (r * heads + h) * d_k);
+      if (alignment != nullptr && h < alignment_heads) {
+        const float weight = factor / static_cast<float>(alignment_heads);
+        for (int64_t c = 0; c < length; ++c) {
+          alignment[r * length + c] += work.scores[c] * weight;
+        }
+      }
     }
     work.column_bias.swap(work.next_bias);
     work.offsets.swap(work.next_offsets);
@@ -329,6 +341,8 @@ PackedTransformer::PackedTransformer(TransformerImpl& model, CpuIsa isa,
   source_vocabulary_ = config.source_vocab_size;
   vocabulary_ = config.target_vocab_size;
   max_positions_ = config.max_positions;
+  alignment_layer_ = config.AlignmentLayer();
+  alignment_heads_ = config.AlignmentHeads();
   embedding_scale_ = static_cast<float>(std::sqrt(double(d_model_)));
   epsilon_ = static_cast<float>(config.layer_norm_epsilon);
   const torch::Tensor& embedding =
@@ -577,6 +591,7 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
                               std::to_string(max_positions_));
     }
   }
+  state->alignment = torch::Tensor();
   const int64_t column = state->AddColumn();
   const int64_t first_column = state->first_column;
   const int64_t columns = column + 1 - first_column;
@@ -675,9 +690,14 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
     auto same_source = [&](int64_t r) {
       return memory_rows[r + 1] == memory_rows[r];
     };
+    const bool aligns = state->wants_alignment &&
+                        static_cast<int64_t>(l) == alignment_layer_;
+    if (aligns) state->alignment = at::zeros({batch, source_length}, at::kFloat);
     AttendRows(projected, d, memory_keys, memory_values, memory_strides[1],
                batch, source_length, heads_, d_k_, source_columns, same_source,
-               work, attended);
+               work, attended,
+               aligns ? state->alignment.data_ptr<float>() : nullptr,
+               alignment_heads_);
     layer.cross_output.Apply(attended, batch, d, x, d,
                              LinearEpilogue::kAddToOutput);
 

@@ -317,6 +317,8 @@ ModelConfig ImportedConfig(const Ct2TransformerOptions& options,
   // The rows fanyi adds need a bias to be never predicted.
   config.generator_bias = options.tied_projection;
   config.source_eos = options.add_source_eos;
+  config.alignment_layer = options.decoder.alignment_layer;
+  config.alignment_heads = options.decoder.alignment_heads;
   return config;
 }
 

@@ -192,11 +192,11 @@ Ct2StackOptions ReadStack(VariableReader& reader, const std::string& stack,
     reader.Expect(stack + "/start_from_zero_embedding", 0,
                   "an encoder that starts from a zero embedding");
   }
-  // Read and left unused: how several embeddings merge (there is one), and
-  // which attention heads give alignments (fanyi gives none).
-  for (const char* unused :
-       {"/embeddings_merge", "/alignment_layer", "/alignment_heads",
-        "/alibi_use_positive_positions", "/scale_alibi"}) {
+  options.alignment_layer = reader.Flag(stack + "/alignment_layer", -1);
+  options.alignment_heads = reader.Flag(stack + "/alignment_heads", 1);
+  // Read and left unused: how several embeddings merge (there is one).
+  for (const char* unused : {"/embeddings_merge",
+                             "/alibi_use_positive_positions", "/scale_alibi"}) {
     reader.Flag(stack + unused, 0);
   }
   options.final_norm = reader.Has(stack + "/layer_norm/gamma");

@@ -36,6 +36,10 @@ struct Ct2StackOptions {
   // The decoder's first step reads a zero embedding, whatever its token
   // (Marian's models).
   bool start_from_zero_embedding = false;
+  // The decoder's alignment heads (ModelConfig::alignment_layer and
+  // alignment_heads).
+  int64_t alignment_layer = -1;
+  int64_t alignment_heads = 1;
 };
 
 // What fanyi needs of a CTranslate2 encoder-decoder Transformer

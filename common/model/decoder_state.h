@@ -62,6 +62,13 @@ struct DecoderState {
   // the device.
   std::vector<int64_t> row_first_columns;
   std::vector<int64_t> row_source_lengths;
+  // Set by the caller before a step that should give alignments: the step
+  // then leaves in `alignment` [batch, src_len] (float32, on the CPU) each
+  // row's attention over its source in the model's alignment heads
+  // (ModelConfig::alignment_layer and alignment_heads). Otherwise the step
+  // leaves it undefined.
+  bool wants_alignment = false;
+  torch::Tensor alignment;
 
   int64_t batch_size() const;
   // Rows the self-attention caches hold: the batch and the spare rows.

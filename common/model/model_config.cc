@@ -90,6 +90,12 @@ void ModelConfig::Validate() const {
           "share_embeddings needs one vocabulary size for both sides");
   Require(!generator_bias || tie_target_embeddings,
           "generator_bias is for a tied generator (an untied one has a bias)");
+  Require(alignment_layer >= -decoder_layers && alignment_layer < decoder_layers,
+          "alignment_layer must name a decoder layer (from -" +
+              std::to_string(decoder_layers) + " to " +
+              std::to_string(decoder_layers - 1) + ")");
+  Require(alignment_heads >= 0 && alignment_heads <= heads,
+          "alignment_heads must be from 0 (all) to heads");
 }
 
 nlohmann::json ModelConfigToJson(const ModelConfig& config) {
@@ -113,6 +119,8 @@ nlohmann::json ModelConfigToJson(const ModelConfig& config) {
       {"share_embeddings", config.share_embeddings},
       {"generator_bias", config.generator_bias},
       {"source_eos", config.source_eos},
+      {"alignment_layer", config.alignment_layer},
+      {"alignment_heads", config.alignment_heads},
   };
 }
 
@@ -142,6 +150,10 @@ ModelConfig ModelConfigFromJson(const nlohmann::json& json) {
       OptionalField<bool>(json, "share_embeddings", false);
   config.generator_bias = OptionalField<bool>(json, "generator_bias", false);
   config.source_eos = OptionalField<bool>(json, "source_eos", true);
+  config.alignment_layer =
+      OptionalField<int64_t>(json, "alignment_layer", int64_t{-1});
+  config.alignment_heads =
+      OptionalField<int64_t>(json, "alignment_heads", int64_t{1});
   config.Validate();
   return config;
 }

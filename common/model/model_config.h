@@ -41,6 +41,23 @@ struct ModelConfig {
   // Whether every source ends with </s>, as fanyi's trainer and Marian
   // frame them; OpenNMT-py's models read their sources as they are.
   bool source_eos = true;
+  // Which cross-attention gives each target token's alignment to the source
+  // (the source token it attends to most): decoder layer alignment_layer
+  // (negative counts from the last), its first alignment_heads heads
+  // averaged (0: all). CTranslate2's defaults, which its converters keep
+  // for models trained without alignments.
+  int64_t alignment_layer = -1;
+  int64_t alignment_heads = 1;
+
+  // The decoder layer alignments come from, counted from 0.
+  int64_t AlignmentLayer() const {
+    return alignment_layer < 0 ? decoder_layers + alignment_layer
+                               : alignment_layer;
+  }
+  // The heads averaged for alignments: the first AlignmentHeads().
+  int64_t AlignmentHeads() const {
+    return alignment_heads == 0 ? heads : alignment_heads;
+  }
 
   // The most tokens a source may have: the position table's rows, less
   // one for the </s> appended when sources end with it.

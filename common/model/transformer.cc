@@ -5,10 +5,12 @@
 #include <ATen/ops/exp.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/gelu.h>
+#include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/sin.h>
+#include <ATen/ops/softmax.h>
 #include <ATen/ops/tril.h>
 #include <ATen/ops/zeros.h>
 #include <torch/nn/init.h>
@@ -20,6 +22,7 @@
 #include <utility>
 
 #include "common/model/row_linear.h"
+#include "common/model/single_query_attention.h"
 #include "common/model/step_graphs.h"
 #include "common/text/vocabulary.h"
 
@@ -185,7 +188,8 @@ torch::Tensor DecoderLayerImpl::Step(
     const torch::Tensor& x, const torch::Tensor& source_bias,
     const torch::Tensor& self_bias, const torch::Tensor& self_rows,
     const torch::Tensor& memory_rows, int64_t first_column,
-    const torch::Tensor& column, DecoderLayerCache* cache) {
+    const torch::Tensor& column, DecoderLayerCache* cache,
+    torch::Tensor* alignment, int64_t alignment_heads) {
   const int64_t batch = x.size(0);
   // [batch, 1, d_model]
   torch::Tensor h =
@@ -208,6 +212,19 @@ torch::Tensor DecoderLayerImpl::Step(
   h = Wrapped(
       pre_norm_, cross_attention_norm_, h, [&](const torch::Tensor& in) {
         torch::Tensor query = cross_attention_->ProjectQuery(in);
+        if (alignment != nullptr) {
+          // [batch, heads, 1, src_len] -> [batch, src_len]
+          const torch::Tensor keys = GatherCacheRows(
+              cache->memory_keys.narrow(1, 0, alignment_heads), memory_rows);
+          const torch::Tensor scores =
+              at::matmul(query.narrow(1, 0, alignment_heads),
+                         keys.transpose(-1, -2)) +
+              source_bias;
+          *alignment = at::softmax(scores.to(at::kFloat), -1)
+                           .mean(1)
+                           .squeeze(1)
+                           .to(at::kCPU);
+        }
         return dropout_(cross_attention_->Attend(query, cache->memory_keys,
                                                  cache->memory_values,
                                                  source_bias, memory_rows));
@@ -394,6 +411,7 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
                                           DecoderState* state,
                                           StepGraphs* graphs) {
   if (UsesKernel()) return inference_kernel_->Step(last_tokens, state);
+  state->alignment = torch::Tensor();
   const int64_t column = state->AddColumn();
   // [1]: the cache column this step writes.
   const torch::Tensor column_index =
@@ -404,7 +422,7 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
       state->self_rows,  state->memory_rows,
       state->source_bias};
   torch::Tensor logits;  // [batch, target_vocab]
-  if (graphs != nullptr) {
+  if (graphs != nullptr && !state->wants_alignment) {
     // A graph replays on any later step with the same key, so it attends
     // to every column up to the capacity, those past this step's masked.
     logits = graphs->Run(state->CacheLayout(), inputs,
@@ -450,9 +468,12 @@ torch::Tensor TransformerImpl::StepColumns(
   // [batch] -> [batch, 1, d_model].
   torch::Tensor x = EmbedStep(last_tokens, positions).unsqueeze(1);
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
+    const bool aligns = state.wants_alignment &&
+                        static_cast<int64_t>(i) == config_.AlignmentLayer();
     x = decoder_layers_[i]->as<DecoderLayer>()->Step(
         x, source_bias, self_bias, self_rows, source_rows, first, column,
-        &state.layers[i]);
+        &state.layers[i], aligns ? &state.alignment : nullptr,
+        config_.AlignmentHeads());
   }
   // [batch, target_vocab]
   return Generate(MaybeNorm(decoder_norm_, x)).squeeze(1);

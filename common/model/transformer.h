@@ -91,12 +91,16 @@ class DecoderLayerImpl : public torch::nn::Module {
   // and it attends to the columns from `first_column` that `self_bias`
   // [batch, 1, 1, columns] covers (and allows); row r reads column c in
   // cache row self_rows[r][c] and its source in cache row memory_rows[r][·]
-  // ([batch, src_len]).
+  // ([batch, src_len]). With `alignment`, the cross-attention weights of
+  // its first `alignment_heads` heads, averaged, are left there ([batch,
+  // src_len], float32 on the CPU).
   torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_bias,
                      const torch::Tensor& self_bias,
                      const torch::Tensor& self_rows,
                      const torch::Tensor& memory_rows, int64_t first_column,
-                     const torch::Tensor& column, DecoderLayerCache* cache);
+                     const torch::Tensor& column, DecoderLayerCache* cache,
+                     torch::Tensor* alignment = nullptr,
+                     int64_t alignment_heads = 0);
 
  private:
   MultiHeadAttention self_attention_{nullptr};
@@ -162,7 +166,9 @@ class TransformerImpl : public torch::nn::Module {
   // of the next one, [batch, target_vocab]. Advances `state`. With `graphs`,
   // the step attends over every cache column (those past its own masked),
   // so that on a CUDA device it can replay from CUDA graphs (StepGraphs;
-  // the same logits).
+  // the same logits). A step whose state wants alignments
+  // (DecoderState::wants_alignment) leaves them in the state, and runs
+  // without graphs.
   torch::Tensor DecodeStep(const torch::Tensor& last_tokens,
                            DecoderState* state, StepGraphs* graphs = nullptr);
 

@@ -85,7 +85,7 @@ TextTranslation TextAssembler::Assemble(
   for (std::size_t part = 0; part < text.parts.size(); ++part) {
     std::string& sentence = sentences[text.sentence_of_part[part]];
     const std::string clause =
-        AssemblePart(text, part, parts[part].target_ids, &translation);
+        AssemblePart(text, part, parts[part], &translation);
     if (!sentence.empty() && !clause.empty()) sentence += separator;
     sentence += clause;
     log_probability += parts[part].log_probability;
@@ -147,26 +147,53 @@ std::vector<std::string> TextAssembler::AssembleAlternatives(
 
 std::string TextAssembler::AssemblePart(const PreparedText& text,
                                         std::size_t part,
-                                        const std::vector<int64_t>& target_ids,
+                                        const DecodedPart& decoded,
                                         TextTranslation* translation) const {
+  const std::vector<int64_t>& target_ids = decoded.target_ids;
   translation->generated_token_count += static_cast<int>(target_ids.size());
   if (static_cast<int64_t>(target_ids.size()) >=
       MaxTargetLength(decoding_, text.parts[part].ids.size())) {
     ++translation->capped_part_count;
   }
-  // A generated <unk> says only that the model had no word: it is dropped
+  // A part that aligns (its model never learned placeholders) has its
+  // source pieces and where each target piece attended.
+  const bool aligned =
+      part < text.source_pieces.size() && part < text.anchors.size() &&
+      decoded.source_positions.size() == target_ids.size();
+  const std::vector<std::string> no_pieces;
+  const std::vector<std::string>& source_pieces =
+      aligned ? text.source_pieces[part] : no_pieces;
+  // A generated <unk> becomes the source piece it attended to most (as
+  // CTranslate2's replace_unknowns, which argos-translate asks for);
+  // without one it says only that the model had no word, and is dropped
   // (and counted) rather than shown.
-  std::vector<int64_t> known;
-  known.reserve(target_ids.size());
-  for (int64_t id : target_ids) {
-    if (id == Vocabulary::kUnkId) {
-      ++translation->dropped_unknown_count;
-    } else {
-      known.push_back(id);
+  std::vector<std::string> pieces;
+  std::vector<int32_t> positions;
+  pieces.reserve(target_ids.size());
+  for (std::size_t t = 0; t < target_ids.size(); ++t) {
+    const int32_t position = aligned ? decoded.source_positions[t] : 0;
+    // As Vocabulary::Decode reads ids.
+    if (target_ids[t] == Vocabulary::kEosId) break;
+    if (target_ids[t] == Vocabulary::kPadId ||
+        target_ids[t] == Vocabulary::kBosId) {
+      continue;
     }
+    if (target_ids[t] != Vocabulary::kUnkId) {
+      pieces.push_back(target_vocabulary_.Token(target_ids[t]));
+    } else if (position >= 0 &&
+               position < static_cast<int32_t>(source_pieces.size())) {
+      pieces.push_back(source_pieces[position]);
+    } else {
+      ++translation->dropped_unknown_count;
+      continue;
+    }
+    positions.push_back(position);
   }
-  std::string detokenized =
-      target_tokenizer_.Detokenize(target_vocabulary_.Decode(known));
+  if (aligned) {
+    pieces = PutBackPlaceholders(pieces, positions, text.anchors[part],
+                                 target_tokenizer_.subwords() != nullptr);
+  }
+  std::string detokenized = target_tokenizer_.Detokenize(pieces);
   // Converted before the spans return, so that they stay as written.
   if (text.script)
     detokenized = converters_.at(*text.script).Convert(detokenized);

@@ -48,9 +48,10 @@ class TextAssembler {
   bool writes_chinese() const { return !converters_.empty(); }
 
  private:
-  // The translation of one part, from its target ids.
+  // The translation of one part, from its decoded ids (and, for a part
+  // that aligns, their source positions).
   std::string AssemblePart(const PreparedText& text, std::size_t part,
-                           const std::vector<int64_t>& target_ids,
+                           const DecodedPart& decoded,
                            TextTranslation* translation) const;
 
   const Vocabulary target_vocabulary_;

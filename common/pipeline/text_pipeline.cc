@@ -91,6 +91,40 @@ std::vector<std::string> RenumberPlaceholders(
   return tokens;
 }
 
+// The tokens of `text` (normalized by `lookup`) for a model that never
+// learned placeholders, which sees none (TakeOutPlaceholders): each stretch
+// between them tokenized as a text of its own, trimmed, so that its pieces
+// are those of the text without them; the placeholders as tokens between.
+std::vector<std::string> TokenizeAroundPlaceholders(
+    const Tokenizer& tokenizer, const VocabularyLookup& lookup,
+    std::string_view text) {
+  const std::u32string decoded = DecodeUtf8(text);
+  std::vector<std::string> tokens;
+  const auto add_stretch = [&](std::size_t begin, std::size_t end) {
+    while (begin < end && IsSpace(decoded[begin])) ++begin;
+    while (end > begin && IsSpace(decoded[end - 1])) --end;
+    if (begin == end) return;
+    for (std::string& token : tokenizer.Tokenize(lookup.Normalize(
+             EncodeUtf8(std::u32string_view(decoded).substr(begin, end - begin))))) {
+      tokens.push_back(std::move(token));
+    }
+  };
+  std::size_t stretch = 0;
+  for (std::size_t i = 0; i < decoded.size();) {
+    const std::size_t end = PlaceholderEnd(decoded, i);
+    if (end == i) {
+      ++i;
+      continue;
+    }
+    add_stretch(stretch, i);
+    tokens.push_back(
+        EncodeUtf8(std::u32string_view(decoded).substr(i, end - i)));
+    stretch = i = end;
+  }
+  add_stretch(stretch, decoded.size());
+  return tokens;
+}
+
 // The ids of the checkpoint's target prefix. Throws std::invalid_argument
 // for a token the target vocabulary lacks.
 std::vector<int64_t> TargetPrefixIds(const Checkpoint& checkpoint) {
@@ -315,7 +349,10 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
   }
   // After masking: spans the user listed keep the script they match in.
   const std::vector<std::string> tokens =
-      source_tokenizer_.Tokenize(source_lookup_.Normalize(masked.text));
+      max_placeholders_ == 0
+          ? TokenizeAroundPlaceholders(source_tokenizer_, source_lookup_,
+                                       masked.text)
+          : source_tokenizer_.Tokenize(source_lookup_.Normalize(masked.text));
   // "{name}", "%(count)d / %(total)d", "12:30": the model has no word to
   // translate, and would only add some.
   if (!tokens.empty() && !HasLetters(DecodeUtf8(masked.text))) {
@@ -328,11 +365,18 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
   if (clauses.size() > 1) ++text->split_sentence_count;
   for (const std::vector<std::string>& clause : clauses) {
     std::vector<std::string> restorations;
-    const std::vector<std::string> part_tokens =
+    std::vector<std::string> part_tokens =
         RenumberPlaceholders(clause, masked.restorations, &restorations);
+    // A model without placeholders reads none: they are put back where
+    // its attention says.
+    std::vector<PlaceholderAnchor> anchors;
+    if (max_placeholders_ == 0) {
+      part_tokens = TakeOutPlaceholders(part_tokens, &anchors);
+    }
     EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size,
                        text->alternatives};
     part.target_prefix = target_prefix_;
+    part.align = max_placeholders_ == 0;
     for (std::size_t k = 0; k < part_tokens.size(); ++k) {
       if (part.ids[k] != Vocabulary::kUnkId) continue;
       const auto known =
@@ -347,6 +391,10 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
     text->parts.push_back(std::move(part));
     text->sentence_of_part.push_back(sentence_index);
     text->restorations.push_back(std::move(restorations));
+    if (max_placeholders_ == 0) {
+      text->source_pieces.push_back(std::move(part_tokens));
+      text->anchors.push_back(std::move(anchors));
+    }
   }
 }
 

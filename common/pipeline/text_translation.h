@@ -14,6 +14,7 @@
 
 #include "common/decoding/continuous_decoder.h"
 #include "common/formats/marked_document.h"
+#include "common/text/aligned_placeholders.h"
 #include "common/text/placeholder_masker.h"
 #include "common/text/script_converter.h"
 #include "common/text/sentence_splitter.h"
@@ -100,6 +101,12 @@ struct PreparedText {
   std::shared_ptr<const MarkedDocument> document;
   // Per part: what its placeholders ｟1｠, ｟2｠, ... become.
   std::vector<std::vector<std::string>> restorations;
+  // Per part, for a model that never learned placeholders (its parts
+  // align: EncodedSource::align): the source pieces decoded, which its
+  // unknown target pieces are replaced by, and the placeholders taken out
+  // of them, put back by alignment. Empty for other models.
+  std::vector<std::vector<std::string>> source_pieces;
+  std::vector<std::vector<PlaceholderAnchor>> anchors;
   // Sentences with nothing to translate once their spans are masked (no
   // letters: template tokens, numbers, symbols), by index over all runs:
   // they take no part and come back as written, glossary terms replaced.

@@ -11,6 +11,7 @@
 #include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/device.h"
+#include "common/text/vocabulary.h"
 
 namespace fanyi {
 
@@ -120,7 +121,8 @@ std::vector<DecodedPart> Translator::DecodeParts(
 
 std::vector<std::vector<std::string>> Translator::TranslateTokens(
     const std::vector<std::vector<std::string>>& sources, int beam_size,
-    const std::vector<std::string>& target_prefix) const {
+    const std::vector<std::string>& target_prefix,
+    bool replace_unknowns) const {
   const Checkpoint& checkpoint = impl_->checkpoint;
   std::vector<int64_t> prefix_ids;
   for (const std::string& piece : target_prefix) {
@@ -139,6 +141,7 @@ std::vector<std::vector<std::string>> Translator::TranslateTokens(
     added.ids = checkpoint.source_vocabulary.Encode(source);
     added.beam_size = beam_size;
     added.target_prefix = prefix_ids;
+    added.align = replace_unknowns;
   }
   const std::vector<DecodedPart> decoded = DecodeParts(encoded);
   std::vector<std::vector<std::string>> targets(sources.size());
@@ -146,8 +149,13 @@ std::vector<std::vector<std::string>> Translator::TranslateTokens(
   for (size_t i = 0; i < sources.size(); ++i) {
     if (sources[i].empty()) continue;
     targets[i] = target_prefix;
-    for (int64_t id : decoded[next++].target_ids) {
-      targets[i].push_back(checkpoint.target_vocabulary.Token(id));
+    const DecodedPart& part = decoded[next++];
+    for (size_t t = 0; t < part.target_ids.size(); ++t) {
+      const int64_t id = part.target_ids[t];
+      targets[i].push_back(
+          replace_unknowns && id == Vocabulary::kUnkId
+              ? sources[i].at(part.source_positions.at(t))
+              : checkpoint.target_vocabulary.Token(id));
     }
   }
   return targets;

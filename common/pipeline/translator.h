@@ -104,10 +104,14 @@ class Translator {
   // its unk; </s> is left out; an empty source gets an empty translation.
   // Each translation starts with `target_prefix`, forced as CTranslate2's
   // target_prefix is (EncodedSource::target_prefix); std::invalid_argument
-  // when one of its pieces is not in the target vocabulary.
+  // when one of its pieces is not in the target vocabulary. With
+  // `replace_unknowns`, each generated unk becomes the source piece its
+  // step attended to most (CTranslate2's replace_unknowns, which
+  // argos-translate asks for).
   std::vector<std::vector<std::string>> TranslateTokens(
       const std::vector<std::vector<std::string>>& sources, int beam_size,
-      const std::vector<std::string>& target_prefix = {}) const;
+      const std::vector<std::string>& target_prefix = {},
+      bool replace_unknowns = false) const;
 
   // The translations alone, in Simplified script for a Chinese target.
   std::vector<std::string> Translate(const std::vector<std::string>& texts,
