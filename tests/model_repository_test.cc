@@ -35,6 +35,7 @@
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
 #include "tests/controlled_engine.h"
+#include "tests/html_structure.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
 
@@ -563,6 +564,40 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
   request.mutable_model()->set_model("translate-en_de-1_0.argosmodel");
   ASSERT_TRUE(stub_->Translate(&context, request, &response).ok());
   EXPECT_EQ(response.model().name(), "translate-en_de-1_0.argosmodel");
+
+  // A Mastodon instance's batch of HTML posts, through the package over
+  // LibreTranslate's API: its model never learned placeholders, yet every
+  // element comes back once, in place, and a mention marked translate="no"
+  // byte for byte.
+  const std::string mention =
+      "<span class=\"h-card\" translate=\"no\"><a "
+      "href=\"https://social.example/@alice\" class=\"u-url mention\">"
+      "@<span>alice</span></a></span>";
+  const std::vector<std::string> posts = {
+      "<p>" + mention + " Where is the <b>station</b>?</p>",
+      "<p>Good morning.<br>I love <i>tea</i> and <a "
+      "href=\"https://example.org/\">coffee</a>.</p>"};
+  const std::string body = nlohmann::json({{"q", posts},
+                                           {"source", "en"},
+                                           {"target", "de"},
+                                           {"format", "html"},
+                                           {"model", "translate-en_de-1_0"}})
+                               .dump();
+  const testing_util::HttpAnswer answer = testing_util::HttpExchange(
+      server_->http_port(),
+      "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const std::vector<std::string> out =
+      nlohmann::json::parse(answer.body).at("translatedText");
+  ASSERT_EQ(out.size(), posts.size()) << answer.body;
+  for (std::size_t i = 0; i < posts.size(); ++i) {
+    EXPECT_EQ(testing_util::HtmlStructure(out[i]),
+              testing_util::HtmlStructure(posts[i]))
+        << out[i];
+  }
+  EXPECT_NE(out[0].find(mention), std::string::npos) << out[0];
 }
 
 // A pair no model serves is translated through English when one model

@@ -61,6 +61,41 @@ TEST(TextPipelineTest, AnUnknownWordLeftAsUnkIsCountedOnce) {
   EXPECT_EQ(std::count(ids.begin(), ids.end(), Vocabulary::kUnkId), 1);
 }
 
+// A model without placeholders aligns its parts: a generated <unk> becomes
+// the source word it attended to most, and a template token, taken out of
+// the source, goes back before the word aligned to what followed it.
+TEST(TextPipelineTest, AlignedPartsReplaceUnknownsAndPutSpansBack) {
+  const TextPipeline& pipeline = ModelWithoutPlaceholders().pipeline();
+  TextRequest request;
+  request.texts = {"Anyone can do 3 things for {name}."};
+  const std::vector<PreparedText> prepared = pipeline.Prepare(request);
+  ASSERT_EQ(prepared[0].parts.size(), 1u);
+  const EncodedSource& part = prepared[0].parts[0];
+  EXPECT_TRUE(part.align);
+  ASSERT_EQ(prepared[0].source_pieces.at(0),
+            (std::vector<std::string>{"anyone", "can", "do", "3", "things",
+                                      "for", "."}));
+  EXPECT_EQ(part.ids.size(), 7u);
+  // The source's own ids stand in for a translation (as target ids they
+  // are other words), each aligned to its own source word, with an <unk>
+  // aligned to "things".
+  DecodedPart decoded{0, part.ids};
+  decoded.target_ids[4] = Vocabulary::kUnkId;
+  decoded.source_positions = {0, 1, 2, 3, 4, 5, 6};
+  const TextTranslation translation =
+      pipeline.assembler().Assemble(prepared[0], {decoded});
+  EXPECT_EQ(translation.dropped_unknown_count, 0);
+  // The target is Chinese: no spaces, and no word but the one replaced.
+  const std::string& text = translation.text;
+  const std::size_t things = text.find("things");
+  ASSERT_NE(things, std::string::npos) << text;
+  const std::size_t name = text.find("{name}");
+  ASSERT_NE(name, std::string::npos) << text;
+  EXPECT_LT(things, name) << text;
+  EXPECT_GT(text.size(), name + 6) << text;  // Before the full stop's token.
+  EXPECT_EQ(translation.unplaced_span_count, 0);
+}
+
 TEST(TextPipelineTest, AGeneratedUnkIsDroppedAndCounted) {
   const TextPipeline& pipeline = ModelWithoutPlaceholders().pipeline();
   TextRequest request;
