@@ -92,8 +92,8 @@ class TextPipeline {
   }
   // Sentences longer than this many tokens are translated in clauses.
   int max_sentence_tokens() const { return max_sentence_tokens_; }
-  // Spans per sentence that can pass through (0 for a model trained
-  // without placeholders).
+  // Spans per sentence that can pass through the model as placeholders
+  // (0 for a model trained without them, whose parts align instead).
   int max_placeholders() const { return max_placeholders_; }
   // What one request may ask.
   const RequestLimits& limits() const { return limits_; }
