@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -304,6 +305,40 @@ TEST(PackedTransformerTest, InstalledKernelDecodesTheSameTranslations) {
   std::cout << "int8: " << same << " of " << expected.size()
             << " translations as float32's\n";
   EXPECT_GE(same, expected.size() * 3 / 4);
+}
+
+// Once the kernel holds the weights, the model's own are freed (as
+// Translator::Load does): it decodes the same translations, and what would
+// need the freed weights is refused.
+TEST(PackedTransformerTest, ReleasedWeightsDecodeTheSameAndRefuseTheRest) {
+  Checkpoint checkpoint = LoadCheckpoint(TinyModelDir(), torch::kCPU);
+  TransformerImpl& model = *checkpoint.model;
+  EXPECT_THROW(model.ReleaseWeights(), std::logic_error);  // No kernel.
+  std::vector<EncodedSource> sources;
+  for (int i = 0; i < 8; ++i) {
+    sources.push_back({{5 + i, 6 + 2 * i, 7}, i % 2 == 0 ? 1 : 4});
+  }
+  model.SetInferenceKernel(std::make_shared<PackedTransformer>(model));
+  const DecodingOptions options;
+  const auto before = [&] {
+    c10::InferenceMode inference;
+    return TargetIds(ContinuousDecoder(model, options).DecodeAll(sources));
+  }();
+  model.ReleaseWeights();
+  EXPECT_TRUE(model.weights_released());
+  for (const torch::Tensor& parameter : model.parameters()) {
+    EXPECT_EQ(parameter.numel(), 0);
+  }
+  {
+    c10::InferenceMode inference;
+    EXPECT_EQ(TargetIds(ContinuousDecoder(model, options).DecodeAll(sources)),
+              before);
+  }
+  // LibTorch's own passes (autograd on) and another kernel need them.
+  const torch::Tensor ids = torch::tensor({{5, 6, 7}}, torch::kLong);
+  EXPECT_THROW(model.forward(ids, ids), std::logic_error);
+  EXPECT_THROW(model.SetInferenceKernel(nullptr), std::logic_error);
+  EXPECT_THROW(SelectDecoder(model, "libtorch", "float32"), std::logic_error);
 }
 
 TEST(PackedTransformerTest, RefusesBadTokensWithoutTouchingTheState) {

@@ -330,9 +330,33 @@ bool TransformerImpl::UsesKernel() const {
          !at::GradMode::is_enabled();
 }
 
+void TransformerImpl::RequireWeights() const {
+  if (weights_released_) {
+    throw std::logic_error(
+        "the model's weights were released to its inference kernel, which "
+        "runs only in eval mode without autograd");
+  }
+}
+
+void TransformerImpl::ReleaseWeights() {
+  if (inference_kernel_ == nullptr) {
+    throw std::logic_error("ReleaseWeights: no kernel holds the weights");
+  }
+  // Empty tensors of the same type and device: what asks a parameter its
+  // device or type still gets an answer.
+  for (torch::Tensor& parameter : parameters()) {
+    parameter.set_data(at::empty({0}, parameter.options()));
+  }
+  for (torch::Tensor& buffer : buffers()) {
+    buffer.set_data(at::empty({0}, buffer.options()));
+  }
+  weights_released_ = true;
+}
+
 torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
                                       const torch::Tensor& source_mask) {
   if (UsesKernel()) return inference_kernel_->Encode(source_ids, source_mask);
+  RequireWeights();
   torch::Tensor x =
       Embed(source_embedding_, source_embedding_norm_, source_ids);
   // [batch, 1, 1, src_len]
@@ -346,6 +370,7 @@ torch::Tensor TransformerImpl::Encode(const torch::Tensor& source_ids,
 torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
                                           const torch::Tensor& memory,
                                           const torch::Tensor& source_mask) {
+  RequireWeights();
   torch::Tensor x =
       Embed(target_embedding_, target_embedding_norm_, target_input);
   // [1, 1, tgt_len, tgt_len]
@@ -393,7 +418,11 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
   state.layers.resize(decoder_layers_->size());
   std::vector<std::pair<torch::Tensor, torch::Tensor>> projected(
       decoder_layers_->size());
-  if (UsesKernel()) projected = inference_kernel_->MemoryKeysValues(memory);
+  if (UsesKernel()) {
+    projected = inference_kernel_->MemoryKeysValues(memory);
+  } else {
+    RequireWeights();
+  }
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
         memory, batch, DecoderState::kInitialColumns, &state.layers[i],
@@ -404,6 +433,7 @@ DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
 
 void TransformerImpl::SetInferenceKernel(
     std::shared_ptr<const InferenceKernel> kernel) {
+  RequireWeights();
   inference_kernel_ = std::move(kernel);
 }
 
@@ -411,6 +441,7 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
                                           DecoderState* state,
                                           StepGraphs* graphs) {
   if (UsesKernel()) return inference_kernel_->Step(last_tokens, state);
+  RequireWeights();
   state->alignment = torch::Tensor();
   const int64_t column = state->AddColumn();
   // [1]: the cache column this step writes.
@@ -480,6 +511,7 @@ torch::Tensor TransformerImpl::StepColumns(
 }
 
 torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {
+  RequireWeights();
   // Tied: the target embedding matrix doubles as the output projection.
   const torch::Tensor logits =
       generator_

@@ -176,7 +176,17 @@ class TransformerImpl : public torch::nn::Module {
   // StartDecoding and DecodeStep run in eval mode without autograd. A kernel
   // may hold a copy of the weights: install one only on a model that will
   // not be trained further.
+  // Throws std::logic_error once the weights are released.
   void SetInferenceKernel(std::shared_ptr<const InferenceKernel> kernel);
+
+  // Frees the parameters and buffers once the installed kernel holds its
+  // own copy of them (a model loaded to translate: Translator::Load), so
+  // that a served model is in memory once. From then on only the kernel's
+  // inference runs (Encode, StartDecoding, DecodeStep in eval mode without
+  // autograd); anything else throws std::logic_error. Throws
+  // std::logic_error without a kernel.
+  void ReleaseWeights();
+  bool weights_released() const { return weights_released_; }
   // The installed kernel, or nullptr.
   const InferenceKernel* inference_kernel() const {
     return inference_kernel_.get();
@@ -191,6 +201,9 @@ class TransformerImpl : public torch::nn::Module {
  private:
   // Whether Encode, StartDecoding and DecodeStep run the kernel.
   bool UsesKernel() const;
+  // Throws std::logic_error when the weights were released: what calls it
+  // needs them.
+  void RequireWeights() const;
 
   // DecodeStep's work after the state opened this step's column: `inputs`
   // are the step's tokens, positions, column ([1]), self-attention bias
@@ -225,6 +238,7 @@ class TransformerImpl : public torch::nn::Module {
   torch::nn::Dropout embedding_dropout_{nullptr};
   torch::Tensor positions_;  // [max_positions, d_model] buffer.
   std::shared_ptr<const InferenceKernel> inference_kernel_;
+  bool weights_released_ = false;
 };
 TORCH_MODULE(Transformer);
 

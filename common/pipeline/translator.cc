@@ -27,8 +27,12 @@ std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
   if (options.threads > 0) torch::set_num_threads(options.threads);
   Checkpoint checkpoint =
       LoadCheckpoint(model_dir, ResolveDevice(options.device));
-  // A freshly loaded model is never trained, so its weights can be packed.
+  // A freshly loaded model is never trained, so its weights can be packed,
+  // and then the kernel's copy is the only one kept.
   SelectDecoder(*checkpoint.model, options.cpu_decoder, options.compute_type);
+  if (checkpoint.model->inference_kernel() != nullptr) {
+    checkpoint.model->ReleaseWeights();
+  }
   return FromCheckpoint(checkpoint, options);
 }
 
