@@ -1,5 +1,6 @@
 #include "common/pipeline/translator.h"
 
+#include <malloc.h>
 #include <torch/utils.h>
 
 #include <algorithm>
@@ -32,6 +33,9 @@ std::unique_ptr<Translator> Translator::Load(const std::string& model_dir,
   SelectDecoder(*checkpoint.model, options.cpu_decoder, options.compute_type);
   if (checkpoint.model->inference_kernel() != nullptr) {
     checkpoint.model->ReleaseWeights();
+    // Loading freed as much as the model weighs, much of it inside the
+    // heap, which glibc keeps unless asked to give its free pages back.
+    malloc_trim(0);
   }
   return FromCheckpoint(checkpoint, options);
 }
