@@ -451,6 +451,91 @@ TEST_P(ImportedFamilyTest, CommandLineImportsAndTranslatesPieces) {
   EXPECT_GE(same, 0.99 * expected.at("beam").size());
 }
 
+// A multilingual model (M2M-100's layout) imported for one of its pairs
+// (fanyi-import with the pair's languages) is told the pair by its language
+// tokens: "__en__" starts every source and "__zh__" every translation, and
+// it translates text as CTranslate2 does when called so.
+TEST(Ct2ImportTest, MultilingualModelTranslatesAPairByItsLanguageTokens) {
+  const nlohmann::json& expected = Made().expected.at("m2m");
+  const std::string dir = testing_util::MakeTempDir("ctranslate2-m2m");
+  const std::string import = std::string(FANYI_BINARY_DIR) +
+                             "/bin/fanyi-import --source_language en "
+                             "--target_language zh --out '" +
+                             dir + "/model' '" + Made().dir + "/m2m' >'" + dir +
+                             "/import.log' 2>&1";
+  ASSERT_EQ(std::system(import.c_str()), 0) << ReadFile(dir + "/import.log");
+  EXPECT_NE(ReadFile(dir + "/import.log").find("__en__"), std::string::npos);
+  const Checkpoint checkpoint = LoadCheckpoint(dir + "/model", torch::kCPU);
+  EXPECT_EQ(checkpoint.source_prefix, std::vector<std::string>{"__en__"});
+  EXPECT_EQ(checkpoint.target_prefix, std::vector<std::string>{"__zh__"});
+  const auto translator = Translator::FromCheckpoint(
+      checkpoint, FixedLengths(Made().expected.at("length").get<int>()));
+  // Sources of plain words (a language token as text would not read as
+  // one), compared without spaces: the target is Chinese, written without
+  // them between most tokens.
+  std::vector<std::string> texts;
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < expected.at("sources").size(); ++i) {
+    const std::string source = expected["sources"][i];
+    if (source.find("__") != std::string::npos) continue;
+    texts.push_back(source);
+    kept.push_back(i);
+  }
+  ASSERT_GE(texts.size(), 20u);
+  const auto unspaced = [](std::string text) {
+    text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+    return text;
+  };
+  for (const auto& [beam, key] :
+       {std::pair{1, "greedy_en_zh"}, {4, "beam_en_zh"}}) {
+    const std::vector<std::string> translations =
+        translator->Translate(texts, beam);
+    size_t same = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      same += unspaced(translations[i]) ==
+              unspaced(expected[key][kept[i]].get<std::string>());
+    }
+    EXPECT_GE(same, 0.99 * texts.size()) << key;
+    std::cout << key << ": " << same << " of " << texts.size()
+              << " texts as CTranslate2's\n";
+  }
+  // Its language tokens are checked at load.
+  nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/model/config.json"));
+  config["source_prefix"] = {"__xx__"};
+  std::ofstream(dir + "/model/config.json") << config.dump();
+  EXPECT_THROW(LoadCheckpoint(dir + "/model", torch::kCPU), std::runtime_error);
+}
+
+// A CTranslate2 directory with the SentencePiece model beside it, as users
+// lay out a converted model, translates text: the Argos package's model
+// and SentencePiece model as a bare directory give the package's
+// translations. Half of OPUS-MT's pair, or two choices, is refused.
+TEST(Ct2ImportTest, BareDirectoryTakesTheSentencePieceModelBesideIt) {
+  const std::string dir =
+      testing_util::MakeTempDir("ctranslate2-bare") + "/model";
+  fs::copy(Made().dir + "/argos/model", dir);
+  fs::copy_file(Made().dir + "/argos/sentencepiece.model",
+                dir + "/sentencepiece.model");
+  const int length = Made().expected.at("length").get<int>();
+  const std::vector<std::string> texts =
+      Made().expected.at("argos").at("texts");
+  const auto bare = Translator::FromCheckpoint(
+      LoadCheckpoint(dir, torch::kCPU), FixedLengths(length));
+  Checkpoint package = LoadCheckpoint(Made().dir + "/argos", torch::kCPU);
+  package.length_penalty = 1.0;  // The bare directory's.
+  const auto argos = Translator::FromCheckpoint(package, FixedLengths(length));
+  EXPECT_EQ(bare->Translate(texts, 4), argos->Translate(texts, 4));
+  fs::copy_file(dir + "/sentencepiece.model", dir + "/source.spm");
+  EXPECT_THROW(LoadCheckpoint(dir, torch::kCPU), std::runtime_error);
+  fs::copy_file(dir + "/sentencepiece.model", dir + "/target.spm");
+  EXPECT_THROW(LoadCheckpoint(dir, torch::kCPU), std::runtime_error);
+  fs::remove(dir + "/sentencepiece.model");
+  EXPECT_EQ(bare->Translate(texts, 1), Translator::FromCheckpoint(
+                                           LoadCheckpoint(dir, torch::kCPU),
+                                           FixedLengths(length))
+                                           ->Translate(texts, 1));
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, ImportedFamilyTest,
                          ::testing::Values("opennmt", "marian", "m2m"));
 

@@ -35,6 +35,9 @@ argmax of the attention translate_batch returns), and "greedy_replaced"
 and "beam_replaced" the translations with replace_unknowns (the opennmt
 family makes <unk> likely, so that it acts); the package's texts are
 decoded from translations with replace_unknowns, as argos-translate asks.
+For m2m, "greedy_en_zh" and "beam_en_zh" hold its translations from
+English into Chinese: "__en__" before each source, "__zh__" as
+target_prefix, which is cut from each.
 Per family, "prefix" names a target token (M2M-100's "__zh__", a plain
 token elsewhere) and "greedy_prefixed", "beam_prefixed" and
 "beam_free_prefixed" hold CTranslate2's float32 translations with it as
@@ -343,6 +346,17 @@ def main():
                                          replace_unknowns=True, **fixed)
                     expected[family][key + "_replaced"] = [
                         " ".join(r.hypotheses[0]) for r in results
+                    ]
+            if compute_type == "float32" and "__en__" in source:
+                # A pair of a multilingual model: its source language token
+                # first, its target's forced, as M2M-100 is called.
+                for beam, key in ((1, "greedy"), (4, "beam")):
+                    results = translator.translate_batch(
+                        [["__en__"] + tokens for tokens in sources],
+                        beam_size=beam,
+                        target_prefix=[["__zh__"]] * len(sources), **fixed)
+                    expected[family][key + "_en_zh"] = [
+                        " ".join(r.hypotheses[0][1:]) for r in results
                     ]
             if compute_type == "float32":
                 greedy = [line.split() for line in expected[family]["greedy"]]

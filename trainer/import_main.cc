@@ -11,12 +11,14 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/model/checkpoint.h"
+#include "common/model/language_tokens.h"
 
 ABSL_FLAG(std::string, out, "", "Directory for the fanyi checkpoint.");
 ABSL_FLAG(std::string, source_language, "",
           "The source side's language code (e.g. en), which picks its "
           "tokenizer; a CTranslate2 directory names none (an Argos "
-          "package does).");
+          "package does). For a multilingual model (M2M-100, NLLB-200), "
+          "the two codes pick its language tokens.");
 ABSL_FLAG(std::string, target_language, "", "The target side's.");
 
 int main(int argc, char** argv) {
@@ -45,6 +47,23 @@ int main(int argc, char** argv) {
     }
     if (!absl::GetFlag(FLAGS_target_language).empty()) {
       checkpoint.target_language = absl::GetFlag(FLAGS_target_language);
+    }
+    // A multilingual model (M2M-100, NLLB-200) is told the pair by its
+    // language tokens: the source's starts every source, the target's every
+    // translation.
+    const auto source_token = fanyi::LanguageToken(
+        checkpoint.source_vocabulary, checkpoint.source_language);
+    const auto target_token = fanyi::LanguageToken(
+        checkpoint.target_vocabulary, checkpoint.target_language);
+    if (source_token && target_token) {
+      if (checkpoint.source_prefix.empty()) {
+        checkpoint.source_prefix = {*source_token};
+      }
+      if (checkpoint.target_prefix.empty()) {
+        checkpoint.target_prefix = {*target_token};
+      }
+      std::cout << "language tokens: " << *source_token << " starts every "
+                << "source, " << *target_token << " every translation\n";
     }
     fanyi::SaveCheckpoint(checkpoint, out);
     const fanyi::ModelConfig& config = checkpoint.model->config();

@@ -25,7 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::uintmax_t kMaxMetadataBytes = 1 << 20;
-constexpr std::uintmax_t kMaxSubwordModelBytes = 64 << 20;
 
 // What metadata.json says of the package.
 struct Metadata {
@@ -262,15 +261,8 @@ Checkpoint ImportDirectory(const fs::path& root, const std::string& name) {
     throw std::runtime_error(root.string() + " has no metadata.json");
   }
   const Metadata metadata = ReadMetadata(root / "metadata.json");
-  const fs::path subwords_file = root / "sentencepiece.model";
-  std::shared_ptr<const SubwordModel> subwords;
-  try {
-    subwords =
-        std::make_shared<const SubwordModel>(SubwordModel::FromSerialized(
-            ReadSmallFile(subwords_file, kMaxSubwordModelBytes)));
-  } catch (const std::invalid_argument& error) {
-    throw std::runtime_error(subwords_file.string() + ": " + error.what());
-  }
+  const auto subwords = std::make_shared<const SubwordModel>(
+      SubwordModel::FromFile((root / "sentencepiece.model").string()));
   const fs::path model = root / "model";
   if (!IsCt2ModelDirectory(model.string())) {
     throw std::runtime_error(model.string() +

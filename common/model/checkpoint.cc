@@ -14,6 +14,9 @@
 #include <iterator>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "common/model/argos_package.h"
 #include "common/model/ctranslate2_import.h"
@@ -24,8 +27,30 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kFormatName[] = "fanyi-checkpoint";
-// Tokens a target prefix may hold (a language token is one).
-constexpr std::size_t kMaxTargetPrefixTokens = 16;
+// Tokens a source or target prefix may hold (a language token is one).
+constexpr std::size_t kMaxPrefixTokens = 16;
+
+// config.json's `name` ("source_prefix", "target_prefix"): a list of at most
+// kMaxPrefixTokens tokens of 1 to 256 bytes; none when absent. Throws
+// std::invalid_argument otherwise.
+std::vector<std::string> ReadPrefix(const nlohmann::json& config,
+                                    const std::string& name) {
+  std::vector<std::string> tokens;
+  if (!config.contains(name)) return tokens;
+  const nlohmann::json& prefix = config[name];
+  if (!prefix.is_array() || prefix.size() > kMaxPrefixTokens) {
+    throw std::invalid_argument(name + " must be a list of at most " +
+                                std::to_string(kMaxPrefixTokens) + " tokens");
+  }
+  for (const nlohmann::json& token : prefix) {
+    if (!token.is_string() || token.get_ref<const std::string&>().empty() ||
+        token.get_ref<const std::string&>().size() > 256) {
+      throw std::invalid_argument(name + " must hold tokens of 1 to 256 bytes");
+    }
+    tokens.push_back(token.get<std::string>());
+  }
+  return tokens;
+}
 
 std::string ShapeString(const at::IntArrayRef& shape) {
   std::string text = "[";
@@ -232,6 +257,9 @@ void WriteCheckpointFiles(
       {"model", ModelConfigToJson(checkpoint.model->config())},
       {"training", checkpoint.training},
   };
+  if (!checkpoint.source_prefix.empty()) {
+    config["source_prefix"] = checkpoint.source_prefix;
+  }
   if (!checkpoint.target_prefix.empty()) {
     config["target_prefix"] = checkpoint.target_prefix;
   }
@@ -367,22 +395,8 @@ Checkpoint LoadCheckpoint(const std::string& path,
     checkpoint.length_normalization = normalization == "ctranslate2"
                                           ? LengthNormalization::kCtranslate2
                                           : LengthNormalization::kGnmt;
-    if (config.contains("target_prefix")) {
-      const nlohmann::json& prefix = config["target_prefix"];
-      if (!prefix.is_array() || prefix.size() > kMaxTargetPrefixTokens) {
-        throw std::invalid_argument("target_prefix must be a list of at most " +
-                                    std::to_string(kMaxTargetPrefixTokens) +
-                                    " tokens");
-      }
-      for (const nlohmann::json& token : prefix) {
-        if (!token.is_string() || token.get_ref<const std::string&>().empty() ||
-            token.get_ref<const std::string&>().size() > 256) {
-          throw std::invalid_argument(
-              "target_prefix must hold tokens of 1 to 256 bytes");
-        }
-        checkpoint.target_prefix.push_back(token.get<std::string>());
-      }
-    }
+    checkpoint.source_prefix = ReadPrefix(config, "source_prefix");
+    checkpoint.target_prefix = ReadPrefix(config, "target_prefix");
     checkpoint.source_case =
         ParseWordCase(config.value("source_case", std::string("lower")));
     checkpoint.target_case =
@@ -437,11 +451,16 @@ Checkpoint LoadCheckpoint(const std::string& path,
              "src_vocab.json");
   check_size(checkpoint.target_vocabulary, model_config.target_vocab_size,
              "tgt_vocab.json");
-  for (const std::string& token : checkpoint.target_prefix) {
-    const Vocabulary& target = checkpoint.target_vocabulary;
-    if (target.Token(target.Id(token)) != token) {
-      throw std::runtime_error(config_path.string() + ": target_prefix \"" +
-                               token + "\" is not in tgt_vocab.json");
+  for (const auto& [prefix, vocabulary, name, file] :
+       {std::tuple{&checkpoint.source_prefix, &checkpoint.source_vocabulary,
+                   "source_prefix", "src_vocab.json"},
+        std::tuple{&checkpoint.target_prefix, &checkpoint.target_vocabulary,
+                   "target_prefix", "tgt_vocab.json"}}) {
+    for (const std::string& token : *prefix) {
+      if (vocabulary->Token(vocabulary->Id(token)) != token) {
+        throw std::runtime_error(config_path.string() + ": " + name + " \"" +
+                                 token + "\" is not in " + file);
+      }
     }
   }
 

@@ -63,6 +63,10 @@ struct Checkpoint {
   // token of a multilingual model, such as an Argos package's target_prefix
   // ("target_prefix": a list of target vocabulary tokens; none when absent).
   std::vector<std::string> target_prefix;
+  // Source tokens every source starts with (a multilingual model's source
+  // language token: M2M-100's "__en__", NLLB's "eng_Latn"; "source_prefix",
+  // source vocabulary tokens; none when absent).
+  std::vector<std::string> source_prefix;
   // Start as the four specials only (a vocabulary built from no data).
   Vocabulary source_vocabulary = Vocabulary::Build({}, 1, 0);
   Vocabulary target_vocabulary = Vocabulary::Build({}, 1, 0);

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/text/subword_model.h"
 #include "common/text/utf8.h"
 
 namespace fanyi {
@@ -409,6 +411,52 @@ void CopyEnds(const Ct2TransformerOptions& options, const SideMap& source,
   }
 }
 
+// The SentencePiece models a CTranslate2 directory may hold beside the
+// model, as its users lay them out: one for both sides (the names of
+// Transformers' M2M-100 and NLLB tokenizers, and the usual ones), or
+// OPUS-MT's source.spm and target.spm. Throws std::runtime_error, naming
+// the files, for half of a pair or more than one choice.
+void AttachSubwordModels(const std::string& model_dir, Checkpoint* checkpoint) {
+  const fs::path directory(model_dir);
+  std::error_code error;
+  const auto holds = [&](const char* name) {
+    return fs::is_regular_file(directory / name, error);
+  };
+  std::vector<std::string> choices;
+  for (const char* name :
+       {"sentencepiece.bpe.model", "sentencepiece.model", "spm.model"}) {
+    if (holds(name)) choices.push_back(name);
+  }
+  const bool source = holds("source.spm");
+  const bool target = holds("target.spm");
+  if (source != target) {
+    throw std::runtime_error(
+        model_dir + " holds " + (source ? "source.spm" : "target.spm") +
+        " without " + (source ? "target.spm" : "source.spm") +
+        ": a model with a SentencePiece model per side needs both");
+  }
+  if (source) choices.push_back("source.spm and target.spm");
+  if (choices.empty()) return;
+  if (choices.size() > 1) {
+    std::string names;
+    for (const std::string& choice : choices) {
+      names += (names.empty() ? "" : ", ") + choice;
+    }
+    throw std::runtime_error(model_dir + " holds several SentencePiece "
+                             "models (" + names + "); keep the model's own");
+  }
+  if (source) {
+    checkpoint->source_subwords = std::make_shared<const SubwordModel>(
+        SubwordModel::FromFile((directory / "source.spm").string()));
+    checkpoint->target_subwords = std::make_shared<const SubwordModel>(
+        SubwordModel::FromFile((directory / "target.spm").string()));
+  } else {
+    checkpoint->source_subwords = std::make_shared<const SubwordModel>(
+        SubwordModel::FromFile((directory / choices.front()).string()));
+    checkpoint->target_subwords = checkpoint->source_subwords;
+  }
+}
+
 }  // namespace
 
 bool IsCt2ModelDirectory(const std::string& path) {
@@ -490,6 +538,7 @@ Checkpoint ImportCt2Model(const Ct2Directory& directory,
         {"directory", Utf8OrElse(model_dir, "")},
         {"binary_version", directory.model.binary_version()},
         {"spec_revision", directory.model.spec_revision()}}}};
+  AttachSubwordModels(model_dir, &checkpoint);
   return checkpoint;
 }
 

@@ -23,7 +23,11 @@ bool IsCt2ModelDirectory(const std::string& path);
 // the directory and the option, for what fanyi's Transformer cannot compute:
 // encoder and decoder that differ in heads, activation, embedding scaling
 // or norms, position tables that differ, sources that start with <s>, no
-// decoder start token, and duplicate or empty tokens.
+// decoder start token, and duplicate or empty tokens. A SentencePiece
+// model in `model_dir` (one for both sides: sentencepiece.bpe.model,
+// sentencepiece.model or spm.model; or OPUS-MT's source.spm and
+// target.spm) becomes the checkpoint's, so that it translates text;
+// without one it takes pieces (fanyi-eval --tokens) or words.
 Checkpoint ImportCt2Model(const Ct2Directory& directory,
                           const std::string& model_dir);
 

@@ -56,10 +56,14 @@ int MaxSentenceTokens(const Checkpoint& checkpoint,
   if (requested < 0) {
     throw std::invalid_argument("max_sentence_tokens must not be negative");
   }
-  const int64_t max_source = checkpoint.model->config().MaxSourceTokens();
+  // Room for the source prefix, which every part starts with.
+  const auto prefix = static_cast<int64_t>(checkpoint.source_prefix.size());
+  const int64_t max_source = std::max<int64_t>(
+      checkpoint.model->config().MaxSourceTokens() - prefix, 1);
   return requested > 0
              ? static_cast<int>(std::min<int64_t>(requested, max_source))
-             : DefaultMaxSentenceTokens(checkpoint, decoding);
+             : static_cast<int>(std::min<int64_t>(
+                   DefaultMaxSentenceTokens(checkpoint, decoding), max_source));
 }
 
 std::optional<ScriptConverter> SourceToSimplified(
@@ -140,6 +144,19 @@ std::vector<int64_t> TargetPrefixIds(const Checkpoint& checkpoint) {
   return ids;
 }
 
+// The checkpoint's source prefix, checked: std::invalid_argument for a
+// token the source vocabulary lacks.
+std::vector<std::string> SourcePrefix(const Checkpoint& checkpoint) {
+  for (const std::string& token : checkpoint.source_prefix) {
+    if (checkpoint.source_vocabulary.Token(
+            checkpoint.source_vocabulary.Id(token)) != token) {
+      throw std::invalid_argument("source prefix \"" + token +
+                                  "\" is not in the source vocabulary");
+    }
+  }
+  return checkpoint.source_prefix;
+}
+
 }  // namespace
 
 TextPipeline::TextPipeline(const Checkpoint& checkpoint,
@@ -159,6 +176,7 @@ TextPipeline::TextPipeline(const Checkpoint& checkpoint,
           MaxSentenceTokens(checkpoint, decoding, max_sentence_tokens)),
       max_source_tokens_(checkpoint.model->config().MaxSourceTokens()),
       max_placeholders_(KnownPlaceholders(checkpoint)),
+      source_prefix_(SourcePrefix(checkpoint)),
       target_prefix_(TargetPrefixIds(checkpoint)),
       limits_(limits),
       assembler_(checkpoint, decoding),
@@ -373,6 +391,14 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
     if (max_placeholders_ == 0) {
       part_tokens = TakeOutPlaceholders(part_tokens, &anchors);
     }
+    // A multilingual model's source language token starts every part.
+    if (!source_prefix_.empty()) {
+      part_tokens.insert(part_tokens.begin(), source_prefix_.begin(),
+                         source_prefix_.end());
+      for (PlaceholderAnchor& anchor : anchors) {
+        anchor.before += static_cast<int32_t>(source_prefix_.size());
+      }
+    }
     EncodedSource part{source_vocabulary_.Encode(part_tokens), beam_size,
                        text->alternatives};
     part.target_prefix = target_prefix_;
@@ -399,11 +425,12 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
 }
 
 EncodedSource TextPipeline::EncodeSentence(std::string_view text) const {
-  const std::vector<std::string> tokens =
+  std::vector<std::string> tokens =
       source_tokenizer_.Tokenize(source_lookup_.Normalize(text));
   if (tokens.empty()) {
     throw std::invalid_argument("text has no tokens to translate");
   }
+  tokens.insert(tokens.begin(), source_prefix_.begin(), source_prefix_.end());
   if (static_cast<int64_t>(tokens.size()) > max_source_tokens_) {
     throw std::invalid_argument("text has " + std::to_string(tokens.size()) +
                                 " tokens; the model takes at most " +

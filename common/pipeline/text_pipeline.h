@@ -139,6 +139,8 @@ class TextPipeline {
   const int max_sentence_tokens_;
   const int64_t max_source_tokens_;  // What the position table allows.
   const int max_placeholders_;
+  // Checkpoint::source_prefix: the tokens every part starts with.
+  const std::vector<std::string> source_prefix_;
   // Checkpoint::target_prefix as target ids: every part's.
   const std::vector<int64_t> target_prefix_;
   const RequestLimits limits_;
