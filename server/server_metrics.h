@@ -112,8 +112,8 @@ class ModelMetrics {
   // words the vocabulary lacks (fanyi_unknown_words_total), verbatim spans
   // the model did not place (fanyi_unplaced_spans_total), sentences or
   // clauses cut by the length cap (fanyi_capped_translations_total) and
-  // unknown tokens the model generated, dropped
-  // (fanyi_dropped_unknown_tokens_total), and, when the model decoded
+  // unknown tokens the model generated that no source piece replaced,
+  // dropped (fanyi_dropped_unknown_tokens_total), and, when the model decoded
   // anything, its confidence (fanyi_translation_confidence).
   void ObserveText(const TextTranslation& translation);
   // One part the OutputGuard found broken: fanyi_broken_outputs_total by

@@ -706,6 +706,50 @@ TEST(Ct2ImportTest, ArgosPackagePlacesTagsAndTokensByAttention) {
   // none would if alignments were not read.
   EXPECT_GT(tags_inside, 0u);
   EXPECT_GT(tokens_inside, 0u);
+  // Alternatives place them by their own alignments: each once.
+  TextOptions alternatives = as_html;
+  alternatives.beam_size = 4;
+  alternatives.alternatives = 3;
+  size_t alternative_count = 0;
+  for (const std::string& text : html) {
+    const PreparedText prepared =
+        translator->pipeline().PrepareText(text, alternatives);
+    const auto decoded =
+        translator->NewContinuousDecoder()->DecodeAll(prepared.parts);
+    const TextAssembler& assembler = translator->pipeline().assembler();
+    for (const std::string& other : assembler.AssembleAlternatives(
+             prepared, decoded, assembler.Assemble(prepared, decoded).text)) {
+      ++alternative_count;
+      const size_t open = other.find("<b>");
+      ASSERT_NE(open, std::string::npos) << other;
+      EXPECT_EQ(other.find("<b>", open + 1), std::string::npos) << other;
+      EXPECT_NE(other.find("</b>"), std::string::npos) << other;
+    }
+  }
+  EXPECT_GT(alternative_count, 0u);
+  // More placeholders than a clause holds tokens: the clauses of
+  // placeholders alone join the words before them (none is decoded from
+  // an empty source), and every one comes back.
+  TranslatorOptions short_clauses = FixedLengths(length);
+  short_clauses.max_sentence_tokens = 8;
+  const auto clauses = Translator::FromCheckpoint(
+      LoadCheckpoint(Made().dir + "/argos", torch::kCPU), short_clauses);
+  std::string many = "Tom";
+  for (int i = 0; i < 300; ++i) many += " %s";
+  many += " left the house.";
+  const PreparedText prepared =
+      clauses->pipeline().PrepareText(many, TextOptions());
+  ASSERT_GE(prepared.parts.size(), 1u);
+  for (const EncodedSource& part : prepared.parts) {
+    EXPECT_FALSE(part.ids.empty());
+  }
+  const std::string out = clauses->Translate({many}).at(0);
+  size_t tokens_back = 0;
+  for (size_t at = out.find("%s"); at != std::string::npos;
+       at = out.find("%s", at + 2)) {
+    ++tokens_back;
+  }
+  EXPECT_EQ(tokens_back, 300u) << out;
   std::cout << tags_inside << " of " << html.size()
             << " tags and " << tokens_inside << " of " << html.size()
             << " {name} tokens placed inside their sentence by attention\n";

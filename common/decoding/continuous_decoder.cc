@@ -176,6 +176,7 @@ void ContinuousDecoder::Impl::ReadAlignment() {
   if (!state.alignment.defined()) return;
   const torch::Tensor alignment = state.alignment.contiguous();
   const int64_t width = alignment.size(1);
+  if (width == 0) return;
   const float* weights = alignment.data_ptr<float>();
   for (size_t r = 0; r < rows.size(); ++r) {
     const Sentence& sentence = *rows[r].sentence;
@@ -346,6 +347,10 @@ void ContinuousDecoder::Impl::PlanBeams(const torch::Tensor& logits,
       done.source_positions = std::move(best.front().source_positions);
       for (std::size_t k = 1; k < best.size(); ++k) {
         done.alternatives.push_back(std::move(best[k].ids));
+        if (sentence.align) {
+          done.alternative_positions.push_back(
+              std::move(best[k].source_positions));
+        }
       }
       finished.push_back(Forced(sentence, std::move(done)));
       for (int64_t row : sentence.rows) plan.leaving[row] = 1;

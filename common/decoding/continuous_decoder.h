@@ -75,6 +75,8 @@ class ContinuousDecoder {
     // in the model's alignment heads (ModelConfig::alignment_layer; what
     // CTranslate2's replace_unknowns reads). Empty otherwise.
     std::vector<int32_t> source_positions = {};
+    // The same for each alternative, when the source asked.
+    std::vector<std::vector<int32_t>> alternative_positions = {};
   };
 
   // Runs one decoding step for every row in the batch; returns the sentences

@@ -300,7 +300,8 @@ void AttendRows(const float* queries, int64_t query_stride, const float* keys,
           values + h * head_stride, work.offsets.data(),
           work.column_bias.data(), length, d_k, work.scores.data(),
           out + (r * heads + h) * d_k);
-      if (alignment != nullptr && h < alignment_heads) {
+      // A row with no column to attend to (factor 0) adds nothing.
+      if (alignment != nullptr && h < alignment_heads && factor > 0) {
         const float weight = factor / static_cast<float>(alignment_heads);
         for (int64_t c = 0; c < length; ++c) {
           alignment[r * length + c] += work.scores[c] * weight;

@@ -129,9 +129,16 @@ std::vector<std::string> TextAssembler::AssembleAlternatives(
     std::vector<DecodedPart> targets;
     bool changed = false;
     for (const DecodedPart& part : parts) {
-      targets.push_back({part.handle, part.target_ids});
+      DecodedPart& target = targets.emplace_back();
+      target.handle = part.handle;
+      target.target_ids = part.target_ids;
+      target.source_positions = part.source_positions;
       if (static_cast<int>(part.alternatives.size()) > k) {
-        targets.back().target_ids = part.alternatives[k];
+        target.target_ids = part.alternatives[k];
+        target.source_positions =
+            static_cast<int>(part.alternative_positions.size()) > k
+                ? part.alternative_positions[k]
+                : std::vector<int32_t>();
         changed = true;
       }
     }

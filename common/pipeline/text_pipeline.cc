@@ -129,6 +129,33 @@ std::vector<std::string> TokenizeAroundPlaceholders(
   return tokens;
 }
 
+// `clauses` with each one of placeholders only joined to the clause before
+// it (the first to the one after): for a model without placeholders,
+// which reads none of them, such a clause would be an empty source.
+std::vector<std::vector<std::string>> JoinPlaceholderClauses(
+    std::vector<std::vector<std::string>> clauses) {
+  const auto all_placeholders = [](const std::vector<std::string>& clause) {
+    return std::all_of(clause.begin(), clause.end(), [](const std::string& t) {
+      return PlaceholderIndex(t) > 0;
+    });
+  };
+  std::vector<std::vector<std::string>> joined;
+  std::vector<std::string> pending;  // Placeholders before the first words.
+  for (std::vector<std::string>& clause : clauses) {
+    if (!all_placeholders(clause)) {
+      clause.insert(clause.begin(), pending.begin(), pending.end());
+      pending.clear();
+      joined.push_back(std::move(clause));
+    } else if (joined.empty()) {
+      pending.insert(pending.end(), clause.begin(), clause.end());
+    } else {
+      joined.back().insert(joined.back().end(), clause.begin(), clause.end());
+    }
+  }
+  if (!pending.empty()) joined.push_back(std::move(pending));
+  return joined;
+}
+
 // The ids of the checkpoint's target prefix. Throws std::invalid_argument
 // for a token the target vocabulary lacks.
 std::vector<int64_t> TargetPrefixIds(const Checkpoint& checkpoint) {
@@ -379,7 +406,8 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
         RestorePlaceholders(masked.text, masked.restorations).text);
     return;
   }
-  const auto clauses = SplitIntoClauses(tokens, max_sentence_tokens_);
+  auto clauses = SplitIntoClauses(tokens, max_sentence_tokens_);
+  if (max_placeholders_ == 0) clauses = JoinPlaceholderClauses(clauses);
   if (clauses.size() > 1) ++text->split_sentence_count;
   for (const std::vector<std::string>& clause : clauses) {
     std::vector<std::string> restorations;

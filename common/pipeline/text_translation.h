@@ -148,7 +148,9 @@ struct TextTranslation {
   int unplaced_span_count = 0;
   int source_token_count = 0;
   int generated_token_count = 0;
-  // Unknown tokens (<unk>) the model generated: dropped, never shown.
+  // Unknown tokens (<unk>) the model generated and no source piece
+  // replaced (a model without placeholders replaces each by the source
+  // piece it attended to most): dropped, never shown.
   int dropped_unknown_count = 0;
   // Parts (sentences, clauses) whose first translation OutputGuard found
   // broken, and of those, the ones whose second decoding was kept.

@@ -1,5 +1,7 @@
 #include "common/text/aligned_placeholders.h"
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 
@@ -10,6 +12,9 @@ namespace fanyi {
 namespace {
 
 constexpr std::string_view kSpacePiece = "\u2581";  // SentencePiece's "▁"
+
+// Past any source a model reads.
+constexpr int32_t kMaxSourcePosition = 1 << 24;
 
 bool StartsWord(const std::string& piece) {
   return piece.compare(0, kSpacePiece.size(), kSpacePiece) == 0;
@@ -56,21 +61,39 @@ std::vector<std::string> PutBackPlaceholders(
         "PutBackPlaceholders: " + std::to_string(pieces.size()) +
         " pieces and " + std::to_string(positions.size()) + " positions");
   }
+  // For each source position s, the piece aligned to the nearest position
+  // at or after s, the earliest of those: one pass over the pieces, one
+  // back over the positions.
+  int32_t extent = 0;
+  for (int32_t position : positions) {
+    if (position < 0 || position >= kMaxSourcePosition) {
+      throw std::invalid_argument("PutBackPlaceholders: position " +
+                                  std::to_string(position) +
+                                  " is not a source position");
+    }
+    extent = std::max(extent, position + 1);
+  }
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> nearest(static_cast<std::size_t>(extent) + 1, kNone);
+  for (std::size_t t = pieces.size(); t-- > 0;) {
+    nearest[positions[t]] = t;
+  }
+  for (int32_t s = extent; s-- > 0;) {
+    if (nearest[s] == kNone) nearest[s] = nearest[s + 1];
+  }
+  // Where each piece's word starts (alphabetic text only).
+  std::vector<std::size_t> word_start(pieces.size());
+  for (std::size_t t = 0; t < pieces.size(); ++t) {
+    word_start[t] =
+        subword && ContinuesWord(pieces, t) ? word_start[t - 1] : t;
+  }
   // Per piece, the anchors that go before it, in source order.
   std::vector<std::vector<int>> before(pieces.size());
   for (const PlaceholderAnchor& anchor : anchors) {
-    std::size_t best = pieces.size();
-    for (std::size_t t = 0; t < pieces.size(); ++t) {
-      if (positions[t] >= anchor.before &&
-          (best == pieces.size() || positions[t] < positions[best])) {
-        best = t;
-      }
-    }
-    if (best == pieces.size()) continue;  // Appended when restored.
-    if (subword) {
-      while (ContinuesWord(pieces, best)) --best;
-    }
-    before[best].push_back(anchor.index);
+    if (anchor.before < 0 || anchor.before >= extent) continue;  // Appended.
+    const std::size_t piece = nearest[anchor.before];
+    if (piece == kNone) continue;
+    before[word_start[piece]].push_back(anchor.index);
   }
   std::vector<std::string> placed;
   placed.reserve(pieces.size() + anchors.size());

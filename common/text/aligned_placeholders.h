@@ -34,7 +34,8 @@ std::vector<std::string> TakeOutPlaceholders(
 // its own. An anchor that no piece aligns at or after (it ended the
 // source) is left out: RestorePlaceholders appends what it stands for.
 // Throws std::invalid_argument when the counts of pieces and positions
-// differ.
+// differ, or a position is negative or past any source. Linear in the
+// pieces, the anchors and the source's length.
 std::vector<std::string> PutBackPlaceholders(
     const std::vector<std::string>& pieces,
     const std::vector<int32_t>& positions,
