@@ -499,6 +499,16 @@ TEST(Ct2ImportTest, MultilingualModelTranslatesAPairByItsLanguageTokens) {
     std::cout << key << ": " << same << " of " << texts.size()
               << " texts as CTranslate2's\n";
   }
+  // A language it has no token for is refused, naming it.
+  const std::string unknown = std::string(FANYI_BINARY_DIR) +
+                              "/bin/fanyi-import --source_language en "
+                              "--target_language xx --out '" +
+                              dir + "/other' '" + Made().dir + "/m2m' >'" +
+                              dir + "/refused.log' 2>&1";
+  EXPECT_NE(std::system(unknown.c_str()), 0);
+  EXPECT_NE(ReadFile(dir + "/refused.log").find("no token for \"xx\""),
+            std::string::npos)
+      << ReadFile(dir + "/refused.log");
   // Its language tokens are checked at load.
   nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/model/config.json"));
   config["source_prefix"] = {"__xx__"};
@@ -885,11 +895,15 @@ TEST(Ct2ImportTest, ArgosTargetPrefixStartsEveryTranslation) {
     ADD_FAILURE() << "a prefix outside the vocabulary loaded";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what())
-                  .find("config.json: target_prefix \"__xx__\" is not in "
-                        "tgt_vocab.json"),
+                  .find("config.json: target_prefix \"__xx__\" is not an "
+                        "ordinary token of tgt_vocab.json"),
               std::string::npos)
         << error.what();
   }
+  // Nor may a prefix be one of the specials (an end of sentence, say).
+  config["target_prefix"] = {"</s>"};
+  std::ofstream(edited + "/config.json") << config.dump();
+  EXPECT_THROW(LoadCheckpoint(edited, torch::kCPU), std::runtime_error);
   const int length = Made().expected.at("length").get<int>();
   const auto texts = expected.at("texts").get<std::vector<std::string>>();
   const auto wanted =

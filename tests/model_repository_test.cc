@@ -598,6 +598,31 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
         << out[i];
   }
   EXPECT_NE(out[0].find(mention), std::string::npos) << out[0];
+
+  // deep-translator's LibreTranslate client, unchanged, through the
+  // package (now one of two en-de models, so by the pair it is refused;
+  // the file copy is removed first).
+  fs::remove(repository_ + "/translate-en_de-1_0.argosmodel");
+  ASSERT_TRUE(WaitForLog({"translate-en_de-1_0.argosmodel", "unloaded"}))
+      << LogText();
+  const testing_util::CommandResult client = testing_util::RunCommand(
+      "python3 - <<'EOF' 2>&1\n"
+      "from deep_translator import LibreTranslator\n"
+      "print(LibreTranslator(source='en', target='de', api_key='any',\n"
+      "    custom_url='http://127.0.0.1:" +
+      std::to_string(server_->http_port()) +
+      "/').translate('Where is the station?'))\nEOF\n");
+  ASSERT_EQ(client.exit_code, 0) << client.output;
+  // It asks for the server's default beam, as does a request that names
+  // none.
+  grpc::ClientContext default_context;
+  v1::TranslateRequest default_beam;
+  default_beam.set_text("Where is the station?");
+  default_beam.mutable_model()->set_source_language("en");
+  default_beam.mutable_model()->set_target_language("de");
+  ASSERT_TRUE(
+      stub_->Translate(&default_context, default_beam, &response).ok());
+  EXPECT_EQ(client.output, response.translation().text() + "\n");
 }
 
 // A pair no model serves is translated through English when one model

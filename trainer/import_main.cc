@@ -51,17 +51,29 @@ int main(int argc, char** argv) {
     // A multilingual model (M2M-100, NLLB-200) is told the pair by its
     // language tokens: the source's starts every source, the target's every
     // translation.
-    const auto source_token = fanyi::LanguageToken(
-        checkpoint.source_vocabulary, checkpoint.source_language);
-    const auto target_token = fanyi::LanguageToken(
-        checkpoint.target_vocabulary, checkpoint.target_language);
-    if (source_token && target_token) {
-      if (checkpoint.source_prefix.empty()) {
-        checkpoint.source_prefix = {*source_token};
+    const bool pair_named = !checkpoint.source_language.empty() ||
+                            !checkpoint.target_language.empty();
+    if (fanyi::IsMultilingual(checkpoint.source_vocabulary) && !pair_named) {
+      std::cout << "a multilingual model: its pieces translate as given "
+                   "(fanyi-eval --tokens); name a pair with --source_language "
+                   "and --target_language to translate text\n";
+    } else if (fanyi::IsMultilingual(checkpoint.source_vocabulary)) {
+      const auto source_token = fanyi::LanguageToken(
+          checkpoint.source_vocabulary, checkpoint.source_language);
+      const auto target_token = fanyi::LanguageToken(
+          checkpoint.target_vocabulary, checkpoint.target_language);
+      if (!source_token || !target_token) {
+        std::cerr << "fanyi-import: " << positional[1]
+                  << " is a multilingual model (its vocabulary holds language "
+                     "tokens) with no token for \""
+                  << (source_token ? checkpoint.target_language
+                                   : checkpoint.source_language)
+                  << "\": name the pair with --source_language and "
+                     "--target_language (codes such as en, de, zh, zh-Hant)\n";
+        return 2;
       }
-      if (checkpoint.target_prefix.empty()) {
-        checkpoint.target_prefix = {*target_token};
-      }
+      checkpoint.source_prefix = {*source_token};
+      checkpoint.target_prefix = {*target_token};
       std::cout << "language tokens: " << *source_token << " starts every "
                 << "source, " << *target_token << " every translation\n";
     }

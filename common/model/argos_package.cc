@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -16,6 +15,7 @@
 
 #include "common/model/ctranslate2_import.h"
 #include "common/model/ctranslate2_transformer.h"
+#include "common/model/small_file.h"
 #include "common/text/subword_model.h"
 #include "common/text/utf8.h"
 
@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uintmax_t kMaxMetadataBytes = 1 << 20;
+constexpr int64_t kMaxMetadataBytes = 1 << 20;
 
 // What metadata.json says of the package.
 struct Metadata {
@@ -35,28 +35,6 @@ struct Metadata {
   // every translation starts with; empty for none.
   std::string target_prefix;
 };
-
-std::string ReadSmallFile(const fs::path& file, std::uintmax_t limit) {
-  std::error_code error;
-  const std::uintmax_t size = fs::file_size(file, error);
-  if (error) throw std::runtime_error(file.string() + " cannot be read");
-  if (size > limit) {
-    throw std::runtime_error(file.string() + " is " + std::to_string(size) +
-                             " bytes, more than the " + std::to_string(limit) +
-                             " such a file may be");
-  }
-  // At most limit + 1 bytes, should the file grow meanwhile.
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes(static_cast<size_t>(limit) + 1, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (in.bad()) throw std::runtime_error(file.string() + " cannot be read");
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  if (bytes.size() > limit) {
-    throw std::runtime_error(file.string() + " grew past " +
-                             std::to_string(limit) + " bytes while read");
-  }
-  return bytes;
-}
 
 std::string StringField(const nlohmann::json& object, const char* key,
                         const fs::path& file, bool required) {
@@ -74,7 +52,7 @@ std::string StringField(const nlohmann::json& object, const char* key,
 Metadata ReadMetadata(const fs::path& file) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(ReadSmallFile(file, kMaxMetadataBytes));
+    json = nlohmann::json::parse(ReadSmallFile(file.string(), kMaxMetadataBytes));
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(file.string() + " is not JSON: " + error.what());
   }
@@ -261,8 +239,8 @@ Checkpoint ImportDirectory(const fs::path& root, const std::string& name) {
     throw std::runtime_error(root.string() + " has no metadata.json");
   }
   const Metadata metadata = ReadMetadata(root / "metadata.json");
-  const auto subwords = std::make_shared<const SubwordModel>(
-      SubwordModel::FromFile((root / "sentencepiece.model").string()));
+  const std::shared_ptr<const SubwordModel> subwords =
+      ReadSubwordModelFile((root / "sentencepiece.model").string());
   const fs::path model = root / "model";
   if (!IsCt2ModelDirectory(model.string())) {
     throw std::runtime_error(model.string() +

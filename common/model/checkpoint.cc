@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,6 +19,7 @@
 
 #include "common/model/argos_package.h"
 #include "common/model/ctranslate2_import.h"
+#include "common/model/small_file.h"
 
 namespace fanyi {
 namespace {
@@ -336,8 +336,7 @@ Checkpoint LoadCheckpoint(const std::string& path,
                              " does not exist");
   }
   if (IsCt2ModelDirectory(directory.string())) {
-    Checkpoint imported = ImportCt2Model(ReadCt2Directory(directory.string()),
-                                         directory.string());
+    Checkpoint imported = ImportCt2Directory(directory.string());
     imported.model->to(device);
     imported.model->eval();
     return imported;
@@ -422,16 +421,8 @@ Checkpoint LoadCheckpoint(const std::string& path,
     }
     // A file in the checkpoint directory, not a path elsewhere.
     const fs::path file = fs::path(config[field].get<std::string>()).filename();
-    const fs::path model_path = directory / file;
-    std::ifstream in(model_path, std::ios::binary);
-    if (!in) throw std::runtime_error(model_path.string() + ": cannot open");
-    std::string bytes(std::istreambuf_iterator<char>(in), {});
-    try {
-      SubwordsOf(checkpoint, side) = std::make_shared<const SubwordModel>(
-          SubwordModel::FromSerialized(std::move(bytes)));
-    } catch (const std::invalid_argument& error) {
-      throw std::runtime_error(model_path.string() + ": " + error.what());
-    }
+    SubwordsOf(checkpoint, side) =
+        ReadSubwordModelFile((directory / file).string());
   }
   checkpoint.source_vocabulary =
       Vocabulary::Load((directory / "src_vocab.json").string());
@@ -457,9 +448,11 @@ Checkpoint LoadCheckpoint(const std::string& path,
         std::tuple{&checkpoint.target_prefix, &checkpoint.target_vocabulary,
                    "target_prefix", "tgt_vocab.json"}}) {
     for (const std::string& token : *prefix) {
-      if (vocabulary->Token(vocabulary->Id(token)) != token) {
+      const int64_t id = vocabulary->Id(token);
+      if (vocabulary->Token(id) != token || id <= Vocabulary::kEosId) {
         throw std::runtime_error(config_path.string() + ": " + name + " \"" +
-                                 token + "\" is not in " + file);
+                                 token + "\" is not an ordinary token of " +
+                                 file);
       }
     }
   }

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/text/subword_model.h"
+#include "common/model/small_file.h"
 #include "common/text/utf8.h"
 
 namespace fanyi {
@@ -446,13 +446,13 @@ void AttachSubwordModels(const std::string& model_dir, Checkpoint* checkpoint) {
                              "models (" + names + "); keep the model's own");
   }
   if (source) {
-    checkpoint->source_subwords = std::make_shared<const SubwordModel>(
-        SubwordModel::FromFile((directory / "source.spm").string()));
-    checkpoint->target_subwords = std::make_shared<const SubwordModel>(
-        SubwordModel::FromFile((directory / "target.spm").string()));
+    checkpoint->source_subwords =
+        ReadSubwordModelFile((directory / "source.spm").string());
+    checkpoint->target_subwords =
+        ReadSubwordModelFile((directory / "target.spm").string());
   } else {
-    checkpoint->source_subwords = std::make_shared<const SubwordModel>(
-        SubwordModel::FromFile((directory / choices.front()).string()));
+    checkpoint->source_subwords =
+        ReadSubwordModelFile((directory / choices.front()).string());
     checkpoint->target_subwords = checkpoint->source_subwords;
   }
 }
@@ -538,6 +538,11 @@ Checkpoint ImportCt2Model(const Ct2Directory& directory,
         {"directory", Utf8OrElse(model_dir, "")},
         {"binary_version", directory.model.binary_version()},
         {"spec_revision", directory.model.spec_revision()}}}};
+  return checkpoint;
+}
+
+Checkpoint ImportCt2Directory(const std::string& model_dir) {
+  Checkpoint checkpoint = ImportCt2Model(ReadCt2Directory(model_dir), model_dir);
   AttachSubwordModels(model_dir, &checkpoint);
   return checkpoint;
 }

@@ -23,13 +23,18 @@ bool IsCt2ModelDirectory(const std::string& path);
 // the directory and the option, for what fanyi's Transformer cannot compute:
 // encoder and decoder that differ in heads, activation, embedding scaling
 // or norms, position tables that differ, sources that start with <s>, no
-// decoder start token, and duplicate or empty tokens. A SentencePiece
-// model in `model_dir` (one for both sides: sentencepiece.bpe.model,
-// sentencepiece.model or spm.model; or OPUS-MT's source.spm and
-// target.spm) becomes the checkpoint's, so that it translates text;
-// without one it takes pieces (fanyi-eval --tokens) or words.
+// decoder start token, and duplicate or empty tokens.
 Checkpoint ImportCt2Model(const Ct2Directory& directory,
                           const std::string& model_dir);
+
+// ImportCt2Model of the directory `model_dir`, as its users lay it out: a
+// SentencePiece model beside model.bin (one for both sides:
+// sentencepiece.bpe.model, sentencepiece.model or spm.model; or OPUS-MT's
+// source.spm and target.spm) becomes the checkpoint's, so that it
+// translates text; without one it takes pieces (fanyi-eval --tokens) or
+// words. Throws std::runtime_error naming the files for half of a pair, or
+// more than one choice.
+Checkpoint ImportCt2Directory(const std::string& model_dir);
 
 }  // namespace fanyi
 

@@ -5,19 +5,17 @@
 #include <ATen/ops/cos.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/sin.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
+
+#include "common/model/small_file.h"
 
 namespace fanyi {
 namespace {
@@ -303,45 +301,6 @@ void ReadConfig(const std::string& text, const std::string& name,
       fail(key, "is an option fanyi does not know");
     }
   }
-}
-
-// A regular file's bytes, refused over `limit`: the size is checked on the
-// descriptor that is read (not the path, which may change in between), and
-// no more than `limit` + 1 bytes are read, should the file grow.
-std::string ReadSmallFile(const std::string& path, int64_t limit) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat status {};
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    throw std::runtime_error(path + ": not a regular file");
-  }
-  if (status.st_size > limit) {
-    throw std::runtime_error(path + ": " + std::to_string(status.st_size) +
-                             " bytes, over the " + std::to_string(limit) +
-                             " this reader takes");
-  }
-  std::string bytes(static_cast<size_t>(status.st_size) + 1, '\0');
-  size_t size = 0;
-  while (size < bytes.size()) {
-    const ssize_t got = ::read(fd, bytes.data() + size, bytes.size() - size);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      throw std::runtime_error(path + ": read failed: " + std::strerror(errno));
-    }
-    if (got == 0) break;
-    size += static_cast<size_t>(got);
-  }
-  if (size > static_cast<size_t>(status.st_size)) {
-    throw std::runtime_error(path + ": grew while being read");
-  }
-  bytes.resize(size);
-  return bytes;
 }
 
 // A JSON vocabulary, parsed without building a document: one array of

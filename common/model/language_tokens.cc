@@ -49,4 +49,8 @@ std::optional<std::string> LanguageToken(const Vocabulary& vocabulary,
   return std::nullopt;
 }
 
+bool IsMultilingual(const Vocabulary& vocabulary) {
+  return LanguageToken(vocabulary, "en").has_value();
+}
+
 }  // namespace fanyi

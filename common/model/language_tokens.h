@@ -19,6 +19,10 @@ namespace fanyi {
 std::optional<std::string> LanguageToken(const Vocabulary& vocabulary,
                                          const std::string& language);
 
+// Whether `vocabulary` is a multilingual model's: it holds English's token
+// in either form.
+bool IsMultilingual(const Vocabulary& vocabulary);
+
 }  // namespace fanyi
 
 #endif  // FANYI_COMMON_MODEL_LANGUAGE_TOKENS_H_

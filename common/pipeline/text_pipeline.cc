@@ -175,11 +175,20 @@ std::vector<int64_t> TargetPrefixIds(const Checkpoint& checkpoint) {
 // token the source vocabulary lacks.
 std::vector<std::string> SourcePrefix(const Checkpoint& checkpoint) {
   for (const std::string& token : checkpoint.source_prefix) {
-    if (checkpoint.source_vocabulary.Token(
-            checkpoint.source_vocabulary.Id(token)) != token) {
+    const int64_t id = checkpoint.source_vocabulary.Id(token);
+    if (checkpoint.source_vocabulary.Token(id) != token ||
+        id <= Vocabulary::kEosId) {
       throw std::invalid_argument("source prefix \"" + token +
-                                  "\" is not in the source vocabulary");
+                                  "\" is not an ordinary token of the source "
+                                  "vocabulary");
     }
+  }
+  if (static_cast<int64_t>(checkpoint.source_prefix.size()) >=
+      checkpoint.model->config().MaxSourceTokens()) {
+    throw std::invalid_argument(
+        "the source prefix leaves no room for a source in the model's " +
+        std::to_string(checkpoint.model->config().MaxSourceTokens()) +
+        " tokens");
   }
   return checkpoint.source_prefix;
 }
@@ -441,7 +450,8 @@ void TextPipeline::PrepareSentence(const std::string& sentence,
         text->unknown_words.push_back(part_tokens[k]);
       }
     }
-    text->source_token_count += static_cast<int>(part.ids.size());
+    text->source_token_count +=
+        static_cast<int>(part.ids.size() - source_prefix_.size());
     text->parts.push_back(std::move(part));
     text->sentence_of_part.push_back(sentence_index);
     text->restorations.push_back(std::move(restorations));

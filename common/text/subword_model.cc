@@ -3,13 +3,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <queue>
 #include <stdexcept>
-#include <string>
 #include <utility>
 
 namespace fanyi {
@@ -117,32 +114,6 @@ size_t CharacterLength(unsigned char lead) {
 }
 
 }  // namespace
-
-SubwordModel SubwordModel::FromFile(const std::string& path) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error) throw std::runtime_error(path + " cannot be read");
-  if (size > kMaxFileBytes) {
-    throw std::runtime_error(path + " is " + std::to_string(size) +
-                             " bytes, more than the " +
-                             std::to_string(kMaxFileBytes) +
-                             " a SentencePiece model may be");
-  }
-  // One byte more than it had, to see whether it grew meanwhile.
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<std::size_t>(size) + 1, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (in.bad()) throw std::runtime_error(path + " cannot be read");
-  if (static_cast<std::uintmax_t>(in.gcount()) != size) {
-    throw std::runtime_error(path + " changed while it was read");
-  }
-  bytes.resize(static_cast<std::size_t>(size));
-  try {
-    return FromSerialized(std::move(bytes));
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(path + ": " + e.what());
-  }
-}
 
 SubwordModel SubwordModel::FromSerialized(std::string serialized) {
   SubwordModel model;

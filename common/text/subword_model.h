@@ -4,7 +4,6 @@
 #define FANYI_COMMON_TEXT_SUBWORD_MODEL_H_
 
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,12 +41,6 @@ class SubwordModel {
   // wrong when they are not a unigram or BPE model with SentencePiece's
   // default whitespace handling.
   static SubwordModel FromSerialized(std::string serialized);
-
-  // Reads a model file of at most kMaxFileBytes; throws std::runtime_error
-  // naming the file when it cannot be read or is larger, and when its bytes
-  // are refused (FromSerialized's message).
-  static constexpr std::uintmax_t kMaxFileBytes = 64 << 20;
-  static SubwordModel FromFile(const std::string& path);
 
   // The pieces of `text`: normalized by the model's map, if any, then
   // space-separated words, each starting with "▁"
