@@ -11,6 +11,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/model/checkpoint.h"
+#include "common/model/ctranslate2_import.h"
 #include "common/model/language_tokens.h"
 
 ABSL_FLAG(std::string, out, "", "Directory for the fanyi checkpoint.");
@@ -48,16 +49,22 @@ int main(int argc, char** argv) {
     if (!absl::GetFlag(FLAGS_target_language).empty()) {
       checkpoint.target_language = absl::GetFlag(FLAGS_target_language);
     }
-    // A multilingual model (M2M-100, NLLB-200) is told the pair by its
-    // language tokens: the source's starts every source, the target's every
-    // translation.
+    // A multilingual model (M2M-100, NLLB-200) from a CTranslate2 directory,
+    // or a checkpoint made from one, is told the pair by its language
+    // tokens: the source's starts every source, the target's every
+    // translation. (An Argos package names its own target prefix, and no
+    // source token, as argos-translate calls it.)
     const bool pair_named = !checkpoint.source_language.empty() ||
                             !checkpoint.target_language.empty();
-    if (fanyi::IsMultilingual(checkpoint.source_vocabulary) && !pair_named) {
+    const bool multilingual =
+        fanyi::IsMultilingual(checkpoint.source_vocabulary) &&
+        (fanyi::IsCt2ModelDirectory(positional[1]) ||
+         !checkpoint.source_prefix.empty());
+    if (multilingual && !pair_named) {
       std::cout << "a multilingual model: its pieces translate as given "
                    "(fanyi-eval --tokens); name a pair with --source_language "
                    "and --target_language to translate text\n";
-    } else if (fanyi::IsMultilingual(checkpoint.source_vocabulary)) {
+    } else if (multilingual) {
       const auto source_token = fanyi::LanguageToken(
           checkpoint.source_vocabulary, checkpoint.source_language);
       const auto target_token = fanyi::LanguageToken(
