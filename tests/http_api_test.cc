@@ -369,6 +369,32 @@ TEST_F(HttpApiTest, DetectRanksTheServedSourceLanguages) {
   EXPECT_GT(body[0]["confidence"].get<int>(), 50);
 }
 
+// A list q gets one ranking, as LibreTranslate gives it: each language's
+// confidence averaged over the texts it was found in.
+TEST_F(HttpApiTest, DetectRanksAListOfTextsTogether) {
+  const std::vector<std::string> texts = {
+      "The weather is lovely today, so we are going for a walk.",
+      "Good morning, Tom."};
+  double sum = 0;
+  for (const std::string& text : texts) {
+    const HttpAnswer one = Call("POST", "/detect",
+                                nlohmann::json({{"q", text}}).dump(),
+                                "application/json");
+    ASSERT_EQ(one.status, 200) << one.body;
+    ASSERT_EQ(Body(one).size(), 1u) << one.body;  // Only English is served.
+    sum += Body(one)[0]["confidence"].get<double>();
+  }
+  const HttpAnswer answer = Call("POST", "/detect",
+                                 nlohmann::json({{"q", texts}}).dump(),
+                                 "application/json");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const nlohmann::json body = Body(answer);
+  ASSERT_EQ(body.size(), 1u) << answer.body;
+  ASSERT_TRUE(body[0].is_object()) << answer.body;  // Not a list per text.
+  EXPECT_EQ(body[0]["language"], "en");
+  EXPECT_DOUBLE_EQ(body[0]["confidence"].get<double>(), sum / texts.size());
+}
+
 TEST_F(HttpApiTest, TheTargetCodePicksTheScript) {
   const std::string text = "My mother hates writing letters.";
   const struct {

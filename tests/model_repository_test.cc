@@ -31,6 +31,7 @@
 #include "common/model/checkpoint.h"
 #include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"
+#include "common/text/utf8.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
@@ -340,6 +341,50 @@ TEST_F(ModelRepositoryTest, AnUnknownPairIsRefusedWithTheServedPairs) {
   status = Translate("Hello.", "en", "", &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.model().name(), "en-zh");
+}
+
+// /detect with a list q and two source languages served: one ranking, as
+// LibreTranslate gives it, each language's confidence averaged over the
+// texts it was found in and ranked by that average times those texts'
+// length in characters.
+TEST_F(ModelRepositoryTest, DetectRanksAListAcrossTheServedLanguages) {
+  StartServer();
+  const std::vector<std::string> texts = {
+      "Good morning, how are you today? The weather is lovely.",
+      "今天天气很好。", "我们去公园散步吧，好吗？"};
+  const auto detect = [this](const nlohmann::json& q) {
+    const std::string body = nlohmann::json({{"q", q}}).dump();
+    const testing_util::HttpAnswer answer = testing_util::HttpExchange(
+        server_->http_port(),
+        "POST /detect HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        "Content-Type: application/json\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body);
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    return nlohmann::json::parse(answer.body);
+  };
+  // Each text alone, then the expected ranking from them.
+  std::map<std::string, std::pair<double, int>> confidences;  // Sum, texts.
+  std::map<std::string, double> characters;
+  for (const std::string& text : texts) {
+    const double length = static_cast<double>(DecodeUtf8(text).size());
+    for (const nlohmann::json& found : detect(text)) {
+      auto& [sum, count] = confidences[found["language"]];
+      sum += found["confidence"].get<double>();
+      ++count;
+      characters[found["language"]] += length;
+    }
+  }
+  ASSERT_EQ(confidences.size(), 2u);
+  const nlohmann::json ranking = detect(texts);
+  ASSERT_EQ(ranking.size(), 2u) << ranking.dump();
+  double previous = 1e300;
+  for (const nlohmann::json& found : ranking) {
+    const auto& [sum, count] = confidences.at(found["language"]);
+    EXPECT_DOUBLE_EQ(found["confidence"].get<double>(), sum / count);
+    const double weight = sum / count * characters.at(found["language"]);
+    EXPECT_LE(weight, previous) << ranking.dump();
+    previous = weight;
+  }
 }
 
 TEST_F(ModelRepositoryTest, ListModelsDescribesEachModel) {

@@ -481,23 +481,63 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
       candidates.push_back(language);
     }
   }
-  nlohmann::json answers = nlohmann::json::array();
+  // Per language, over the texts it was found in: its confidences and the
+  // characters of those texts.
+  struct Found {
+    std::string language;
+    double confidence_sum = 0;
+    int texts = 0;
+    std::size_t characters = 0;
+  };
+  std::vector<Found> found;  // In the order first found.
+  nlohmann::json single = nlohmann::json::array();
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    nlohmann::json ranked = nlohmann::json::array();
+    std::vector<DetectedLanguage> ranked;
     try {
-      for (const DetectedLanguage& found :
-           DetectLanguages(texts[i], candidates)) {
-        ranked.push_back(
-            {{"confidence", found.confidence}, {"language", found.language}});
-      }
+      ranked = DetectLanguages(texts[i], candidates);
     } catch (const std::invalid_argument& e) {
       throw HttpError(400, (is_array ? "q[" + std::to_string(i) + "]: "
                                      : std::string("q: ")) +
                                e.what());
     }
-    answers.push_back(std::move(ranked));
+    const std::size_t characters = DecodeUtf8(texts[i]).size();
+    for (const DetectedLanguage& language : ranked) {
+      if (!is_array) {
+        single.push_back({{"confidence", language.confidence},
+                          {"language", language.language}});
+        continue;
+      }
+      auto same = std::find_if(
+          found.begin(), found.end(),
+          [&](const Found& f) { return f.language == language.language; });
+      if (same == found.end()) {
+        same = found.insert(found.end(), Found{language.language});
+      }
+      same->confidence_sum += language.confidence;
+      ++same->texts;
+      same->characters += characters;
+    }
   }
-  respond(JsonResponse(200, is_array ? answers : answers.front()));
+  if (!is_array) {
+    respond(JsonResponse(200, single));
+    return;
+  }
+  // As LibreTranslate answers a list: one ranking for all the texts, each
+  // language's confidence averaged over the texts it was found in, ranked
+  // by that average weighted by their length (stable: first found first
+  // among equals); English at 0 when nothing was found.
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Found& a, const Found& b) {
+                     return a.confidence_sum / a.texts * a.characters >
+                            b.confidence_sum / b.texts * b.characters;
+                   });
+  nlohmann::json ranking = nlohmann::json::array();
+  for (const Found& language : found) {
+    ranking.push_back({{"confidence", language.confidence_sum / language.texts},
+                       {"language", language.language}});
+  }
+  if (ranking.empty()) ranking.push_back({{"confidence", 0.0}, {"language", "en"}});
+  respond(JsonResponse(200, ranking));
 }
 
 HttpResponse LibreTranslateApi::Languages() const {

@@ -57,7 +57,7 @@ std::string_view OpenApiSpec() {
         },
         "responses": {
           "200": {
-            "description": "The languages, most likely first (a list of such lists for an array q)",
+            "description": "The languages, most likely first (for an array q, one ranking of all its texts: each language's confidence averaged over the texts it was found in, ranked by that average weighted by their length)",
             "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}}}
           },
           "400": {"$ref": "#/components/responses/Error"},
