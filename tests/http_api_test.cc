@@ -393,6 +393,19 @@ TEST_F(HttpApiTest, DetectRanksAListOfTextsTogether) {
   ASSERT_TRUE(body[0].is_object()) << answer.body;  // Not a list per text.
   EXPECT_EQ(body[0]["language"], "en");
   EXPECT_DOUBLE_EQ(body[0]["confidence"].get<double>(), sum / texts.size());
+  // fanyi's per_text: a ranking per text, each as the text alone gets.
+  const HttpAnswer each = Call(
+      "POST", "/detect",
+      nlohmann::json({{"q", texts}, {"per_text", true}}).dump(),
+      "application/json");
+  ASSERT_EQ(each.status, 200) << each.body;
+  ASSERT_EQ(Body(each).size(), texts.size()) << each.body;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(Body(each)[i],
+              Body(Call("POST", "/detect",
+                        nlohmann::json({{"q", texts[i]}}).dump(),
+                        "application/json")));
+  }
 }
 
 TEST_F(HttpApiTest, TheTargetCodePicksTheScript) {

@@ -473,6 +473,8 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
   if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
   bool is_array = false;
   const std::vector<std::string> texts = ReadTexts(fields, &is_array);
+  // fanyi's extension: a ranking per text of an array.
+  const bool per_text = BooleanField(fields, "per_text", false);
   std::vector<std::string> candidates;
   for (const std::shared_ptr<ServedModel>& model : models_.Models()) {
     const std::string& language = model->translator().source_language();
@@ -490,7 +492,7 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
     std::size_t characters = 0;
   };
   std::vector<Found> found;  // In the order first found.
-  nlohmann::json single = nlohmann::json::array();
+  nlohmann::json each = nlohmann::json::array();  // Per text.
   for (std::size_t i = 0; i < texts.size(); ++i) {
     std::vector<DetectedLanguage> ranked;
     try {
@@ -501,12 +503,10 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
                                e.what());
     }
     const std::size_t characters = DecodeUtf8(texts[i]).size();
+    nlohmann::json& own = each.emplace_back(nlohmann::json::array());
     for (const DetectedLanguage& language : ranked) {
-      if (!is_array) {
-        single.push_back({{"confidence", language.confidence},
-                          {"language", language.language}});
-        continue;
-      }
+      own.push_back({{"confidence", language.confidence},
+                     {"language", language.language}});
       auto same = std::find_if(
           found.begin(), found.end(),
           [&](const Found& f) { return f.language == language.language; });
@@ -518,8 +518,8 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
       same->characters += characters;
     }
   }
-  if (!is_array) {
-    respond(JsonResponse(200, single));
+  if (!is_array || per_text) {
+    respond(JsonResponse(200, is_array ? each : each.front()));
     return;
   }
   // As LibreTranslate answers a list: one ranking for all the texts, each

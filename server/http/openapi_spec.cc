@@ -57,7 +57,7 @@ std::string_view OpenApiSpec() {
         },
         "responses": {
           "200": {
-            "description": "The languages, most likely first (for an array q, one ranking of all its texts: each language's confidence averaged over the texts it was found in, ranked by that average weighted by their length)",
+            "description": "The languages, most likely first (for an array q, one ranking of all its texts: each language's confidence averaged over the texts it was found in, ranked by that average weighted by their length; with per_text, a list of rankings, one per text)",
             "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/DetectedLanguage"}}}}
           },
           "400": {"$ref": "#/components/responses/Error"},
@@ -230,14 +230,15 @@ std::string_view OpenApiSpec() {
         "required": ["q"],
         "properties": {
           "q": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-          "api_key": {"type": "string"}
+          "api_key": {"type": "string"},
+          "per_text": {"type": "boolean", "description": "fanyi: for an array q, a ranking per text (a list of such lists) instead of one for all"}
         }
       },
       "DetectedLanguage": {
         "type": "object",
         "properties": {
           "language": {"type": "string"},
-          "confidence": {"type": "integer", "minimum": 0, "maximum": 100}
+          "confidence": {"type": "number", "minimum": 0, "maximum": 100}
         }
       },
       "Language": {
