@@ -344,7 +344,8 @@ TEST_P(ImportedFamilyTest, AlignsAndReplacesUnknownsAsCTranslate2) {
         Translator::FromCheckpoint(checkpoint, FixedLengths(length));
     for (const auto& [beam, key] : {std::pair{1, "greedy"}, {4, "beam"}}) {
       for (EncodedSource& source : encoded) source.beam_size = beam;
-      const auto decoded = translator->NewContinuousDecoder()->DecodeAll(encoded);
+      const auto decoded =
+          translator->NewContinuousDecoder()->DecodeAll(encoded);
       const nlohmann::json& alignments =
           expected.at(std::string(key) + "_alignment");
       size_t tokens = 0;
@@ -368,9 +369,9 @@ TEST_P(ImportedFamilyTest, AlignsAndReplacesUnknownsAsCTranslate2) {
       for (size_t i = 0; i < replaced.size(); ++i) {
         same_replaced += JoinPieces(replaced[i]) ==
                          expected.at(std::string(key) + "_replaced")[i];
-        unknowns += std::count(replaced[i].begin(), replaced[i].end(),
-                               checkpoint.target_vocabulary.Token(
-                                   Vocabulary::kUnkId));
+        unknowns +=
+            std::count(replaced[i].begin(), replaced[i].end(),
+                       checkpoint.target_vocabulary.Token(Vocabulary::kUnkId));
       }
       EXPECT_GE(same_replaced, 0.99 * sources.size()) << key;
       EXPECT_EQ(unknowns, 0u) << key;
@@ -510,7 +511,8 @@ TEST(Ct2ImportTest, MultilingualModelTranslatesAPairByItsLanguageTokens) {
             std::string::npos)
       << ReadFile(dir + "/refused.log");
   // Its language tokens are checked at load.
-  nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/model/config.json"));
+  nlohmann::json config =
+      nlohmann::json::parse(ReadFile(dir + "/model/config.json"));
   config["source_prefix"] = {"__xx__"};
   std::ofstream(dir + "/model/config.json") << config.dump();
   EXPECT_THROW(LoadCheckpoint(dir + "/model", torch::kCPU), std::runtime_error);
@@ -529,8 +531,8 @@ TEST(Ct2ImportTest, BareDirectoryTakesTheSentencePieceModelBesideIt) {
   const int length = Made().expected.at("length").get<int>();
   const std::vector<std::string> texts =
       Made().expected.at("argos").at("texts");
-  const auto bare = Translator::FromCheckpoint(
-      LoadCheckpoint(dir, torch::kCPU), FixedLengths(length));
+  const auto bare = Translator::FromCheckpoint(LoadCheckpoint(dir, torch::kCPU),
+                                               FixedLengths(length));
   Checkpoint package = LoadCheckpoint(Made().dir + "/argos", torch::kCPU);
   package.length_penalty = 1.0;  // The bare directory's.
   const auto argos = Translator::FromCheckpoint(package, FixedLengths(length));
@@ -540,10 +542,10 @@ TEST(Ct2ImportTest, BareDirectoryTakesTheSentencePieceModelBesideIt) {
   fs::copy_file(dir + "/sentencepiece.model", dir + "/target.spm");
   EXPECT_THROW(LoadCheckpoint(dir, torch::kCPU), std::runtime_error);
   fs::remove(dir + "/sentencepiece.model");
-  EXPECT_EQ(bare->Translate(texts, 1), Translator::FromCheckpoint(
-                                           LoadCheckpoint(dir, torch::kCPU),
-                                           FixedLengths(length))
-                                           ->Translate(texts, 1));
+  EXPECT_EQ(bare->Translate(texts, 1),
+            Translator::FromCheckpoint(LoadCheckpoint(dir, torch::kCPU),
+                                       FixedLengths(length))
+                ->Translate(texts, 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ImportedFamilyTest,
@@ -698,11 +700,11 @@ TEST(Ct2ImportTest, ArgosPackagePlacesTagsAndTokensByAttention) {
     EXPECT_EQ(out.find("<b>", open + 1), std::string::npos) << out;
     ASSERT_EQ(out.rfind("<p>", 0), 0u) << out;
     ASSERT_EQ(out.size() - out.rfind("</p>"), 4u) << out;
-    const std::string outside = out.substr(3, open - 3) +
-                                out.substr(close + 4, out.size() - close - 8);
+    const std::string outside =
+        out.substr(3, open - 3) + out.substr(close + 4, out.size() - close - 8);
     EXPECT_EQ(words_of(outside), words_of(plain[i])) << out;
-    tags_inside += !words_of(out.substr(close + 4, out.size() - close - 8))
-                        .empty();
+    tags_inside +=
+        !words_of(out.substr(close + 4, out.size() - close - 8)).empty();
     const std::string& token = tokens[i].text;
     const size_t at = token.find("{name}");
     ASSERT_NE(at, std::string::npos) << token;
@@ -760,8 +762,8 @@ TEST(Ct2ImportTest, ArgosPackagePlacesTagsAndTokensByAttention) {
     ++tokens_back;
   }
   EXPECT_EQ(tokens_back, 300u) << out;
-  std::cout << tags_inside << " of " << html.size()
-            << " tags and " << tokens_inside << " of " << html.size()
+  std::cout << tags_inside << " of " << html.size() << " tags and "
+            << tokens_inside << " of " << html.size()
             << " {name} tokens placed inside their sentence by attention\n";
 }
 

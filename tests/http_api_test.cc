@@ -377,16 +377,16 @@ TEST_F(HttpApiTest, DetectRanksAListOfTextsTogether) {
       "Good morning, Tom."};
   double sum = 0;
   for (const std::string& text : texts) {
-    const HttpAnswer one = Call("POST", "/detect",
-                                nlohmann::json({{"q", text}}).dump(),
-                                "application/json");
+    const HttpAnswer one =
+        Call("POST", "/detect", nlohmann::json({{"q", text}}).dump(),
+             "application/json");
     ASSERT_EQ(one.status, 200) << one.body;
     ASSERT_EQ(Body(one).size(), 1u) << one.body;  // Only English is served.
     sum += Body(one)[0]["confidence"].get<double>();
   }
-  const HttpAnswer answer = Call("POST", "/detect",
-                                 nlohmann::json({{"q", texts}}).dump(),
-                                 "application/json");
+  const HttpAnswer answer =
+      Call("POST", "/detect", nlohmann::json({{"q", texts}}).dump(),
+           "application/json");
   ASSERT_EQ(answer.status, 200) << answer.body;
   const nlohmann::json body = Body(answer);
   ASSERT_EQ(body.size(), 1u) << answer.body;
@@ -394,17 +394,16 @@ TEST_F(HttpApiTest, DetectRanksAListOfTextsTogether) {
   EXPECT_EQ(body[0]["language"], "en");
   EXPECT_DOUBLE_EQ(body[0]["confidence"].get<double>(), sum / texts.size());
   // fanyi's per_text: a ranking per text, each as the text alone gets.
-  const HttpAnswer each = Call(
-      "POST", "/detect",
-      nlohmann::json({{"q", texts}, {"per_text", true}}).dump(),
-      "application/json");
+  const HttpAnswer each =
+      Call("POST", "/detect",
+           nlohmann::json({{"q", texts}, {"per_text", true}}).dump(),
+           "application/json");
   ASSERT_EQ(each.status, 200) << each.body;
   ASSERT_EQ(Body(each).size(), texts.size()) << each.body;
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    EXPECT_EQ(Body(each)[i],
-              Body(Call("POST", "/detect",
-                        nlohmann::json({{"q", texts[i]}}).dump(),
-                        "application/json")));
+    EXPECT_EQ(Body(each)[i], Body(Call("POST", "/detect",
+                                       nlohmann::json({{"q", texts[i]}}).dump(),
+                                       "application/json")));
   }
 }
 

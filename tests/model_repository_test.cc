@@ -353,12 +353,8 @@ TEST_F(ModelRepositoryTest, DetectRanksAListAcrossTheServedLanguages) {
       "Good morning, how are you today? The weather is lovely.",
       "今天天气很好。", "我们去公园散步吧，好吗？"};
   const auto detect = [this](const nlohmann::json& q) {
-    const std::string body = nlohmann::json({{"q", q}}).dump();
-    const testing_util::HttpAnswer answer = testing_util::HttpExchange(
-        server_->http_port(),
-        "POST /detect HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        "Content-Type: application/json\r\nContent-Length: " +
-            std::to_string(body.size()) + "\r\n\r\n" + body);
+    const testing_util::HttpAnswer answer = testing_util::HttpPostJson(
+        server_->http_port(), "/detect", nlohmann::json({{"q", q}}).dump());
     EXPECT_EQ(answer.status, 200) << answer.body;
     return nlohmann::json::parse(answer.body);
   };
@@ -628,11 +624,8 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
                                            {"format", "html"},
                                            {"model", "translate-en_de-1_0"}})
                                .dump();
-  const testing_util::HttpAnswer answer = testing_util::HttpExchange(
-      server_->http_port(),
-      "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-      "Content-Type: application/json\r\nContent-Length: " +
-          std::to_string(body.size()) + "\r\n\r\n" + body);
+  const testing_util::HttpAnswer answer =
+      testing_util::HttpPostJson(server_->http_port(), "/translate", body);
   ASSERT_EQ(answer.status, 200) << answer.body;
   const std::vector<std::string> out =
       nlohmann::json::parse(answer.body).at("translatedText");
@@ -665,8 +658,7 @@ TEST_F(ModelRepositoryTest, ServesArgosPackagesBesideFanyiModels) {
   default_beam.set_text("Where is the station?");
   default_beam.mutable_model()->set_source_language("en");
   default_beam.mutable_model()->set_target_language("de");
-  ASSERT_TRUE(
-      stub_->Translate(&default_context, default_beam, &response).ok());
+  ASSERT_TRUE(stub_->Translate(&default_context, default_beam, &response).ok());
   EXPECT_EQ(client.output, response.translation().text() + "\n");
 }
 
@@ -749,11 +741,7 @@ TEST_F(ModelRepositoryTest, TranslatesThroughEnglishWhereNoModelServesThePair) {
           {{"q", text}, {"source", "zh"}, {"target", "de"}, {"beam_size", 1}})
           .dump();
   const auto post_translate = [this, &body] {
-    return testing_util::HttpExchange(
-        server_->http_port(),
-        "POST /translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        "Content-Type: application/json\r\nContent-Length: " +
-            std::to_string(body.size()) + "\r\n\r\n" + body);
+    return testing_util::HttpPostJson(server_->http_port(), "/translate", body);
   };
   const testing_util::HttpAnswer answer = post_translate();
   ASSERT_EQ(answer.status, 200) << answer.body;

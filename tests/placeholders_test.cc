@@ -252,9 +252,9 @@ TEST(RestorePlaceholdersTest, AppendsWhatTheModelLeftOutBeforeTheFullStop) {
 // source piece at or after where each stood.
 TEST(AlignedPlaceholdersTest, TakesOutAndNamesEachPlaceholder) {
   std::vector<PlaceholderAnchor> anchors;
-  EXPECT_EQ(TakeOutPlaceholders({"\u2581a", "｟1｠", "\u2581b", "｟2｠"},
-                                &anchors),
-            (Strings{"\u2581a", "\u2581b"}));
+  EXPECT_EQ(
+      TakeOutPlaceholders({"\u2581a", "｟1｠", "\u2581b", "｟2｠"}, &anchors),
+      (Strings{"\u2581a", "\u2581b"}));
   ASSERT_EQ(anchors.size(), 2u);
   EXPECT_EQ(anchors[0].index, 1);
   EXPECT_EQ(anchors[0].before, 1);
@@ -279,13 +279,13 @@ TEST(AlignedPlaceholdersTest, PutsEachBackWhereTheAlignmentSays) {
                      space + "cat"}));
   // Two before one piece keep their order; one past every alignment is
   // left to RestorePlaceholders.
-  EXPECT_EQ(PutBackPlaceholders(pieces, {0, 1, 2, 3}, {{1, 0}, {2, 0}, {3, 4}},
-                                true),
-            (Strings{space + "｟1｠", space + "｟2｠", space + "I", space + "saw",
-                     space + "the", space + "cat"}));
+  EXPECT_EQ(
+      PutBackPlaceholders(pieces, {0, 1, 2, 3}, {{1, 0}, {2, 0}, {3, 4}}, true),
+      (Strings{space + "｟1｠", space + "｟2｠", space + "I", space + "saw",
+               space + "the", space + "cat"}));
   // Never inside a word: back to its start. Chinese has no words to keep.
-  EXPECT_EQ(PutBackPlaceholders({space + "Kat", "ze", "n"}, {0, 1, 1},
-                                {{1, 1}}, true),
+  EXPECT_EQ(PutBackPlaceholders({space + "Kat", "ze", "n"}, {0, 1, 1}, {{1, 1}},
+                                true),
             (Strings{space + "｟1｠", space + "Kat", "ze", "n"}));
   EXPECT_EQ(PutBackPlaceholders({space + "我", "看", "猫"}, {0, 1, 2}, {{1, 2}},
                                 true),

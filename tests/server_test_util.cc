@@ -52,6 +52,16 @@ int ConnectToLocalPort(int port) {
   return fd;
 }
 
+HttpAnswer HttpPostJson(int port, const std::string& path,
+                        const std::string& json) {
+  return HttpExchange(port, "POST " + path +
+                                " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                "Content-Type: application/json\r\n"
+                                "Content-Length: " +
+                                std::to_string(json.size()) + "\r\n\r\n" +
+                                json);
+}
+
 HttpAnswer HttpExchange(int port, const std::string& request, int timeout_s) {
   const int fd = ConnectToLocalPort(port);
   timeval timeout{};

@@ -46,6 +46,10 @@ struct HttpAnswer {
 HttpAnswer HttpExchange(int port, const std::string& request,
                         int timeout_s = 60);
 
+// POSTs `json` (a JSON text) to `path` on 127.0.0.1:`port` (HttpExchange).
+HttpAnswer HttpPostJson(int port, const std::string& path,
+                        const std::string& json);
+
 // The value of the sample line that starts with `series` (name and labels
 // exactly as exposed) in Prometheus text format; -1 when absent.
 double MetricValue(const std::string& metrics, const std::string& series);

@@ -60,8 +60,8 @@ SentenceSearch::SentenceSearch(int64_t beam_size, int64_t limit,
 }
 
 std::vector<SentenceSearch::Extension> SentenceSearch::Advance(
-    const double* totals, const int64_t* indices, int64_t count,
-    int64_t vocab, const int32_t* positions) {
+    const double* totals, const int64_t* indices, int64_t count, int64_t vocab,
+    const int32_t* positions) {
   ++steps_;
   const bool after_forced = after_forced_;
   after_forced_ = false;

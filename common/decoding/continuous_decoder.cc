@@ -172,6 +172,7 @@ struct ContinuousDecoder::Impl {
 };
 
 void ContinuousDecoder::Impl::ReadAlignment() {
+  if (aligned_sentences == 0) return;  // No row reads row_positions.
   row_positions.assign(rows.size(), 0);
   if (!state.alignment.defined()) return;
   const torch::Tensor alignment = state.alignment.contiguous();

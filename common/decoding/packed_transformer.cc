@@ -158,9 +158,9 @@ __attribute__((always_inline)) inline void WeightedValues(
 // scores[c] · (the returned factor) as column c's attention weight; the
 // factor is 0 for a row with no column.
 FANYI_CPU_CLONES float AttendHead(const float* query, const float* keys,
-                                 const float* values, const int64_t* offsets,
-                                 const float* bias, int64_t length, int64_t d_k,
-                                 float* scores, float* out) {
+                                  const float* values, const int64_t* offsets,
+                                  const float* bias, int64_t length,
+                                  int64_t d_k, float* scores, float* out) {
   float largest = kMinusInfinity;
   for (int64_t c = 0; c < length; ++c) {
     if (bias[c] == kMinusInfinity) {
@@ -295,11 +295,11 @@ void AttendRows(const float* queries, int64_t query_stride, const float* keys,
       }
     }
     for (int64_t h = 0; h < heads; ++h) {
-      const float factor = AttendHead(
-          queries + r * query_stride + h * d_k, keys + h * head_stride,
-          values + h * head_stride, work.offsets.data(),
-          work.column_bias.data(), length, d_k, work.scores.data(),
-          out + (r * heads + h) * d_k);
+      const float factor =
+          AttendHead(queries + r * query_stride + h * d_k,
+                     keys + h * head_stride, values + h * head_stride,
+                     work.offsets.data(), work.column_bias.data(), length, d_k,
+                     work.scores.data(), out + (r * heads + h) * d_k);
       // A row with no column to attend to (factor 0) adds nothing.
       if (alignment != nullptr && h < alignment_heads && factor > 0) {
         const float weight = factor / static_cast<float>(alignment_heads);
@@ -691,9 +691,11 @@ torch::Tensor PackedTransformer::Step(const torch::Tensor& last_tokens,
     auto same_source = [&](int64_t r) {
       return memory_rows[r + 1] == memory_rows[r];
     };
-    const bool aligns = state->wants_alignment &&
-                        static_cast<int64_t>(l) == alignment_layer_;
-    if (aligns) state->alignment = at::zeros({batch, source_length}, at::kFloat);
+    const bool aligns =
+        state->wants_alignment && static_cast<int64_t>(l) == alignment_layer_;
+    if (aligns) {
+      state->alignment = at::zeros({batch, source_length}, at::kFloat);
+    }
     AttendRows(projected, d, memory_keys, memory_values, memory_strides[1],
                batch, source_length, heads_, d_k_, source_columns, same_source,
                work, attended,

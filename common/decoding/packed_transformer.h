@@ -112,8 +112,8 @@ class PackedTransformer : public InferenceKernel {
   int64_t max_positions_ = 0;
   int64_t alignment_layer_ = 0;  // ModelConfig::AlignmentLayer()
   int64_t alignment_heads_ = 1;  // ModelConfig::AlignmentHeads()
-  float embedding_scale_ = 1;  // √d_model
-  float epsilon_ = 0;          // Of every layer norm.
+  float embedding_scale_ = 1;    // √d_model
+  float epsilon_ = 0;            // Of every layer norm.
   // [source_vocab, d_model]; empty when the model shares one embedding
   // matrix, which embedding_ then holds once.
   std::vector<float> source_embedding_;

@@ -52,7 +52,8 @@ std::string StringField(const nlohmann::json& object, const char* key,
 Metadata ReadMetadata(const fs::path& file) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(ReadSmallFile(file.string(), kMaxMetadataBytes));
+    json =
+        nlohmann::json::parse(ReadSmallFile(file.string(), kMaxMetadataBytes));
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(file.string() + " is not JSON: " + error.what());
   }

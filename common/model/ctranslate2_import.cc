@@ -442,8 +442,10 @@ void AttachSubwordModels(const std::string& model_dir, Checkpoint* checkpoint) {
     for (const std::string& choice : choices) {
       names += (names.empty() ? "" : ", ") + choice;
     }
-    throw std::runtime_error(model_dir + " holds several SentencePiece "
-                             "models (" + names + "); keep the model's own");
+    throw std::runtime_error(model_dir +
+                             " holds several SentencePiece "
+                             "models (" +
+                             names + "); keep the model's own");
   }
   if (source) {
     checkpoint->source_subwords =
@@ -542,7 +544,8 @@ Checkpoint ImportCt2Model(const Ct2Directory& directory,
 }
 
 Checkpoint ImportCt2Directory(const std::string& model_dir) {
-  Checkpoint checkpoint = ImportCt2Model(ReadCt2Directory(model_dir), model_dir);
+  Checkpoint checkpoint =
+      ImportCt2Model(ReadCt2Directory(model_dir), model_dir);
   AttachSubwordModels(model_dir, &checkpoint);
   return checkpoint;
 }

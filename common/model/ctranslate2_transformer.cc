@@ -193,8 +193,8 @@ Ct2StackOptions ReadStack(VariableReader& reader, const std::string& stack,
   options.alignment_layer = reader.Flag(stack + "/alignment_layer", -1);
   options.alignment_heads = reader.Flag(stack + "/alignment_heads", 1);
   // Read and left unused: how several embeddings merge (there is one).
-  for (const char* unused : {"/embeddings_merge",
-                             "/alibi_use_positive_positions", "/scale_alibi"}) {
+  for (const char* unused :
+       {"/embeddings_merge", "/alibi_use_positive_positions", "/scale_alibi"}) {
     reader.Flag(stack + unused, 0);
   }
   options.final_norm = reader.Has(stack + "/layer_norm/gamma");

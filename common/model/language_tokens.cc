@@ -9,22 +9,22 @@ namespace {
 // vocabulary holds them.
 const std::map<std::string, std::string>& FloresCodes() {
   static const auto* codes = new std::map<std::string, std::string>{
-      {"ar", "arb_Arab"}, {"az", "azj_Latn"}, {"bg", "bul_Cyrl"},
-      {"bn", "ben_Beng"}, {"ca", "cat_Latn"}, {"cs", "ces_Latn"},
-      {"da", "dan_Latn"}, {"de", "deu_Latn"}, {"el", "ell_Grek"},
-      {"en", "eng_Latn"}, {"eo", "epo_Latn"}, {"es", "spa_Latn"},
-      {"et", "est_Latn"}, {"eu", "eus_Latn"}, {"fa", "pes_Arab"},
-      {"fi", "fin_Latn"}, {"fr", "fra_Latn"}, {"ga", "gle_Latn"},
-      {"gl", "glg_Latn"}, {"he", "heb_Hebr"}, {"hi", "hin_Deva"},
-      {"hu", "hun_Latn"}, {"id", "ind_Latn"}, {"it", "ita_Latn"},
-      {"ja", "jpn_Jpan"}, {"ko", "kor_Hang"}, {"lt", "lit_Latn"},
-      {"lv", "lvs_Latn"}, {"ms", "zsm_Latn"}, {"nb", "nob_Latn"},
-      {"nl", "nld_Latn"}, {"pl", "pol_Latn"}, {"pt", "por_Latn"},
-      {"pt-BR", "por_Latn"}, {"ro", "ron_Latn"}, {"ru", "rus_Cyrl"},
-      {"sk", "slk_Latn"}, {"sl", "slv_Latn"}, {"sq", "als_Latn"},
-      {"sv", "swe_Latn"}, {"th", "tha_Thai"}, {"tl", "tgl_Latn"},
-      {"tr", "tur_Latn"}, {"uk", "ukr_Cyrl"}, {"ur", "urd_Arab"},
-      {"vi", "vie_Latn"}, {"zh", "zho_Hans"}, {"zh-Hans", "zho_Hans"},
+      {"ar", "arb_Arab"},     {"az", "azj_Latn"}, {"bg", "bul_Cyrl"},
+      {"bn", "ben_Beng"},     {"ca", "cat_Latn"}, {"cs", "ces_Latn"},
+      {"da", "dan_Latn"},     {"de", "deu_Latn"}, {"el", "ell_Grek"},
+      {"en", "eng_Latn"},     {"eo", "epo_Latn"}, {"es", "spa_Latn"},
+      {"et", "est_Latn"},     {"eu", "eus_Latn"}, {"fa", "pes_Arab"},
+      {"fi", "fin_Latn"},     {"fr", "fra_Latn"}, {"ga", "gle_Latn"},
+      {"gl", "glg_Latn"},     {"he", "heb_Hebr"}, {"hi", "hin_Deva"},
+      {"hu", "hun_Latn"},     {"id", "ind_Latn"}, {"it", "ita_Latn"},
+      {"ja", "jpn_Jpan"},     {"ko", "kor_Hang"}, {"lt", "lit_Latn"},
+      {"lv", "lvs_Latn"},     {"ms", "zsm_Latn"}, {"nb", "nob_Latn"},
+      {"nl", "nld_Latn"},     {"pl", "pol_Latn"}, {"pt", "por_Latn"},
+      {"pt-BR", "por_Latn"},  {"ro", "ron_Latn"}, {"ru", "rus_Cyrl"},
+      {"sk", "slk_Latn"},     {"sl", "slv_Latn"}, {"sq", "als_Latn"},
+      {"sv", "swe_Latn"},     {"th", "tha_Thai"}, {"tl", "tgl_Latn"},
+      {"tr", "tur_Latn"},     {"uk", "ukr_Cyrl"}, {"ur", "urd_Arab"},
+      {"vi", "vie_Latn"},     {"zh", "zho_Hans"}, {"zh-Hans", "zho_Hans"},
       {"zh-Hant", "zho_Hant"}};
   return *codes;
 }

@@ -90,10 +90,11 @@ void ModelConfig::Validate() const {
           "share_embeddings needs one vocabulary size for both sides");
   Require(!generator_bias || tie_target_embeddings,
           "generator_bias is for a tied generator (an untied one has a bias)");
-  Require(alignment_layer >= -decoder_layers && alignment_layer < decoder_layers,
-          "alignment_layer must name a decoder layer (from -" +
-              std::to_string(decoder_layers) + " to " +
-              std::to_string(decoder_layers - 1) + ")");
+  Require(
+      alignment_layer >= -decoder_layers && alignment_layer < decoder_layers,
+      "alignment_layer must name a decoder layer (from -" +
+          std::to_string(decoder_layers) + " to " +
+          std::to_string(decoder_layers - 1) + ")");
   Require(alignment_heads >= 0 && alignment_heads <= heads,
           "alignment_heads must be from 0 (all) to heads");
 }

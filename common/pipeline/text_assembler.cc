@@ -164,9 +164,9 @@ std::string TextAssembler::AssemblePart(const PreparedText& text,
   }
   // A part that aligns (its model never learned placeholders) has its
   // source pieces and where each target piece attended.
-  const bool aligned =
-      part < text.source_pieces.size() && part < text.anchors.size() &&
-      decoded.source_positions.size() == target_ids.size();
+  const bool aligned = part < text.source_pieces.size() &&
+                       part < text.anchors.size() &&
+                       decoded.source_positions.size() == target_ids.size();
   const std::vector<std::string> no_pieces;
   const std::vector<std::string>& source_pieces =
       aligned ? text.source_pieces[part] : no_pieces;

@@ -108,8 +108,8 @@ std::vector<std::string> TokenizeAroundPlaceholders(
     while (begin < end && IsSpace(decoded[begin])) ++begin;
     while (end > begin && IsSpace(decoded[end - 1])) --end;
     if (begin == end) return;
-    for (std::string& token : tokenizer.Tokenize(lookup.Normalize(
-             EncodeUtf8(std::u32string_view(decoded).substr(begin, end - begin))))) {
+    for (std::string& token : tokenizer.Tokenize(lookup.Normalize(EncodeUtf8(
+             std::u32string_view(decoded).substr(begin, end - begin))))) {
       tokens.push_back(std::move(token));
     }
   };

@@ -160,10 +160,9 @@ std::vector<std::vector<std::string>> Translator::TranslateTokens(
     const DecodedPart& part = decoded[next++];
     for (size_t t = 0; t < part.target_ids.size(); ++t) {
       const int64_t id = part.target_ids[t];
-      targets[i].push_back(
-          replace_unknowns && id == Vocabulary::kUnkId
-              ? sources[i].at(part.source_positions.at(t))
-              : checkpoint.target_vocabulary.Token(id));
+      targets[i].push_back(replace_unknowns && id == Vocabulary::kUnkId
+                               ? sources[i].at(part.source_positions.at(t))
+                               : checkpoint.target_vocabulary.Token(id));
     }
   }
   return targets;

@@ -84,8 +84,7 @@ std::vector<std::string> PutBackPlaceholders(
   // Where each piece's word starts (alphabetic text only).
   std::vector<std::size_t> word_start(pieces.size());
   for (std::size_t t = 0; t < pieces.size(); ++t) {
-    word_start[t] =
-        subword && ContinuesWord(pieces, t) ? word_start[t - 1] : t;
+    word_start[t] = subword && ContinuesWord(pieces, t) ? word_start[t - 1] : t;
   }
   // Per piece, the anchors that go before it, in source order.
   std::vector<std::vector<int>> before(pieces.size());
@@ -99,10 +98,9 @@ std::vector<std::string> PutBackPlaceholders(
   placed.reserve(pieces.size() + anchors.size());
   for (std::size_t t = 0; t < pieces.size(); ++t) {
     for (int index : before[t]) {
-      placed.push_back(
-          subword && StartsWord(pieces[t])
-              ? std::string(kSpacePiece) + PlaceholderToken(index)
-              : PlaceholderToken(index));
+      placed.push_back(subword && StartsWord(pieces[t])
+                           ? std::string(kSpacePiece) + PlaceholderToken(index)
+                           : PlaceholderToken(index));
     }
     placed.push_back(pieces[t]);
   }

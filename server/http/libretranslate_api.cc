@@ -491,7 +491,7 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
     int texts = 0;
     std::size_t characters = 0;
   };
-  std::vector<Found> found;  // In the order first found.
+  std::vector<Found> found;                       // In the order first found.
   nlohmann::json each = nlohmann::json::array();  // Per text.
   for (std::size_t i = 0; i < texts.size(); ++i) {
     std::vector<DetectedLanguage> ranked;
@@ -507,9 +507,9 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
     for (const DetectedLanguage& language : ranked) {
       own.push_back({{"confidence", language.confidence},
                      {"language", language.language}});
-      auto same = std::find_if(
-          found.begin(), found.end(),
-          [&](const Found& f) { return f.language == language.language; });
+      auto same = std::find_if(found.begin(), found.end(), [&](const Found& f) {
+        return f.language == language.language;
+      });
       if (same == found.end()) {
         same = found.insert(found.end(), Found{language.language});
       }
@@ -536,7 +536,8 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
     ranking.push_back({{"confidence", language.confidence_sum / language.texts},
                        {"language", language.language}});
   }
-  if (ranking.empty()) ranking.push_back({{"confidence", 0.0}, {"language", "en"}});
+  if (ranking.empty())
+    ranking.push_back({{"confidence", 0.0}, {"language", "en"}});
   respond(JsonResponse(200, ranking));
 }
 
