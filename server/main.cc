@@ -123,8 +123,13 @@ ABSL_FLAG(int, http_request_timeout_ms, 10000,
 ABSL_FLAG(int, http_max_body_bytes, 1 << 20,
           "Larger HTTP request bodies get 413.");
 ABSL_FLAG(int, http_requests_per_minute, 0,
-          "HTTP /translate and /detect requests per minute per client (its "
-          "API key, else its address); more get 429. 0: no limit.");
+          "HTTP /translate, /detect, /translate_file and /suggest requests "
+          "per minute per client (its API key, else its address), unless its "
+          "key in --api_keys_db says otherwise; more get 429. 0: no limit.");
+ABSL_FLAG(int64_t, http_chars_per_day, 0,
+          "Characters per day per client (the texts of HTTP /translate and "
+          "/detect, the bytes of a file to translate), unless its key in "
+          "--api_keys_db says otherwise; more get 429. 0: no limit.");
 ABSL_FLAG(int, http_file_ttl_s, 600,
           "Seconds a file translated by HTTP /translate_file waits for its "
           "download; it is removed once downloaded.");
@@ -136,8 +141,17 @@ ABSL_FLAG(int64_t, http_file_store_client_bytes, int64_t{32} << 20,
           "What one client's (its API key's, else its address's) waiting "
           "files may take; beyond it that client gets 429.");
 ABSL_FLAG(std::string, api_keys_file, "",
-          "File of API keys, one per line: HTTP /translate then needs one in "
-          "api_key (403 without).");
+          "File of API keys, one per line: every HTTP request to /translate, "
+          "/detect, /translate_file and /suggest then needs one in api_key "
+          "(403 without).");
+ABSL_FLAG(std::string, api_keys_db, "",
+          "SQLite file of API keys with their own limits, in LibreTranslate's "
+          "layout (its api_keys.db will do; created when missing; manage it "
+          "with fanyi-keys while the server runs). A key it lacks gets 403; "
+          "a request without a key is served at the default limits, unless "
+          "--require_api_key.");
+ABSL_FLAG(bool, require_api_key, false,
+          "With --api_keys_db: HTTP requests without an API key get 400.");
 ABSL_FLAG(std::string, suggestions_db, "",
           "SQLite file that HTTP POST /suggest stores users' suggested "
           "translations in (created when missing; LibreTranslate's "
@@ -217,8 +231,11 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_http_request_timeout_ms);
   options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   options.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
+  options.api_keys_db = absl::GetFlag(FLAGS_api_keys_db);
+  options.require_api_key = absl::GetFlag(FLAGS_require_api_key);
   options.http_requests_per_minute =
       absl::GetFlag(FLAGS_http_requests_per_minute);
+  options.http_chars_per_day = absl::GetFlag(FLAGS_http_chars_per_day);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);
   options.http_file_store_bytes = absl::GetFlag(FLAGS_http_file_store_bytes);
   options.http_file_store_client_bytes =

@@ -103,9 +103,13 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.http_max_body_bytes < 1) {
     throw std::invalid_argument("http_max_body_bytes must be at least 1");
   }
-  if (options.http_requests_per_minute < 0) {
+  if (options.http_requests_per_minute < 0 || options.http_chars_per_day < 0) {
     throw std::invalid_argument(
-        "http_requests_per_minute must not be negative (0: no limit)");
+        "http_requests_per_minute and http_chars_per_day must not be negative "
+        "(0: no limit)");
+  }
+  if (options.require_api_key && options.api_keys_db.empty()) {
+    throw std::invalid_argument("require_api_key needs api_keys_db");
   }
   if (options.http_parsing_threads < 1) {
     throw std::invalid_argument("http_parsing_threads must be at least 1");
@@ -284,7 +288,10 @@ void TranslationServer::StartGrpc(
 
 void TranslationServer::StartHttp(const ServerOptions& options) {
   LibreTranslateOptions api_options;
-  api_options.requests_per_minute = options.http_requests_per_minute;
+  api_options.access.requests_per_minute = options.http_requests_per_minute;
+  api_options.access.chars_per_day = options.http_chars_per_day;
+  api_options.access.api_keys_db = options.api_keys_db;
+  api_options.access.require_api_key = options.require_api_key;
   api_options.parsing_threads = options.http_parsing_threads;
   api_options.file_time_to_live = std::chrono::seconds(options.http_file_ttl_s);
   api_options.max_stored_file_bytes =
@@ -292,7 +299,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   api_options.max_client_stored_file_bytes =
       static_cast<std::size_t>(options.http_file_store_client_bytes);
   if (!options.api_keys_file.empty()) {
-    api_options.api_keys = ReadApiKeys(options.api_keys_file);
+    api_options.access.required_keys = ReadApiKeys(options.api_keys_file);
   }
   api_options.suggestions_db = options.suggestions_db;
   api_options.max_suggestions = options.max_suggestions;

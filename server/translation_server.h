@@ -101,12 +101,21 @@ struct ServerOptions {
   int http_max_connections = 4096;      // Open HTTP connections, at most.
   int http_request_timeout_ms = 10000;  // A request must arrive within this.
   int http_max_body_bytes = 1 << 20;    // Larger HTTP bodies get 413.
-  // A file of API keys, one per line (# comments); when set, HTTP
-  // /translate needs one in `api_key`.
+  // A file of API keys, one per line (# comments); when set, every HTTP
+  // request to /translate, /detect, /translate_file and /suggest needs one
+  // in `api_key` (403 without).
   std::string api_keys_file;
-  // HTTP /translate and /detect requests per minute per client (API key,
-  // else address); more get 429. 0: no limit.
+  // A SQLite file of API keys with their own limits, in LibreTranslate's
+  // layout (its api_keys.db will do; created when missing; fanyi-keys
+  // manages it while the server runs). A key it lacks gets 403; a request
+  // without one is served at the defaults, unless require_api_key (400).
+  std::string api_keys_db;
+  bool require_api_key = false;
+  // HTTP requests per minute, and characters per day, per client (its API
+  // key, else its address), unless its key says otherwise; more get 429.
+  // 0: no limit.
   int http_requests_per_minute = 0;
+  int64_t http_chars_per_day = 0;
   // How long a file translated by HTTP /translate_file waits for its
   // download (it is removed once downloaded).
   int http_file_ttl_s = 600;

@@ -3,11 +3,12 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
 
-#include "common/text/utf8.h"
+#include "common/formats/sqlite_file.h"
 
 namespace fanyi {
 namespace {
@@ -20,126 +21,35 @@ constexpr const char* kFanyiColumns[][2] = {{"model", "TEXT"},
                                             {"api_key", "TEXT"},
                                             {"created", "INTEGER"}};
 
-[[noreturn]] void Fail(const std::string& path, sqlite3* database,
-                       const std::string& doing) {
-  throw std::runtime_error(path + ": " + doing + ": " +
-                           sqlite3_errmsg(database));
-}
-
-// `path` opened with `flags`, waiting up to `busy_ms` for another
-// program's lock. Defensive: a file from elsewhere cannot make its schema
-// run functions, nor hand over a value longer than a row of a text and a
-// suggestion.
-sqlite3* OpenDatabase(const std::string& path, int flags, int busy_ms) {
-  sqlite3* database = nullptr;
-  if (const int status =
-          sqlite3_open_v2(path.c_str(), &database, flags, nullptr);
-      status != SQLITE_OK) {
-    const std::string message =
-        database != nullptr ? sqlite3_errmsg(database) : sqlite3_errstr(status);
-    sqlite3_close(database);
-    throw std::runtime_error(path + ": cannot open it as SQLite: " + message);
-  }
-  sqlite3_busy_timeout(database, busy_ms);
-  sqlite3_db_config(database, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  sqlite3_db_config(database, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  sqlite3_limit(database, SQLITE_LIMIT_LENGTH,
-                static_cast<int>(4 * kMaxSuggestionBytes));
-  return database;
-}
-
-// Runs one statement, ignoring the rows it returns.
-void Execute(const std::string& path, sqlite3* database,
-             const std::string& sql) {
-  if (sqlite3_exec(database, sql.c_str(), nullptr, nullptr, nullptr) !=
-      SQLITE_OK) {
-    Fail(path, database, sql);
-  }
-}
-
-// A statement prepared from `sql`.
-sqlite3_stmt* Prepare(const std::string& path, sqlite3* database,
-                      const std::string& sql) {
-  sqlite3_stmt* statement = nullptr;
-  if (sqlite3_prepare_v2(database, sql.c_str(), -1, &statement, nullptr) !=
-      SQLITE_OK) {
-    Fail(path, database, sql);
-  }
-  return statement;
-}
-
-// Column `index` of the row `statement` stands on, as text ("" for NULL).
-std::string Text(sqlite3_stmt* statement, int index) {
-  const unsigned char* text = sqlite3_column_text(statement, index);
-  if (text == nullptr) return "";
-  return std::string(
-      reinterpret_cast<const char*>(text),
-      static_cast<std::size_t>(sqlite3_column_bytes(statement, index)));
-}
-
-// The first column of the first row `sql` returns, as text; "" for none.
-std::string FirstValue(const std::string& path, sqlite3* database,
-                       const std::string& sql) {
-  sqlite3_stmt* statement = Prepare(path, database, sql);
-  const int status = sqlite3_step(statement);
-  const std::string value = status == SQLITE_ROW ? Text(statement, 0) : "";
-  sqlite3_finalize(statement);
-  if (status != SQLITE_ROW && status != SQLITE_DONE) Fail(path, database, sql);
-  return value;
-}
-
-// The columns of table "suggestions"; empty when there is none. Throws
-// when it is a view or a virtual table (whose rows code computes, without
-// end or over a file's own shadow tables), lacks one of LibreTranslate's
+// LibreTranslate's suggestions table's columns; empty when there is none.
+// Throws when it is not a plain table, lacks one of LibreTranslate's
 // columns, or gives one a default value (rows written short would read
 // long), or when the file is not a database.
 std::set<std::string> SuggestionColumns(const std::string& path,
                                         sqlite3* database) {
-  sqlite3_stmt* kind = Prepare(path, database,
-                               "SELECT type, sql FROM sqlite_master WHERE "
-                               "name = 'suggestions' COLLATE NOCASE AND "
-                               "type IN ('table', 'view')");
-  const int status = sqlite3_step(kind);
-  const std::string type = status == SQLITE_ROW ? Text(kind, 0) : "";
-  const std::string sql = status == SQLITE_ROW ? Text(kind, 1) : "";
-  sqlite3_finalize(kind);
-  if (status != SQLITE_ROW && status != SQLITE_DONE) {
-    Fail(path, database, "reading its schema");
-  }
-  if (status == SQLITE_DONE) return {};
-  if (type != "table") {
-    throw std::runtime_error(path + ": its \"suggestions\" is a " + type +
-                             ", not a table");
-  }
-  if (AsciiLowercase(sql.substr(0, 14)) == "create virtual") {
-    throw std::runtime_error(path +
-                             ": its \"suggestions\" is a virtual table, not "
-                             "a table");
-  }
-  std::set<std::string> columns;
-  std::set<std::string> defaulted;
-  sqlite3_stmt* info = Prepare(path, database,
-                               "SELECT name, dflt_value IS NOT NULL FROM "
-                               "pragma_table_info('suggestions')");
-  int step = SQLITE_ROW;
-  while ((step = sqlite3_step(info)) == SQLITE_ROW) {
-    const std::string name = Text(info, 0);
-    columns.insert(name);
-    if (sqlite3_column_int(info, 1) != 0) defaulted.insert(name);
-  }
-  sqlite3_finalize(info);
-  if (step != SQLITE_DONE) Fail(path, database, "reading its columns");
+  const std::map<std::string, bool> table =
+      SqliteTableColumns(path, database, "suggestions");
+  if (table.empty()) return {};
   for (const char* column : kLibreTranslateColumns) {
-    if (!columns.count(column)) {
+    const auto found = table.find(column);
+    if (found == table.end()) {
       throw std::runtime_error(path + ": its suggestions table has no column " +
                                column);
     }
-    if (defaulted.count(column)) {
+    if (found->second) {
       throw std::runtime_error(path + ": its suggestions table gives column " +
                                column + " a default value");
     }
   }
+  std::set<std::string> columns;
+  for (const auto& [name, defaulted] : table) columns.insert(name);
   return columns;
+}
+
+// `path` opened as a suggestions file: no value longer than a row of a
+// text and a suggestion.
+sqlite3* OpenDatabase(const std::string& path, int flags, int busy_ms) {
+  return SqliteOpen(path, flags, busy_ms, 4 * kMaxSuggestionBytes);
 }
 
 }  // namespace
@@ -156,34 +66,37 @@ SuggestionStore::SuggestionStore(const std::string& path, int64_t max_rows,
     // Readers and the writer do not wait for each other. Synchronous
     // NORMAL: a power cut may lose the last few commits, never corrupt the
     // file; a crash of the server loses none.
-    if (FirstValue(path, database_, "PRAGMA journal_mode = WAL") != "wal") {
+    if (SqliteFirstValue(path, database_, "PRAGMA journal_mode = WAL") !=
+        "wal") {
       throw std::runtime_error(path +
                                ": SQLite cannot keep a write-ahead "
                                "log beside it");
     }
-    Execute(path, database_, "PRAGMA synchronous = NORMAL");
+    SqliteExecute(path, database_, "PRAGMA synchronous = NORMAL");
     if (columns.empty()) {
-      Execute(path, database_,
-              "CREATE TABLE suggestions (q TEXT NOT NULL, s TEXT NOT NULL, "
-              "source TEXT NOT NULL, target TEXT NOT NULL, model TEXT, "
-              "model_version INTEGER, api_key TEXT, created INTEGER)");
+      SqliteExecute(
+          path, database_,
+          "CREATE TABLE suggestions (q TEXT NOT NULL, s TEXT NOT NULL, "
+          "source TEXT NOT NULL, target TEXT NOT NULL, model TEXT, "
+          "model_version INTEGER, api_key TEXT, created INTEGER)");
     } else {
       for (const auto& [name, type] : kFanyiColumns) {
         if (!columns.count(name)) {
-          Execute(path, database_,
-                  std::string("ALTER TABLE suggestions ADD COLUMN ") + name +
-                      " " + type);
+          SqliteExecute(path, database_,
+                        std::string("ALTER TABLE suggestions ADD COLUMN ") +
+                            name + " " + type);
         }
       }
     }
     rows_ = std::stoll(
-        FirstValue(path, database_, "SELECT count(*) FROM suggestions"));
+        SqliteFirstValue(path, database_, "SELECT count(*) FROM suggestions"));
     const int64_t page_bytes =
-        std::stoll(FirstValue(path, database_, "PRAGMA page_size"));
-    Execute(path, database_,
-            "PRAGMA max_page_count = " +
-                std::to_string(std::max<int64_t>(max_bytes / page_bytes, 1)));
-    insert_ = Prepare(path, database_,
+        std::stoll(SqliteFirstValue(path, database_, "PRAGMA page_size"));
+    SqliteExecute(path, database_,
+                  "PRAGMA max_page_count = " + std::to_string(std::max<int64_t>(
+                                                   max_bytes / page_bytes, 1)));
+    insert_ =
+        SqlitePrepare(path, database_,
                       "INSERT INTO suggestions (q, s, source, target, model, "
                       "model_version, api_key, created) VALUES "
                       "(?, ?, ?, ?, ?, ?, ?, ?)");
@@ -257,14 +170,15 @@ SuggestionReader::SuggestionReader(const std::string& path) : path_(path) {
   try {
     // Linear in the file: damage a plain scan would not notice (pages
     // shared by several parents, which could repeat rows without end).
-    const std::string check = FirstValue(path, database_, "PRAGMA quick_check");
+    const std::string check =
+        SqliteFirstValue(path, database_, "PRAGMA quick_check");
     if (check != "ok") {
       throw std::runtime_error(path + ": SQLite finds it damaged: " + check);
     }
     if (SuggestionColumns(path, database_).empty()) {
       throw std::runtime_error(path + ": no suggestions table in it");
     }
-    select_ = Prepare(
+    select_ = SqlitePrepare(
         path, database_,
         "SELECT rowid, q, s, source, target FROM suggestions ORDER BY rowid");
   } catch (...) {
@@ -285,7 +199,7 @@ bool SuggestionReader::Next(Suggestion* suggestion, int64_t* row) {
   if (status != SQLITE_ROW) {
     done_ = true;
     if (status == SQLITE_DONE) return false;
-    Fail(path_, database_, "reading its suggestions");
+    SqliteFail(path_, database_, "reading its suggestions");
   }
   const int64_t rowid = sqlite3_column_int64(select_, 0);
   for (int column = 1; column <= 4; ++column) {
@@ -300,10 +214,10 @@ bool SuggestionReader::Next(Suggestion* suggestion, int64_t* row) {
     }
   }
   *suggestion = Suggestion();
-  suggestion->text = Text(select_, 1);
-  suggestion->suggestion = Text(select_, 2);
-  suggestion->source_language = Text(select_, 3);
-  suggestion->target_language = Text(select_, 4);
+  suggestion->text = SqliteText(select_, 1);
+  suggestion->suggestion = SqliteText(select_, 2);
+  suggestion->source_language = SqliteText(select_, 3);
+  suggestion->target_language = SqliteText(select_, 4);
   *row = rowid;
   return true;
 }

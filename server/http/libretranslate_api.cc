@@ -35,6 +35,29 @@ bool IsBlank(const std::string& text) {
   return text.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
+// What a request costs of its client's characters a day: the texts of
+// /translate and /detect (q, a string or an array of them), the bytes of a
+// file to translate; nothing for a suggestion.
+int64_t RequestCharacters(const HttpRequest& request,
+                          const RequestFields& fields) {
+  if (request.path == "/translate_file") {
+    const UploadedFile* file = fields.File("file");
+    return file != nullptr ? static_cast<int64_t>(file->content.size()) : 0;
+  }
+  if (request.path != "/translate" && request.path != "/detect") return 0;
+  const nlohmann::json& q = fields.Get("q");
+  if (q.is_string()) return CountCharacters(q.get_ref<const std::string&>());
+  int64_t characters = 0;
+  if (q.is_array()) {
+    for (const nlohmann::json& text : q) {
+      if (text.is_string()) {
+        characters += CountCharacters(text.get_ref<const std::string&>());
+      }
+    }
+  }
+  return characters;
+}
+
 }  // namespace
 
 const std::vector<HttpRoute>& LibreTranslateApi::Routes() {
@@ -70,7 +93,7 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       metrics_(metrics),
       serving_(std::move(serving)),
       options_(std::move(options)),
-      rate_limiter_(options_.requests_per_minute),
+      access_(options_.access),
       files_(models, assembly,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
@@ -208,27 +231,16 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
         throw HttpError(400, std::string("Invalid request: ") + e.what());
       }
     }();
-    // Counted per valid key, else per address: made-up keys do not make
-    // new clients.
-    const nlohmann::json& key = fields.Get("api_key");
-    const bool known_key =
-        key.is_string() && options_.api_keys.count(key.get<std::string>());
-    const std::string client =
-        known_key ? "key " + key.get<std::string>() : "address " + request.peer;
-    if (!rate_limiter_.Admit(client)) {
-      throw HttpError(
-          429, "Slowdown: " + std::to_string(rate_limiter_.per_minute()) +
-                   " per 1 minute");
-    }
+    const ApiCaller caller =
+        access_.Admit(fields, request.peer, RequestCharacters(request, fields));
     if (request.path == "/translate") {
       return Translate(fields, request.client_gone, answer);
     }
     if (request.path == "/translate_file") {
-      if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
-      return files_.Translate(fields, request, client, answer);
+      return files_.Translate(fields, request, caller.client, answer);
     }
     if (request.path == "/suggest") {
-      return answer(Suggest(fields, known_key ? key.get<std::string>() : ""));
+      return answer(Suggest(fields, caller.api_key));
     }
     return Detect(fields, answer);
   } catch (const HttpError& e) {
@@ -238,12 +250,6 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
   } catch (const std::exception& e) {
     answer(ErrorResponse(500, std::string("internal error: ") + e.what()));
   }
-}
-
-bool LibreTranslateApi::KeyAccepted(const RequestFields& fields) const {
-  if (options_.api_keys.empty()) return true;
-  const nlohmann::json& key = fields.Get("api_key");
-  return key.is_string() && options_.api_keys.count(key.get<std::string>());
 }
 
 std::vector<std::string> LibreTranslateApi::SourcesInto(
@@ -323,7 +329,6 @@ void LibreTranslateApi::Translate(
     const RequestFields& fields,
     std::shared_ptr<const std::atomic<bool>> client_gone,
     HttpResponder respond) const {
-  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
   auto answer = std::make_shared<Answer>();
   answer->respond = std::move(respond);
   const std::vector<std::string> texts = ReadTexts(fields, &answer->is_array);
@@ -470,7 +475,6 @@ void LibreTranslateApi::Translate(
 
 void LibreTranslateApi::Detect(const RequestFields& fields,
                                HttpResponder respond) const {
-  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
   bool is_array = false;
   const std::vector<std::string> texts = ReadTexts(fields, &is_array);
   // fanyi's extension: a ranking per text of an array.
@@ -566,7 +570,6 @@ HttpResponse LibreTranslateApi::Languages() const {
 
 HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
                                         const std::string& api_key) const {
-  if (!KeyAccepted(fields)) throw HttpError(403, "Invalid API key");
   Suggestion suggestion;
   suggestion.text = StringField(fields, "q");
   suggestion.suggestion = StringField(fields, "s");
@@ -667,8 +670,8 @@ HttpResponse LibreTranslateApi::FrontendSettings() const {
   return JsonResponse(200,
                       {{"charLimit", char_limit},
                        {"frontendTimeout", 500},
-                       {"apiKeys", !options_.api_keys.empty()},
-                       {"keyRequired", !options_.api_keys.empty()},
+                       {"apiKeys", access_.keys_in_use()},
+                       {"keyRequired", access_.key_required()},
                        {"suggestions", suggestions_ != nullptr},
                        {"filesTranslation", true},
                        {"supportedFilesFormat", DocumentFile::Extensions()},

@@ -12,12 +12,12 @@
 
 #include "common/formats/suggestion_store.h"
 #include "server/assembly_pool.h"
+#include "server/http/api_access.h"
 #include "server/http/fair_pool.h"
 #include "server/http/file_translation.h"
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/request_fields.h"
-#include "server/http/request_rate_limiter.h"
 #include "server/model_registry.h"
 
 namespace fanyi {
@@ -33,13 +33,10 @@ struct HttpRoute {
 
 // Settings of the LibreTranslate API.
 struct LibreTranslateOptions {
-  // Keys a request must carry in `api_key`; empty: no key is needed.
-  std::set<std::string> api_keys;
+  // API keys and the limits of each key or address.
+  ApiAccessOptions access;
   // How long a /translate request may take before it fails with 504.
   std::chrono::milliseconds translate_timeout{60000};
-  // /translate and /detect requests per minute per client (its API key,
-  // else its address); more get 429. 0: no limit.
-  int requests_per_minute = 0;
   // How long a translated file waits for its download.
   std::chrono::seconds file_time_to_live{600};
   // What the translated files waiting for their download may take in all;
@@ -143,16 +140,13 @@ class LibreTranslateApi {
   HttpResponse Health() const;
   // GET /frontend/settings: what LibreTranslate's page reads at start.
   HttpResponse FrontendSettings() const;
-  // 403 unless `fields` carries a valid key (or no key is needed).
-  bool KeyAccepted(const RequestFields& fields) const;
 
   ModelRegistry& models_;
   AssemblyPool& assembly_;
   HttpMetrics& metrics_;
   const std::function<bool()> serving_;
   const LibreTranslateOptions options_;
-  // Mutable: counting a request is not a change of the API's state.
-  mutable RequestRateLimiter rate_limiter_;
+  const ApiAccess access_;       // Keys and limits.
   const FileTranslation files_;  // /translate_file and /download_file.
   // Null without options_.suggestions_db.
   const std::unique_ptr<SuggestionStore> suggestions_;

@@ -5,39 +5,55 @@
 
 namespace fanyi {
 
-RequestRateLimiter::RequestRateLimiter(int per_minute, Clock clock)
-    : per_minute_(std::max(per_minute, 0)),
+RequestRateLimiter::RequestRateLimiter(std::chrono::seconds period, Clock clock)
+    : period_(std::max(period, std::chrono::seconds(1))),
       clock_(clock ? std::move(clock)
                    : [] { return std::chrono::steady_clock::now(); }),
       last_sweep_(clock_()) {}
 
-bool RequestRateLimiter::Admit(const std::string& client) {
-  if (per_minute_ == 0) return true;
+double RequestRateLimiter::Drained(
+    const Bucket& bucket, int64_t limit,
+    std::chrono::steady_clock::time_point now) const {
+  const double periods =
+      std::chrono::duration<double>(now - bucket.updated).count() /
+      std::chrono::duration<double>(period_).count();
+  return std::max(0.0, bucket.spent - periods * static_cast<double>(limit));
+}
+
+bool RequestRateLimiter::Admit(const std::string& client, int64_t limit,
+                               int64_t cost) {
+  if (limit <= 0) return true;
   const auto now = clock_();
   std::lock_guard<std::mutex> lock(mutex_);
-  if (now - last_sweep_ > std::chrono::minutes(1)) ForgetIdleClients(now);
-  auto [it, added] = buckets_.try_emplace(client);
-  Bucket& bucket = it->second;
-  if (added) {
-    bucket.tokens = per_minute_;
-  } else {
-    const double minutes =
-        std::chrono::duration<double, std::ratio<60>>(now - bucket.updated)
-            .count();
-    bucket.tokens =
-        std::min<double>(per_minute_, bucket.tokens + minutes * per_minute_);
+  // Sweeps at most once a minute (or period): each is linear in the table.
+  if (now - last_sweep_ > std::min<std::chrono::steady_clock::duration>(
+                              period_, std::chrono::minutes(1))) {
+    ForgetIdleClients(now);
   }
+  auto found = buckets_.find(client);
+  if (found == buckets_.end()) {
+    if (buckets_.size() >= kMaxClients) ForgetIdleClients(now);
+    if (buckets_.size() >= kMaxClients) return true;
+    found = buckets_.emplace(client, Bucket{0, limit, now}).first;
+  }
+  Bucket& bucket = found->second;
+  // Drained at the rate that held since the last call.
+  bucket.spent = Drained(bucket, bucket.limit, now);
+  bucket.limit = limit;
   bucket.updated = now;
-  if (bucket.tokens < 1) return false;
-  bucket.tokens -= 1;
+  if (bucket.spent + static_cast<double>(cost) > static_cast<double>(limit)) {
+    return false;
+  }
+  bucket.spent += static_cast<double>(cost);
   return true;
 }
 
 void RequestRateLimiter::ForgetIdleClients(
     std::chrono::steady_clock::time_point now) {
   for (auto it = buckets_.begin(); it != buckets_.end();) {
-    // A minute idle refills any bucket: forgetting it changes nothing.
-    if (now - it->second.updated >= std::chrono::minutes(1)) {
+    // An empty bucket is what a new client gets: forgetting it changes
+    // nothing.
+    if (Drained(it->second, it->second.limit, now) <= 0) {
       it = buckets_.erase(it);
     } else {
       ++it;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -10,34 +11,48 @@
 
 namespace fanyi {
 
-// LibreTranslate's request limit ("N per minute", per API key or client
-// address), as a token bucket per client: a client may send N requests at
-// once, then one each 60/N seconds. Clients idle long enough to have a
-// full bucket are forgotten, so the table stays as large as the clients
-// of the last minute. Thread-safe.
+// A limit of N a period (requests a minute, characters a day) per client
+// (an API key or an address), as a leaky bucket per client: what a client
+// has spent drains at N a period, and it may spend while that stays within
+// N (so N at once, then N over each period, evenly). Each call names the
+// client's limit, so that a key's limit may change while it is counted:
+// raised, the difference is there at once; lowered below what was spent,
+// the client waits for the rest to drain. Clients with nothing left to
+// drain are forgotten, so the table holds only those that spent within the
+// last period. Thread-safe.
 class RequestRateLimiter {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
-  // `per_minute` 0: no limit. `clock` (tests) defaults to steady_clock.
-  explicit RequestRateLimiter(int per_minute, Clock clock = nullptr);
+  // The most clients counted at once: past it (a flood from that many
+  // addresses within one period), new clients pass uncounted rather than
+  // let the table grow without bound.
+  static constexpr std::size_t kMaxClients = std::size_t{1} << 20;
 
-  // True when `client` may send a request now (and counts it); false when
-  // it has used its requests of the last minute.
-  bool Admit(const std::string& client);
+  // `clock` (tests) defaults to steady_clock.
+  explicit RequestRateLimiter(std::chrono::seconds period,
+                              Clock clock = nullptr);
 
-  int per_minute() const { return per_minute_; }
+  // True when `client` may spend `cost` now under a limit of `limit` a
+  // period (and counts it); false when that would go past it, which
+  // counts nothing. `limit` 0: no limit.
+  bool Admit(const std::string& client, int64_t limit, int64_t cost = 1);
 
  private:
   struct Bucket {
-    double tokens = 0;
+    double spent = 0;
+    int64_t limit = 0;
     std::chrono::steady_clock::time_point updated;
   };
 
-  // Drops the clients whose bucket has refilled. Needs mutex_.
+  // What `bucket` holds at `now`, drained at `limit` a period.
+  double Drained(const Bucket& bucket, int64_t limit,
+                 std::chrono::steady_clock::time_point now) const;
+
+  // Drops the clients whose bucket has drained. Needs mutex_.
   void ForgetIdleClients(std::chrono::steady_clock::time_point now);
 
-  const int per_minute_;
+  const std::chrono::seconds period_;
   const Clock clock_;
   std::mutex mutex_;
   std::unordered_map<std::string, Bucket> buckets_;  // Guarded by mutex_.

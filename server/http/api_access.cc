@@ -1,0 +1,89 @@
+#include "server/http/api_access.h"
+
+#include <chrono>
+#include <utility>
+
+#include "server/http/libretranslate_fields.h"
+
+namespace fanyi {
+
+int64_t CountCharacters(const std::string& text) {
+  int64_t count = 0;
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) ++count;
+  }
+  return count;
+}
+
+ApiAccess::ApiAccess(ApiAccessOptions options)
+    : options_(std::move(options)),
+      store_(options_.api_keys_db.empty()
+                 ? nullptr
+                 : std::make_unique<ApiKeyStore>(options_.api_keys_db)),
+      requests_(std::chrono::minutes(1)),
+      characters_(std::chrono::hours(24)) {}
+
+bool ApiAccess::keys_in_use() const {
+  return store_ != nullptr || !options_.required_keys.empty();
+}
+
+bool ApiAccess::key_required() const {
+  return !options_.required_keys.empty() ||
+         (store_ != nullptr && options_.require_api_key);
+}
+
+ApiKeyLimits ApiAccess::LimitsOf(const std::string& key) const {
+  if (!keys_in_use()) return {};  // Keys off: a key sent means nothing.
+  if (key.empty()) {
+    if (!options_.required_keys.empty()) {
+      throw HttpError(403, "Invalid API key");
+    }
+    if (options_.require_api_key) {
+      throw HttpError(400,
+                      "Please contact the server operator to get an API key");
+    }
+    return {};
+  }
+  if (options_.required_keys.count(key)) return {};
+  if (store_ != nullptr) {
+    if (std::optional<ApiKeyLimits> limits = store_->Find(key)) return *limits;
+  }
+  throw HttpError(403, "Invalid API key");
+}
+
+ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
+                           int64_t characters) const {
+  const nlohmann::json& sent = fields.Get("api_key");
+  const std::string key = sent.is_string() ? sent.get<std::string>() : "";
+  const ApiKeyLimits limits = LimitsOf(key);
+  ApiCaller caller;
+  // Counted per known key, else per address: made-up keys are refused
+  // above, so they make no new clients.
+  if (keys_in_use() && !key.empty()) {
+    caller.client = "key " + key;
+    caller.api_key = key;
+  } else {
+    caller.client = "address " + peer;
+  }
+  const int64_t per_minute =
+      limits.requests_per_minute.value_or(options_.requests_per_minute);
+  if (!requests_.Admit(caller.client, per_minute)) {
+    throw HttpError(
+        429, "Slowdown: " + std::to_string(per_minute) + " per 1 minute");
+  }
+  if (limits.chars_per_request && *limits.chars_per_request > 0 &&
+      characters > *limits.chars_per_request) {
+    throw HttpError(400, "Invalid request: request (" +
+                             std::to_string(characters) +
+                             ") exceeds text limit (" +
+                             std::to_string(*limits.chars_per_request) + ")");
+  }
+  const int64_t per_day = limits.chars_per_day.value_or(options_.chars_per_day);
+  if (!characters_.Admit(caller.client, per_day, characters)) {
+    throw HttpError(
+        429, "Slowdown: " + std::to_string(per_day) + " characters per 1 day");
+  }
+  return caller;
+}
+
+}  // namespace fanyi

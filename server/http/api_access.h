@@ -1,0 +1,89 @@
+// Who a LibreTranslate API request comes from and whether it is served
+// now: API keys as LibreTranslate has them (from a flat file, or with their
+// own limits from an ApiKeyStore) and the limits of requests a minute and
+// characters a day for each key, or each address for key-less requests.
+#ifndef FANYI_SERVER_HTTP_API_ACCESS_H_
+#define FANYI_SERVER_HTTP_API_ACCESS_H_
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "server/http/api_key_store.h"
+#include "server/http/request_fields.h"
+#include "server/http/request_rate_limiter.h"
+
+namespace fanyi {
+
+// Settings of ApiAccess.
+struct ApiAccessOptions {
+  // Keys from a flat file (fanyi's --api_keys_file): every request must
+  // carry one of them, and each has the default limits. Empty: none.
+  std::set<std::string> required_keys;
+  // The SQLite file of keys with their own limits (--api_keys_db), in
+  // LibreTranslate's layout; empty: none. Changes to it hold from the next
+  // request on.
+  std::string api_keys_db;
+  // With api_keys_db: refuse requests without a key (400), rather than
+  // serve them at the defaults, as LibreTranslate does.
+  bool require_api_key = false;
+  // Requests a minute per key or address, unless its key says otherwise;
+  // 0: no limit.
+  int64_t requests_per_minute = 0;
+  // Characters a day (the texts of /translate and /detect, a file's
+  // bytes) per key or address, unless its key says otherwise; 0: no limit.
+  int64_t chars_per_day = 0;
+};
+
+// The client a request was admitted as.
+struct ApiCaller {
+  // Whom the request counts against: "key K" for a known key, else
+  // "address A".
+  std::string client;
+  // The known key it carried; empty when none.
+  std::string api_key;
+};
+
+// Decides, per request, as LibreTranslate does: a key no store holds is
+// refused (403 "Invalid API key"); a request without a key is served at
+// the defaults unless a key is required; each key or address then spends
+// one request of its minute and its characters of its day (429 past
+// either), and a request longer than its key's characters a request is
+// refused (400). Thread-safe.
+class ApiAccess {
+ public:
+  // Throws std::runtime_error naming api_keys_db when it cannot be opened.
+  explicit ApiAccess(ApiAccessOptions options);
+
+  // Admits a request with `fields` from `peer` (its address) costing
+  // `characters`, or throws HttpError with LibreTranslate's status and
+  // message.
+  ApiCaller Admit(const RequestFields& fields, const std::string& peer,
+                  int64_t characters) const;
+
+  // Whether keys are in use, and whether every request needs one (for
+  // LibreTranslate's page: /frontend/settings).
+  bool keys_in_use() const;
+  bool key_required() const;
+
+ private:
+  // The limits of `key` (empty: none sent); throws HttpError for a key no
+  // store holds, or a missing one where keys are required.
+  ApiKeyLimits LimitsOf(const std::string& key) const;
+
+  const ApiAccessOptions options_;
+  // Null without options_.api_keys_db.
+  const std::unique_ptr<ApiKeyStore> store_;
+  // Mutable: counting a request is not a change of the access rules.
+  mutable RequestRateLimiter requests_;
+  mutable RequestRateLimiter characters_;
+};
+
+// The characters of `text` (UTF-8 code points; a byte of broken UTF-8
+// counts as one, too): linear, and never more than its bytes.
+int64_t CountCharacters(const std::string& text);
+
+}  // namespace fanyi
+
+#endif  // FANYI_SERVER_HTTP_API_ACCESS_H_
