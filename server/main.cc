@@ -140,6 +140,14 @@ ABSL_FLAG(int64_t, http_file_store_bytes, int64_t{256} << 20,
 ABSL_FLAG(int64_t, http_file_store_client_bytes, int64_t{32} << 20,
           "What one client's (its API key's, else its address's) waiting "
           "files may take; beyond it that client gets 429.");
+ABSL_FLAG(bool, trust_forwarded_for, false,
+          "Take an HTTP client's address from X-Forwarded-For (or Forwarded) "
+          "when its connection comes from --trusted_proxies: the nearest "
+          "address in the chain that is not a trusted proxy. Clients behind "
+          "an ingress then get their own limits.");
+ABSL_FLAG(std::string, trusted_proxies, "127.0.0.0/8,::1",
+          "The proxies whose forwarded addresses --trust_forwarded_for "
+          "believes: IP ranges (CIDR), commas between.");
 ABSL_FLAG(std::string, api_keys_file, "",
           "File of API keys, one per line: every HTTP request to /translate, "
           "/detect, /translate_file and /suggest then needs one in api_key "
@@ -236,6 +244,8 @@ int main(int argc, char** argv) {
   options.http_requests_per_minute =
       absl::GetFlag(FLAGS_http_requests_per_minute);
   options.http_chars_per_day = absl::GetFlag(FLAGS_http_chars_per_day);
+  options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);
+  options.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);
   options.http_file_store_bytes = absl::GetFlag(FLAGS_http_file_store_bytes);
   options.http_file_store_client_bytes =

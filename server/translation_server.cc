@@ -108,6 +108,7 @@ void ValidateOptions(const ServerOptions& options) {
         "http_requests_per_minute and http_chars_per_day must not be negative "
         "(0: no limit)");
   }
+  AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
   if (options.require_api_key && options.api_keys_db.empty()) {
     throw std::invalid_argument("require_api_key needs api_keys_db");
   }
@@ -292,6 +293,8 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   api_options.access.chars_per_day = options.http_chars_per_day;
   api_options.access.api_keys_db = options.api_keys_db;
   api_options.access.require_api_key = options.require_api_key;
+  api_options.trust_forwarded_for = options.trust_forwarded_for;
+  api_options.trusted_proxies = options.trusted_proxies;
   api_options.parsing_threads = options.http_parsing_threads;
   api_options.file_time_to_live = std::chrono::seconds(options.http_file_ttl_s);
   api_options.max_stored_file_bytes =

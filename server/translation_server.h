@@ -116,6 +116,10 @@ struct ServerOptions {
   // 0: no limit.
   int http_requests_per_minute = 0;
   int64_t http_chars_per_day = 0;
+  // Take HTTP clients' addresses from X-Forwarded-For or Forwarded when
+  // their connection comes from one of trusted_proxies (CIDR ranges).
+  bool trust_forwarded_for = false;
+  std::string trusted_proxies = "127.0.0.0/8,::1";
   // How long a file translated by HTTP /translate_file waits for its
   // download (it is removed once downloaded).
   int http_file_ttl_s = 600;

@@ -2,7 +2,8 @@
 // LibreTranslate's, hostile files), then a real server on 127.0.0.1 with a
 // really trained tiny model, its keys managed by the real fanyi-keys while
 // it runs: LibreTranslate's answers for unknown, missing and required
-// keys, and each key's own requests a minute and characters a day.
+// keys, each key's own requests a minute and characters a day, and
+// clients behind a trusted proxy told apart.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -286,6 +287,43 @@ TEST_F(ApiKeysServerTest, ARequiredKeyRefusesKeylessRequestsAsLibreTranslate) {
   ServerOptions no_db = Options("");
   no_db.require_api_key = true;
   EXPECT_THROW(TranslationServer::Start(no_db), std::invalid_argument);
+}
+
+TEST_F(ApiKeysServerTest, ClientsBehindATrustedProxyHaveTheirOwnLimits) {
+  // POST /translate through a proxy that says the client is `forwarded`.
+  const auto translate = [](int port, const std::string& forwarded) {
+    const std::string body =
+        R"({"q": "Hello.", "source": "en", "target": "zh"})";
+    return testing_util::HttpExchange(
+        port,
+        "POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+        "close\r\nContent-Type: application/json\r\nX-Forwarded-For: " +
+            forwarded + "\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\n\r\n" + body);
+  };
+  ServerOptions options = Options("");
+  options.http_requests_per_minute = 1;
+  options.trust_forwarded_for = true;  // Loopback is trusted by default.
+  {
+    std::unique_ptr<TranslationServer> server =
+        TranslationServer::Start(options);
+    const int port = server->http_port();
+    EXPECT_EQ(translate(port, "198.51.100.1").status, 200);
+    EXPECT_EQ(translate(port, "198.51.100.1").status, 429);
+    EXPECT_EQ(translate(port, "198.51.100.2").status, 200);
+    // A client naming itself to the proxy is still the address the proxy
+    // saw.
+    EXPECT_EQ(translate(port, "198.51.100.3, 198.51.100.1").status, 429);
+  }
+  // The connection is not from a trusted proxy: the header counts for
+  // nothing, every request is the connection's.
+  options.trusted_proxies = "10.0.0.0/8";
+  std::unique_ptr<TranslationServer> server = TranslationServer::Start(options);
+  const int port = server->http_port();
+  EXPECT_EQ(translate(port, "198.51.100.1").status, 200);
+  EXPECT_EQ(translate(port, "198.51.100.2").status, 429);
+  options.trusted_proxies = "10.0.0.0/33";
+  EXPECT_THROW(TranslationServer::Start(options), std::invalid_argument);
 }
 
 }  // namespace

@@ -93,6 +93,7 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       metrics_(metrics),
       serving_(std::move(serving)),
       options_(std::move(options)),
+      trusted_proxies_(AddressRanges::Parse(options_.trusted_proxies)),
       access_(options_.access),
       files_(models, assembly,
              {options_.translate_timeout, options_.file_time_to_live,
@@ -109,6 +110,9 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
 
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
+  if (options_.trust_forwarded_for) {
+    request.peer = ClientAddress(request, trusted_proxies_);
+  }
   const HttpRoute* found = nullptr;
   for (const HttpRoute& known : Routes()) {
     if (known.Matches(request.path)) found = &known;

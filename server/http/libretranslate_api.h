@@ -13,6 +13,7 @@
 #include "common/formats/suggestion_store.h"
 #include "server/assembly_pool.h"
 #include "server/http/api_access.h"
+#include "server/http/client_address.h"
 #include "server/http/fair_pool.h"
 #include "server/http/file_translation.h"
 #include "server/http/http_metrics.h"
@@ -35,6 +36,12 @@ struct HttpRoute {
 struct LibreTranslateOptions {
   // API keys and the limits of each key or address.
   ApiAccessOptions access;
+  // Take each client's address from X-Forwarded-For or Forwarded when its
+  // connection comes from one of trusted_proxies (CIDR ranges, commas
+  // between), so that clients behind an ingress are told apart for the
+  // limits, the file store and the parsing turns (ClientAddress).
+  bool trust_forwarded_for = false;
+  std::string trusted_proxies = "127.0.0.0/8,::1";
   // How long a /translate request may take before it fails with 504.
   std::chrono::milliseconds translate_timeout{60000};
   // How long a translated file waits for its download.
@@ -146,6 +153,8 @@ class LibreTranslateApi {
   HttpMetrics& metrics_;
   const std::function<bool()> serving_;
   const LibreTranslateOptions options_;
+  // Whose forwarded addresses are believed (trust_forwarded_for).
+  const AddressRanges trusted_proxies_;
   const ApiAccess access_;       // Keys and limits.
   const FileTranslation files_;  // /translate_file and /download_file.
   // Null without options_.suggestions_db.
