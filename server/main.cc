@@ -140,6 +140,17 @@ ABSL_FLAG(int64_t, http_file_store_bytes, int64_t{256} << 20,
 ABSL_FLAG(int64_t, http_file_store_client_bytes, int64_t{32} << 20,
           "What one client's (its API key's, else its address's) waiting "
           "files may take; beyond it that client gets 429.");
+ABSL_FLAG(int64_t, http_requests_per_hour, 0,
+          "HTTP requests per hour per client at the default requests per "
+          "minute (a key with its own limit keeps to that alone); 0: no "
+          "limit.");
+ABSL_FLAG(int64_t, http_requests_per_day, 0,
+          "HTTP requests per day per client, as --http_requests_per_hour; "
+          "0: no limit.");
+ABSL_FLAG(int64_t, http_ban_after, 0,
+          "An address refused by the request and character limits (429) "
+          "this many times gets 403 until they are forgiven, one each 10 "
+          "minutes, as LibreTranslate's --req-flood-threshold; 0: never.");
 ABSL_FLAG(bool, trust_forwarded_for, false,
           "Take an HTTP client's address from X-Forwarded-For (or Forwarded) "
           "when its connection comes from --trusted_proxies: the nearest "
@@ -244,6 +255,9 @@ int main(int argc, char** argv) {
   options.http_requests_per_minute =
       absl::GetFlag(FLAGS_http_requests_per_minute);
   options.http_chars_per_day = absl::GetFlag(FLAGS_http_chars_per_day);
+  options.http_requests_per_hour = absl::GetFlag(FLAGS_http_requests_per_hour);
+  options.http_requests_per_day = absl::GetFlag(FLAGS_http_requests_per_day);
+  options.http_ban_after = absl::GetFlag(FLAGS_http_ban_after);
   options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);
   options.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);

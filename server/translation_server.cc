@@ -103,10 +103,13 @@ void ValidateOptions(const ServerOptions& options) {
   if (options.http_max_body_bytes < 1) {
     throw std::invalid_argument("http_max_body_bytes must be at least 1");
   }
-  if (options.http_requests_per_minute < 0 || options.http_chars_per_day < 0) {
+  if (options.http_requests_per_minute < 0 || options.http_chars_per_day < 0 ||
+      options.http_requests_per_hour < 0 || options.http_requests_per_day < 0 ||
+      options.http_ban_after < 0) {
     throw std::invalid_argument(
-        "http_requests_per_minute and http_chars_per_day must not be negative "
-        "(0: no limit)");
+        "http_requests_per_minute, http_requests_per_hour, "
+        "http_requests_per_day, http_chars_per_day and http_ban_after must "
+        "not be negative (0: no limit)");
   }
   AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
   if (options.require_api_key && options.api_keys_db.empty()) {
@@ -291,6 +294,9 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   LibreTranslateOptions api_options;
   api_options.access.requests_per_minute = options.http_requests_per_minute;
   api_options.access.chars_per_day = options.http_chars_per_day;
+  api_options.access.requests_per_hour = options.http_requests_per_hour;
+  api_options.access.requests_per_day = options.http_requests_per_day;
+  api_options.access.ban_after = options.http_ban_after;
   api_options.access.api_keys_db = options.api_keys_db;
   api_options.access.require_api_key = options.require_api_key;
   api_options.trust_forwarded_for = options.trust_forwarded_for;

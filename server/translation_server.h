@@ -116,6 +116,14 @@ struct ServerOptions {
   // 0: no limit.
   int http_requests_per_minute = 0;
   int64_t http_chars_per_day = 0;
+  // HTTP requests an hour and a day per client at the default requests a
+  // minute (a key with its own limit keeps to that alone); 0: no limit.
+  int64_t http_requests_per_hour = 0;
+  int64_t http_requests_per_day = 0;
+  // An address refused by those limits this many times gets 403 until
+  // they are forgiven, one each 10 minutes (LibreTranslate's
+  // --req-flood-threshold); 0: never.
+  int64_t http_ban_after = 0;
   // Take HTTP clients' addresses from X-Forwarded-For or Forwarded when
   // their connection comes from one of trusted_proxies (CIDR ranges).
   bool trust_forwarded_for = false;

@@ -289,6 +289,34 @@ TEST_F(ApiKeysServerTest, ARequiredKeyRefusesKeylessRequestsAsLibreTranslate) {
   EXPECT_THROW(TranslationServer::Start(no_db), std::invalid_argument);
 }
 
+TEST_F(ApiKeysServerTest, HourAndDayLimitsHoldAndRepeatedViolationsBan) {
+  const std::string db = NewFile("keys.db");
+  ASSERT_EQ(Keys(db, "add own --requests_per_minute 100").exit_code, 0);
+  ServerOptions options = Options(db);
+  options.http_requests_per_minute = 10;
+  options.http_requests_per_hour = 3;
+  options.http_requests_per_day = 50;
+  options.http_ban_after = 2;
+  std::unique_ptr<TranslationServer> server = TranslationServer::Start(options);
+  const int port = server->http_port();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Translate(port, "").status, 200) << i;
+  const HttpAnswer hourly = Translate(port, "");
+  EXPECT_EQ(hourly.status, 429);
+  EXPECT_EQ(Error(hourly), "Slowdown: 3 per 1 hour");
+  // A key with its own requests a minute keeps to that alone.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Translate(port, "own").status, 200);
+  // The second violation bans the address, whatever key it sends.
+  EXPECT_EQ(Translate(port, "").status, 429);
+  const HttpAnswer banned = Translate(port, "own");
+  EXPECT_EQ(banned.status, 403);
+  EXPECT_EQ(Error(banned), "Too many request limits violations");
+  EXPECT_EQ(
+      testing_util::HttpPostJson(port, "/detect", R"({"q": "Hello."})").status,
+      403);
+  // Routes without a body are not limited.
+  EXPECT_NO_THROW(testing_util::HttpGet(port, "/languages"));
+}
+
 TEST_F(ApiKeysServerTest, ClientsBehindATrustedProxyHaveTheirOwnLimits) {
   // POST /translate through a proxy that says the client is `forwarded`.
   const auto translate = [](int port, const std::string& forwarded) {

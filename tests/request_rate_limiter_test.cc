@@ -88,5 +88,21 @@ TEST_F(RequestRateLimiterTest, RefilledClientsAreForgottenAndStartFull) {
   EXPECT_FALSE(limiter.Admit("a", 2));
 }
 
+TEST_F(RequestRateLimiterTest, WouldRefuseSaysWithoutCounting) {
+  // Violations forgiven one each 10 minutes, banned at 3.
+  RequestRateLimiter violations = Limiter(minutes(30));
+  for (int i = 0; i < 100; ++i) ASSERT_FALSE(violations.WouldRefuse("a", 3));
+  for (int i = 0; i < 3; ++i) violations.Admit("a", 3);
+  EXPECT_TRUE(violations.WouldRefuse("a", 3));
+  EXPECT_FALSE(violations.WouldRefuse("b", 3));
+  EXPECT_FALSE(violations.WouldRefuse("a", 0));  // 0: never.
+  now_ += minutes(9);
+  EXPECT_TRUE(violations.WouldRefuse("a", 3));
+  now_ += minutes(1);  // One forgiven: one more violation bans again.
+  EXPECT_FALSE(violations.WouldRefuse("a", 3));
+  violations.Admit("a", 3);
+  EXPECT_TRUE(violations.WouldRefuse("a", 3));
+}
+
 }  // namespace
 }  // namespace fanyi

@@ -1,5 +1,6 @@
 #include "server/http/api_access.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -21,7 +22,17 @@ ApiAccess::ApiAccess(ApiAccessOptions options)
                  ? nullptr
                  : std::make_unique<ApiKeyStore>(options_.api_keys_db)),
       requests_(std::chrono::minutes(1)),
-      characters_(std::chrono::hours(24)) {}
+      hourly_requests_(std::chrono::hours(1)),
+      daily_requests_(std::chrono::hours(24)),
+      characters_(std::chrono::hours(24)),
+      violations_(options_.ban_forgiveness *
+                  std::max<int64_t>(options_.ban_after, 1)) {}
+
+void ApiAccess::Refuse(const std::string& address,
+                       const std::string& message) const {
+  violations_.Admit(address, options_.ban_after);
+  throw HttpError(429, message);
+}
 
 bool ApiAccess::keys_in_use() const {
   return store_ != nullptr || !options_.required_keys.empty();
@@ -53,6 +64,10 @@ ApiKeyLimits ApiAccess::LimitsOf(const std::string& key) const {
 
 ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
                            int64_t characters) const {
+  const std::string address = "address " + peer;
+  if (violations_.WouldRefuse(address, options_.ban_after)) {
+    throw HttpError(403, "Too many request limits violations");
+  }
   const nlohmann::json& sent = fields.Get("api_key");
   const std::string key = sent.is_string() ? sent.get<std::string>() : "";
   const ApiKeyLimits limits = LimitsOf(key);
@@ -63,13 +78,24 @@ ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
     caller.client = "key " + key;
     caller.api_key = key;
   } else {
-    caller.client = "address " + peer;
+    caller.client = address;
   }
   const int64_t per_minute =
       limits.requests_per_minute.value_or(options_.requests_per_minute);
   if (!requests_.Admit(caller.client, per_minute)) {
-    throw HttpError(
-        429, "Slowdown: " + std::to_string(per_minute) + " per 1 minute");
+    Refuse(address,
+           "Slowdown: " + std::to_string(per_minute) + " per 1 minute");
+  }
+  if (!limits.requests_per_minute) {
+    if (!hourly_requests_.Admit(caller.client, options_.requests_per_hour)) {
+      Refuse(address,
+             "Slowdown: " + std::to_string(options_.requests_per_hour) +
+                 " per 1 hour");
+    }
+    if (!daily_requests_.Admit(caller.client, options_.requests_per_day)) {
+      Refuse(address, "Slowdown: " + std::to_string(options_.requests_per_day) +
+                          " per 1 day");
+    }
   }
   if (limits.chars_per_request && *limits.chars_per_request > 0 &&
       characters > *limits.chars_per_request) {
@@ -80,8 +106,8 @@ ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
   }
   const int64_t per_day = limits.chars_per_day.value_or(options_.chars_per_day);
   if (!characters_.Admit(caller.client, per_day, characters)) {
-    throw HttpError(
-        429, "Slowdown: " + std::to_string(per_day) + " characters per 1 day");
+    Refuse(address,
+           "Slowdown: " + std::to_string(per_day) + " characters per 1 day");
   }
   return caller;
 }

@@ -5,6 +5,7 @@
 #ifndef FANYI_SERVER_HTTP_API_ACCESS_H_
 #define FANYI_SERVER_HTTP_API_ACCESS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -31,9 +32,19 @@ struct ApiAccessOptions {
   // Requests a minute per key or address, unless its key says otherwise;
   // 0: no limit.
   int64_t requests_per_minute = 0;
+  // Requests an hour and a day per key or address, for clients at the
+  // default requests a minute (a key with its own keeps to that alone);
+  // 0: no limit.
+  int64_t requests_per_hour = 0;
+  int64_t requests_per_day = 0;
   // Characters a day (the texts of /translate and /detect, a file's
   // bytes) per key or address, unless its key says otherwise; 0: no limit.
   int64_t chars_per_day = 0;
+  // An address refused by the limits (429) this many times is banned
+  // (403) until they are forgiven, one each ban_forgiveness, as
+  // LibreTranslate's --req-flood-threshold does; 0: never banned.
+  int64_t ban_after = 0;
+  std::chrono::seconds ban_forgiveness = std::chrono::minutes(10);
 };
 
 // The client a request was admitted as.
@@ -45,12 +56,13 @@ struct ApiCaller {
   std::string api_key;
 };
 
-// Decides, per request, as LibreTranslate does: a key no store holds is
-// refused (403 "Invalid API key"); a request without a key is served at
-// the defaults unless a key is required; each key or address then spends
-// one request of its minute and its characters of its day (429 past
-// either), and a request longer than its key's characters a request is
-// refused (400). Thread-safe.
+// Decides, per request, as LibreTranslate does: a banned address is
+// refused (403); a key no store holds is refused (403 "Invalid API key");
+// a request without a key is served at the defaults unless a key is
+// required; each key or address then spends one request of its minute
+// (and hour and day) and its characters of its day (429 past any, which
+// counts toward a ban), and a request longer than its key's characters a
+// request is refused (400). Thread-safe.
 class ApiAccess {
  public:
   // Throws std::runtime_error naming api_keys_db when it cannot be opened.
@@ -71,13 +83,19 @@ class ApiAccess {
   // The limits of `key` (empty: none sent); throws HttpError for a key no
   // store holds, or a missing one where keys are required.
   ApiKeyLimits LimitsOf(const std::string& key) const;
+  // Throws HttpError 429 with `message`, counting it against `address`.
+  [[noreturn]] void Refuse(const std::string& address,
+                           const std::string& message) const;
 
   const ApiAccessOptions options_;
   // Null without options_.api_keys_db.
   const std::unique_ptr<ApiKeyStore> store_;
   // Mutable: counting a request is not a change of the access rules.
   mutable RequestRateLimiter requests_;
+  mutable RequestRateLimiter hourly_requests_;
+  mutable RequestRateLimiter daily_requests_;
   mutable RequestRateLimiter characters_;
+  mutable RequestRateLimiter violations_;  // Per address.
 };
 
 // The characters of `text` (UTF-8 code points; a byte of broken UTF-8

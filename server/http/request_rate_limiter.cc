@@ -48,6 +48,18 @@ bool RequestRateLimiter::Admit(const std::string& client, int64_t limit,
   return true;
 }
 
+bool RequestRateLimiter::WouldRefuse(const std::string& client, int64_t limit,
+                                     int64_t cost) {
+  if (limit <= 0) return false;
+  const auto now = clock_();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = buckets_.find(client);
+  const double spent = found == buckets_.end()
+                           ? 0
+                           : Drained(found->second, found->second.limit, now);
+  return spent + static_cast<double>(cost) > static_cast<double>(limit);
+}
+
 void RequestRateLimiter::ForgetIdleClients(
     std::chrono::steady_clock::time_point now) {
   for (auto it = buckets_.begin(); it != buckets_.end();) {

@@ -38,6 +38,9 @@ class RequestRateLimiter {
   // counts nothing. `limit` 0: no limit.
   bool Admit(const std::string& client, int64_t limit, int64_t cost = 1);
 
+  // Whether Admit(client, limit, cost) would refuse now; counts nothing.
+  bool WouldRefuse(const std::string& client, int64_t limit, int64_t cost = 1);
+
  private:
   struct Bucket {
     double spent = 0;
