@@ -35,6 +35,9 @@ packages=(
   # Users' suggestions (POST /suggest; fanyi-train reads them back): SQLite,
   # and its shell, which the tests use to write LibreTranslate's own file.
   libsqlite3-dev sqlite3
+  # Request limits shared by replicas (--redis_url): hiredis, Redis's own C
+  # client.
+  libhiredis-dev
   # SentencePiece's trainer and encoder programs: fanyi-train runs spm_train
   # for subword vocabularies, tests compare with spm_encode. (Not
   # libsentencepiece: see common/text/subword_model.h.)
@@ -56,6 +59,8 @@ packages=(
 if [ "${1:-}" = "--tests" ]; then
   # tests/web_page_test drives the page in a real headless Chromium.
   packages+=(chromium chromium-driver)
+  # The limits shared through a real Redis (tests/redis_limits_test.cc).
+  packages+=(redis-server)
 fi
 # kubectl for the same test: Debian's kubernetes-client, unless a kubectl is
 # already there (another package's /usr/bin/kubectl would conflict).

@@ -151,6 +151,12 @@ ABSL_FLAG(int64_t, http_ban_after, 0,
           "An address refused by the request and character limits (429) "
           "this many times gets 403 until they are forgiven, one each 10 "
           "minutes, as LibreTranslate's --req-flood-threshold; 0: never.");
+ABSL_FLAG(std::string, redis_url, "",
+          "redis://HOST[:PORT][/DB] (or redis://:PASSWORD@HOST...): the HTTP "
+          "request and character limits' counters kept in Redis, so that "
+          "every replica enforces one limit. While Redis does not answer, "
+          "each replica counts its own (logged; "
+          "fanyi_http_limits_redis_up 0). Empty: counted per process.");
 ABSL_FLAG(bool, trust_forwarded_for, false,
           "Take an HTTP client's address from X-Forwarded-For (or Forwarded) "
           "when its connection comes from --trusted_proxies: the nearest "
@@ -258,6 +264,7 @@ int main(int argc, char** argv) {
   options.http_requests_per_hour = absl::GetFlag(FLAGS_http_requests_per_hour);
   options.http_requests_per_day = absl::GetFlag(FLAGS_http_requests_per_day);
   options.http_ban_after = absl::GetFlag(FLAGS_http_ban_after);
+  options.redis_url = absl::GetFlag(FLAGS_redis_url);
   options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);
   options.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);

@@ -112,6 +112,7 @@ void ValidateOptions(const ServerOptions& options) {
         "not be negative (0: no limit)");
   }
   AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
+  if (!options.redis_url.empty()) RedisAddress::Parse(options.redis_url);
   if (options.require_api_key && options.api_keys_db.empty()) {
     throw std::invalid_argument("require_api_key needs api_keys_db");
   }
@@ -297,6 +298,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   api_options.access.requests_per_hour = options.http_requests_per_hour;
   api_options.access.requests_per_day = options.http_requests_per_day;
   api_options.access.ban_after = options.http_ban_after;
+  api_options.access.redis_url = options.redis_url;
   api_options.access.api_keys_db = options.api_keys_db;
   api_options.access.require_api_key = options.require_api_key;
   api_options.trust_forwarded_for = options.trust_forwarded_for;

@@ -124,6 +124,10 @@ struct ServerOptions {
   // they are forgiven, one each 10 minutes (LibreTranslate's
   // --req-flood-threshold); 0: never.
   int64_t http_ban_after = 0;
+  // redis://HOST[:PORT][/DB]: those limits' counters kept in Redis, shared
+  // by every replica; while it does not answer, each replica counts its
+  // own (logged, and fanyi_http_limits_redis_up 0). Empty: per process.
+  std::string redis_url;
   // Take HTTP clients' addresses from X-Forwarded-For or Forwarded when
   // their connection comes from one of trusted_proxies (CIDR ranges).
   bool trust_forwarded_for = false;

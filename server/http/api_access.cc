@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <utility>
 
 #include "server/http/libretranslate_fields.h"
@@ -16,7 +17,7 @@ int64_t CountCharacters(const std::string& text) {
   return count;
 }
 
-ApiAccess::ApiAccess(ApiAccessOptions options)
+ApiAccess::ApiAccess(ApiAccessOptions options, HttpMetrics& metrics)
     : options_(std::move(options)),
       store_(options_.api_keys_db.empty()
                  ? nullptr
@@ -26,11 +27,45 @@ ApiAccess::ApiAccess(ApiAccessOptions options)
       daily_requests_(std::chrono::hours(24)),
       characters_(std::chrono::hours(24)),
       violations_(options_.ban_forgiveness *
-                  std::max<int64_t>(options_.ban_after, 1)) {}
+                  std::max<int64_t>(options_.ban_after, 1)),
+      redis_(options_.redis_url.empty()
+                 ? nullptr
+                 : std::make_unique<RedisCounters>(options_.redis_url)),
+      metrics_(metrics) {
+  if (redis_ != nullptr) metrics_.RecordLimitStore(true);
+}
+
+bool ApiAccess::Spend(RequestRateLimiter& local, const char* name,
+                      const std::string& client, int64_t limit, int64_t cost,
+                      bool peek) const {
+  if (limit <= 0) return true;
+  if (redis_ != nullptr) {
+    std::string error;
+    const std::optional<bool> shared = redis_->Spend(
+        std::string("fanyi:limit:") + name + ":" + client, limit, cost,
+        std::chrono::duration_cast<std::chrono::milliseconds>(local.period()),
+        peek, &error);
+    metrics_.RecordLimitStore(shared.has_value());
+    if (redis_up_.exchange(shared.has_value()) != shared.has_value()) {
+      if (shared) {
+        std::cerr << "fanyi-server: Redis at " << options_.redis_url
+                  << " answers again: limits are shared again" << std::endl;
+      } else {
+        std::cerr << "fanyi-server: Redis at " << options_.redis_url
+                  << " does not answer (" << error
+                  << "): each replica counts its own limits until it does"
+                  << std::endl;
+      }
+    }
+    if (shared) return *shared;
+  }
+  return peek ? !local.WouldRefuse(client, limit, cost)
+              : local.Admit(client, limit, cost);
+}
 
 void ApiAccess::Refuse(const std::string& address,
                        const std::string& message) const {
-  violations_.Admit(address, options_.ban_after);
+  Spend(violations_, "violations", address, options_.ban_after, 1);
   throw HttpError(429, message);
 }
 
@@ -65,7 +100,8 @@ ApiKeyLimits ApiAccess::LimitsOf(const std::string& key) const {
 ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
                            int64_t characters) const {
   const std::string address = "address " + peer;
-  if (violations_.WouldRefuse(address, options_.ban_after)) {
+  if (!Spend(violations_, "violations", address, options_.ban_after, 1,
+             /*peek=*/true)) {
     throw HttpError(403, "Too many request limits violations");
   }
   const nlohmann::json& sent = fields.Get("api_key");
@@ -82,17 +118,19 @@ ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
   }
   const int64_t per_minute =
       limits.requests_per_minute.value_or(options_.requests_per_minute);
-  if (!requests_.Admit(caller.client, per_minute)) {
+  if (!Spend(requests_, "minute", caller.client, per_minute, 1)) {
     Refuse(address,
            "Slowdown: " + std::to_string(per_minute) + " per 1 minute");
   }
   if (!limits.requests_per_minute) {
-    if (!hourly_requests_.Admit(caller.client, options_.requests_per_hour)) {
+    if (!Spend(hourly_requests_, "hour", caller.client,
+               options_.requests_per_hour, 1)) {
       Refuse(address,
              "Slowdown: " + std::to_string(options_.requests_per_hour) +
                  " per 1 hour");
     }
-    if (!daily_requests_.Admit(caller.client, options_.requests_per_day)) {
+    if (!Spend(daily_requests_, "day", caller.client, options_.requests_per_day,
+               1)) {
       Refuse(address, "Slowdown: " + std::to_string(options_.requests_per_day) +
                           " per 1 day");
     }
@@ -105,7 +143,7 @@ ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
                              std::to_string(*limits.chars_per_request) + ")");
   }
   const int64_t per_day = limits.chars_per_day.value_or(options_.chars_per_day);
-  if (!characters_.Admit(caller.client, per_day, characters)) {
+  if (!Spend(characters_, "characters", caller.client, per_day, characters)) {
     Refuse(address,
            "Slowdown: " + std::to_string(per_day) + " characters per 1 day");
   }

@@ -5,6 +5,7 @@
 #ifndef FANYI_SERVER_HTTP_API_ACCESS_H_
 #define FANYI_SERVER_HTTP_API_ACCESS_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,8 @@
 #include <string>
 
 #include "server/http/api_key_store.h"
+#include "server/http/http_metrics.h"
+#include "server/http/redis_counters.h"
 #include "server/http/request_fields.h"
 #include "server/http/request_rate_limiter.h"
 
@@ -45,6 +48,10 @@ struct ApiAccessOptions {
   // LibreTranslate's --req-flood-threshold does; 0: never banned.
   int64_t ban_after = 0;
   std::chrono::seconds ban_forgiveness = std::chrono::minutes(10);
+  // redis://HOST[:PORT][/DB]: the counters of every limit kept there, so
+  // that every replica enforces one limit; while it cannot be reached,
+  // each replica counts on its own. Empty: counted in this process.
+  std::string redis_url;
 };
 
 // The client a request was admitted as.
@@ -65,8 +72,10 @@ struct ApiCaller {
 // request is refused (400). Thread-safe.
 class ApiAccess {
  public:
-  // Throws std::runtime_error naming api_keys_db when it cannot be opened.
-  explicit ApiAccess(ApiAccessOptions options);
+  // Throws std::runtime_error naming api_keys_db when it cannot be opened,
+  // std::invalid_argument for a bad redis_url. `metrics` (which must
+  // outlive this) shows whether Redis answers.
+  ApiAccess(ApiAccessOptions options, HttpMetrics& metrics);
 
   // Admits a request with `fields` from `peer` (its address) costing
   // `characters`, or throws HttpError with LibreTranslate's status and
@@ -83,6 +92,12 @@ class ApiAccess {
   // The limits of `key` (empty: none sent); throws HttpError for a key no
   // store holds, or a missing one where keys are required.
   ApiKeyLimits LimitsOf(const std::string& key) const;
+  // Spends `cost` of `client`'s `limit` on `local`'s counters, or on
+  // Redis's under `name` when it answers; with `peek`, only says whether
+  // that would be admitted.
+  bool Spend(RequestRateLimiter& local, const char* name,
+             const std::string& client, int64_t limit, int64_t cost,
+             bool peek = false) const;
   // Throws HttpError 429 with `message`, counting it against `address`.
   [[noreturn]] void Refuse(const std::string& address,
                            const std::string& message) const;
@@ -96,6 +111,11 @@ class ApiAccess {
   mutable RequestRateLimiter daily_requests_;
   mutable RequestRateLimiter characters_;
   mutable RequestRateLimiter violations_;  // Per address.
+  // Null without options_.redis_url.
+  const std::unique_ptr<RedisCounters> redis_;
+  HttpMetrics& metrics_;
+  // Whether Redis answered the last time: changes are logged once.
+  mutable std::atomic<bool> redis_up_{true};
 };
 
 // The characters of `text` (UTF-8 code points; a byte of broken UTF-8

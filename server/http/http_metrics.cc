@@ -20,7 +20,25 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry)
                           "their request was handled; its decoding was "
                           "cancelled.")
                     .Register(registry)
-                    .Add({})) {}
+                    .Add({})),
+      redis_up_(prometheus::BuildGauge()
+                    .Name("fanyi_http_limits_redis_up")
+                    .Help("1 while Redis, which keeps the request limits' "
+                          "counters for every replica (--redis_url), "
+                          "answers; 0 while each replica counts its own.")
+                    .Register(registry)
+                    .Add({})),
+      redis_failures_(prometheus::BuildCounter()
+                          .Name("fanyi_http_limits_redis_failures_total")
+                          .Help("Limit checks that Redis did not answer, "
+                                "counted in this replica instead.")
+                          .Register(registry)
+                          .Add({})) {}
+
+void HttpMetrics::RecordLimitStore(bool answered) {
+  redis_up_.Set(answered ? 1 : 0);
+  if (!answered) redis_failures_.Increment();
+}
 
 void HttpMetrics::RecordHangUp() { hang_ups_.Increment(); }
 

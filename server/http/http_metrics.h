@@ -3,6 +3,7 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -27,11 +28,17 @@ class HttpMetrics {
   // Records one client that closed its connection while its request was
   // handled (fanyi_http_hang_ups_total).
   void RecordHangUp();
+  // Records whether Redis, which keeps the limits' counters
+  // (--redis_url), answered a call: fanyi_http_limits_redis_up (1 or 0)
+  // and, when it did not, fanyi_http_limits_redis_failures_total.
+  void RecordLimitStore(bool answered);
 
  private:
   prometheus::Family<prometheus::Counter>& requests_total_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
   prometheus::Counter& hang_ups_;
+  prometheus::Gauge& redis_up_;
+  prometheus::Counter& redis_failures_;
 };
 
 }  // namespace fanyi

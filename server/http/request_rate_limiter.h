@@ -38,6 +38,8 @@ class RequestRateLimiter {
   // counts nothing. `limit` 0: no limit.
   bool Admit(const std::string& client, int64_t limit, int64_t cost = 1);
 
+  std::chrono::seconds period() const { return period_; }
+
   // Whether Admit(client, limit, cost) would refuse now; counts nothing.
   bool WouldRefuse(const std::string& client, int64_t limit, int64_t cost = 1);
 
