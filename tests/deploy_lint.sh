@@ -2,7 +2,7 @@
 # Lints fanyi's deployment files offline (CTest: deploy_lint):
 #   - hadolint: docker/*.Dockerfile; bash -n: the images' script
 #   - yamllint: deploy/ (settings in deploy/yamllint.yaml)
-#   - kubectl kustomize: renders deploy/overlays/{cpu,gpu} and
+#   - kubectl kustomize: renders deploy/overlays/{cpu,gpu,cpu-redis} and
 #     deploy/distributed/{prepare,pytorchjob,indexed-job}
 #   - kubernetes-validate --strict: the rendered built-in kinds against the
 #     Kubernetes 1.27 schemas (the first with GA gRPC probes) and the newest
@@ -119,7 +119,7 @@ validate_core() {
   done
 }
 
-for overlay in cpu gpu; do
+for overlay in cpu gpu cpu-redis; do
   rendered="$work_dir/$overlay.yaml"
   render "deploy/overlays/$overlay" "$rendered"
   echo "  $overlay: kubectl kustomize rendered $(grep -c '^kind:' "$rendered") objects"

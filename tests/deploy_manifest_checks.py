@@ -14,7 +14,9 @@ the queue alert's threshold against the Deployment's --max_queue, gRPC probes
 on the gRPC port, a grace period longer than the drain, GPUs only in the gpu
 overlay, the trainer writing where the server reads, every fanyi_* metric
 named in the rules and the dashboard being one the server exports (README's
-table). Writes every PromQL expression of the dashboard as recording rules to
+table); in an overlay with Redis (its name ends in -redis), the server's
+--redis_url naming the Redis Service's name and port, which reach its
+container. Writes every PromQL expression of the dashboard as recording rules to
 RULES_OUT so that promtool parses them too.
 """
 import json
@@ -187,12 +189,46 @@ def write_dashboard_rules(path):
     return json.dumps(dashboard)
 
 
+def named(documents, kind, name):
+    """The document of `kind` named `name`."""
+    found = [d for d in documents
+             if d["kind"] == kind and d["metadata"]["name"] == name]
+    check(len(found) == 1, f"{len(found)} {kind} named {name}")
+    return found[0] if found else {}
+
+
+def check_redis(documents, deployment):
+    """--redis_url names the Redis Service, whose port reaches Redis."""
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    url = flag_value(args, "redis_url") or ""
+    match = re.fullmatch(r"redis://([a-z0-9-]+):(\d+)", url)
+    if not check(match, f"the server's --redis_url is {url!r}"):
+        return
+    service = named(documents, "Service", match.group(1))
+    redis = named(documents, "Deployment", match.group(1))
+    if not service or not redis:
+        return
+    port = [p for p in service["spec"]["ports"]
+            if p["port"] == int(match.group(2))]
+    container = redis["spec"]["template"]["spec"]["containers"][0]
+    target = {p["name"]: p["containerPort"] for p in container["ports"]}
+    check(port and target.get(port[0]["targetPort"]) == 6379,
+          f"Service {match.group(1)} port {match.group(2)} does not reach "
+          "Redis's 6379")
+    check(service["spec"]["selector"].items() <=
+          redis["spec"]["template"]["metadata"]["labels"].items(),
+          f"Service {match.group(1)} does not select the Redis pods")
+
+
 def main():
     overlay, rendered_path, core_path, rules_path = sys.argv[1:5]
     documents = [d for d in yaml.safe_load_all(
         pathlib.Path(rendered_path).read_text(encoding="utf-8")) if d]
     kinds = sorted(d["kind"] for d in documents)
-    check(kinds == EXPECTED_KINDS, f"rendered kinds {kinds}")
+    with_redis = overlay.endswith("-redis")
+    expected = sorted(EXPECTED_KINDS +
+                      (["Deployment", "Service"] if with_redis else []))
+    check(kinds == expected, f"rendered kinds {kinds}")
     by_kind = {}
     for document in documents:
         by_kind.setdefault(document["kind"], []).append(document)
@@ -206,10 +242,12 @@ def main():
     if failures:
         return report(overlay)
 
-    service = by_kind["Service"][0]
+    service = named(documents, "Service", "fanyi-server")
+    deployment = named(documents, "Deployment", "fanyi-server")
     rule = check_custom_resources(by_kind, service)
-    model_dir, server_pod = check_server(overlay, by_kind["Deployment"][0],
-                                         service, rule)
+    model_dir, server_pod = check_server(overlay, deployment, service, rule)
+    if with_redis:
+        check_redis(documents, deployment)
     out_dir, trainer_pod = check_trainer(overlay, by_kind["Job"][0])
     check(model_dir is not None and model_dir == out_dir,
           f"server --model_dir {model_dir} is not the trainer's --out "
