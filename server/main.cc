@@ -157,6 +157,10 @@ ABSL_FLAG(std::string, redis_url, "",
           "every replica enforces one limit. While Redis does not answer, "
           "each replica counts its own (logged; "
           "fanyi_http_limits_redis_up 0). Empty: counted per process.");
+ABSL_FLAG(int64_t, cache_bytes, 0,
+          "Translations kept to answer the same text asked the same way "
+          "again (same model and version, options and text), least recently "
+          "used out first, within this many bytes; 0: no cache.");
 ABSL_FLAG(bool, trust_forwarded_for, false,
           "Take an HTTP client's address from X-Forwarded-For (or Forwarded) "
           "when its connection comes from --trusted_proxies: the nearest "
@@ -265,6 +269,7 @@ int main(int argc, char** argv) {
   options.http_requests_per_day = absl::GetFlag(FLAGS_http_requests_per_day);
   options.http_ban_after = absl::GetFlag(FLAGS_http_ban_after);
   options.redis_url = absl::GetFlag(FLAGS_redis_url);
+  options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);
   options.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);

@@ -113,6 +113,9 @@ void ValidateOptions(const ServerOptions& options) {
   }
   AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
   if (!options.redis_url.empty()) RedisAddress::Parse(options.redis_url);
+  if (options.cache_bytes < 0) {
+    throw std::invalid_argument("cache_bytes must not be negative (0: none)");
+  }
   if (options.require_api_key && options.api_keys_db.empty()) {
     throw std::invalid_argument("require_api_key needs api_keys_db");
   }
@@ -247,6 +250,10 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
 void TranslationServer::StartMetrics(const ServerOptions& options) {
   registry_ = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<ServerMetrics>(*registry_);
+  if (options.cache_bytes > 0) {
+    cache_ = std::make_unique<TranslationCache>(
+        static_cast<std::size_t>(options.cache_bytes), *registry_);
+  }
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
         "listening_ports", options.metrics_listen, "num_threads",
@@ -313,6 +320,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
     api_options.access.required_keys = ReadApiKeys(options.api_keys_file);
   }
   api_options.suggestions_db = options.suggestions_db;
+  api_options.cache = cache_.get();
   api_options.max_suggestions = options.max_suggestions;
   api_options.max_suggestions_bytes = options.max_suggestions_bytes;
   http_metrics_ = std::make_unique<HttpMetrics>(*registry_);

@@ -29,6 +29,7 @@ class LibreTranslateApi;
 class ModelRegistry;
 class ModelRepository;
 class ServerMetrics;
+class TranslationCache;
 class TranslationService;
 class Translator;
 
@@ -128,6 +129,10 @@ struct ServerOptions {
   // by every replica; while it does not answer, each replica counts its
   // own (logged, and fanyi_http_limits_redis_up 0). Empty: per process.
   std::string redis_url;
+  // Translations kept to answer the same text asked the same way again
+  // (the same model and version, options and text), least recently used
+  // out first, within this many bytes; 0: no cache.
+  int64_t cache_bytes = 0;
   // Take HTTP clients' addresses from X-Forwarded-For or Forwarded when
   // their connection comes from one of trusted_proxies (CIDR ranges).
   bool trust_forwarded_for = false;
@@ -217,6 +222,7 @@ class TranslationServer {
   std::unique_ptr<AssemblyPool> assembly_;  // Used by models and service.
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<TranslationCache> cache_;  // With cache_bytes.
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<ModelRegistry> models_;
   std::unique_ptr<ModelRepository> repository_;  // With model_repository.

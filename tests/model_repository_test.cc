@@ -162,8 +162,10 @@ class ModelRepositoryTest : public ::testing::Test {
     return true;
   }
 
-  void StartServer() {
+  // `cache_bytes`: ServerOptions::cache_bytes.
+  void StartServer(int64_t cache_bytes = 0) {
     ServerOptions options;
+    options.cache_bytes = cache_bytes;
     options.model_repository = repository_;
     options.repository_poll_ms = 20;
     options.engine_factory = [this](const Translator& translator) {
@@ -467,6 +469,36 @@ TEST_F(ModelRepositoryTest, ANewVersionSwapsInUnderLoadLosingNothing) {
   EXPECT_GE(by_version_2.load(), 40);
   EXPECT_EQ(not_serving.load(), 0);
   EXPECT_TRUE(WaitForLog({"model en-zh version 1 unloaded"})) << LogText();
+}
+
+// With a translation cache, a new version never answers from the old
+// version's translations: the same text asked again is translated again.
+TEST_F(ModelRepositoryTest, ANewVersionTranslatesWhatTheOldOneCached) {
+  StartServer(/*cache_bytes=*/1 << 20);
+  const std::string request =
+      R"({"q": "I like tea.", "source": "en", "target": "zh"})";
+  const auto misses = [&] {
+    return testing_util::MetricValue(
+        testing_util::HttpGet(server_->metrics_port(), "/metrics"),
+        "fanyi_cache_misses_total");
+  };
+  ASSERT_EQ(
+      testing_util::HttpPostJson(server_->http_port(), "/translate", request)
+          .status,
+      200);
+  ASSERT_EQ(
+      testing_util::HttpPostJson(server_->http_port(), "/translate", request)
+          .status,
+      200);
+  EXPECT_EQ(misses(), 1);  // The second came from the cache.
+  AddModelVersion(repository_, "en-zh", 2, TrainedModels().en_zh);
+  ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
+  ASSERT_TRUE(WaitForLog({"model en-zh version 1 unloaded"})) << LogText();
+  ASSERT_EQ(
+      testing_util::HttpPostJson(server_->http_port(), "/translate", request)
+          .status,
+      200);
+  EXPECT_EQ(misses(), 2);
 }
 
 // A version whose weights were cut short is refused, the log naming the

@@ -35,6 +35,25 @@ bool IsBlank(const std::string& text) {
   return text.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
+// What the cache keeps of a text's translation: what /translate answers
+// with (the text, its alternatives, its confidence).
+std::string TranslationForCache(const TextTranslation& translation) {
+  return nlohmann::json({{"text", translation.text},
+                         {"alternatives", translation.alternatives},
+                         {"confidence", translation.confidence}})
+      .dump();
+}
+
+TextTranslation TranslationFromCache(const std::string& kept) {
+  const nlohmann::json value = nlohmann::json::parse(kept);
+  TextTranslation translation;
+  translation.text = value.at("text").get<std::string>();
+  translation.alternatives =
+      value.at("alternatives").get<std::vector<std::string>>();
+  translation.confidence = value.at("confidence").get<double>();
+  return translation;
+}
+
 // What a request costs of its client's characters a day: the texts of
 // /translate and /detect (q, a string or an array of them), the bytes of a
 // file to translate; nothing for a suggestion.
@@ -292,6 +311,13 @@ struct LibreTranslateApi::Answer {
   nlohmann::json pivots;
   HttpResponder respond;
 
+  // Records text `index`'s translation. Needs mutex once jobs run.
+  void Fill(std::size_t index, TextTranslation translation) {
+    outputs[index] = std::move(translation.text);
+    alternatives[index] = std::move(translation.alternatives);
+    confidences[index] = translation.confidence;
+  }
+
   // Records job results for the texts at `indices`; the last job answers.
   void JobDone(const std::vector<std::size_t>& indices,
                const grpc::Status& status,
@@ -300,9 +326,7 @@ struct LibreTranslateApi::Answer {
       std::lock_guard<std::mutex> lock(mutex);
       if (!status.ok() && first_error.ok()) first_error = status;
       for (std::size_t i = 0; i < translations.size(); ++i) {
-        outputs[indices[i]] = std::move(translations[i].text);
-        alternatives[indices[i]] = std::move(translations[i].alternatives);
-        confidences[indices[i]] = translations[i].confidence;
+        Fill(indices[i], std::move(translations[i]));
       }
       if (--remaining > 0) return;
     }
@@ -422,6 +446,7 @@ void LibreTranslateApi::Translate(
   struct GroupJob {
     TextJob job;
     std::vector<std::size_t> indices;
+    std::vector<std::string> cache_keys;  // Per index; empty: no cache.
     ModelRoute route;
     TextRequest request;
   };
@@ -432,11 +457,30 @@ void LibreTranslateApi::Translate(
                     source_code == "auto" ? language : source_code, target_code,
                     model_name);
     TextRequest request = options;
-    request.indices = indices;
-    for (std::size_t i : indices) request.texts.push_back(texts[i]);
     if (route.back()->translator().pipeline().writes_chinese()) {
       request.script = target->script;
     }
+    // Texts answered the same way before come from the cache; the others
+    // are translated, and kept there once they are.
+    std::vector<std::size_t> missed;
+    std::vector<std::string> keys;
+    const std::string key_start =
+        options_.cache != nullptr ? RouteCacheKey(route, request) : "";
+    for (std::size_t i : indices) {
+      if (options_.cache != nullptr) {
+        std::string key = key_start;
+        AppendKeyPart(texts[i], &key);
+        if (std::optional<std::string> kept = options_.cache->Get(key)) {
+          answer->Fill(i, TranslationFromCache(*kept));
+          continue;
+        }
+        keys.push_back(std::move(key));
+      }
+      missed.push_back(i);
+    }
+    if (missed.empty()) continue;
+    request.indices = missed;
+    for (std::size_t i : missed) request.texts.push_back(texts[i]);
     TextJob job;
     try {
       job.texts = PrepareRoute(route, request);
@@ -448,25 +492,20 @@ void LibreTranslateApi::Translate(
     if (client_gone != nullptr) {
       job.cancelled = [client_gone] { return client_gone->load(); };
     }
-    if (route.size() > 1) {
-      const nlohmann::json pivot = {
-          {"language", kPivotLanguage},
-          {"models", {route.front()->name(), route.back()->name()}}};
-      if (answer->pivots.is_null()) {
-        answer->pivots = nlohmann::json::array();
-        answer->pivots.get_ref<nlohmann::json::array_t&>().resize(texts.size());
-      }
-      for (std::size_t i : indices) answer->pivots[i] = pivot;
-    }
-    jobs.push_back(
-        {std::move(job), indices, std::move(route), std::move(request)});
+    jobs.push_back({std::move(job), std::move(missed), std::move(keys),
+                    std::move(route), std::move(request)});
   }
   if (jobs.empty()) return answer->Respond();
   answer->remaining = static_cast<int>(jobs.size());
   for (GroupJob& group : jobs) {
-    group.job.done = [answer, indices = group.indices](
+    group.job.done = [answer, indices = group.indices,
+                      keys = std::move(group.cache_keys),
+                      cache = options_.cache](
                          const grpc::Status& status,
                          std::vector<TextTranslation> translations) {
+      for (std::size_t i = 0; i < keys.size() && i < translations.size(); ++i) {
+        cache->Put(keys[i], TranslationForCache(translations[i]));
+      }
       answer->JobDone(indices, status, std::move(translations));
     };
     if (grpc::Status status = SubmitRoute(assembly_, group.route,

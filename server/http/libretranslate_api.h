@@ -20,6 +20,7 @@
 #include "server/http/http_server.h"
 #include "server/http/request_fields.h"
 #include "server/model_registry.h"
+#include "server/translation_cache.h"
 
 namespace fanyi {
 
@@ -36,6 +37,9 @@ struct HttpRoute {
 struct LibreTranslateOptions {
   // API keys and the limits of each key or address.
   ApiAccessOptions access;
+  // Translations kept to answer the same text asked the same way again;
+  // null: none. Not owned: it must outlive the API.
+  TranslationCache* cache = nullptr;
   // Take each client's address from X-Forwarded-For or Forwarded when its
   // connection comes from one of trusted_proxies (CIDR ranges, commas
   // between), so that clients behind an ingress are told apart for the
