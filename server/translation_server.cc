@@ -276,8 +276,8 @@ void TranslationServer::StartGrpc(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
-  service_ =
-      std::make_unique<TranslationService>(*models_, *metrics_, *assembly_);
+  service_ = std::make_unique<TranslationService>(*models_, *metrics_,
+                                                  *assembly_, cache_.get());
 
   grpc::ServerBuilder builder;
   // Without this a second server could share the port silently (gRPC sets

@@ -34,9 +34,9 @@ grpc::Status DeadlineStatus() {
 
 // Fills what a Translate or TranslateBatch response says of the whole call:
 // the model (and the pivot's), and the beam size and script every text of
-// it got (`text`, prepared for the route's first model from `request`).
+// it got (`beam_size`, and the script `request` asks for).
 template <typename Response>
-void DescribeCall(const ModelRoute& route, const PreparedText& text,
+void DescribeCall(const ModelRoute& route, int beam_size,
                   const TextRequest& request, Response* response) {
   const ServedModel& model = *route.back();
   response->set_model_version(model.translator().model_version());
@@ -47,7 +47,7 @@ void DescribeCall(const ModelRoute& route, const PreparedText& text,
     response->mutable_pivot_model()->set_version(route.front()->version());
     response->set_pivot_language(kPivotLanguage);
   }
-  response->set_beam_size(text.beam_size);
+  response->set_beam_size(beam_size);
   if (model.translator().pipeline().writes_chinese()) {
     response->set_script(
         ScriptToProto(request.script.value_or(ChineseScript::kSimplified)));
@@ -122,8 +122,12 @@ class TranslationService::RpcCompletion {
 
 TranslationService::TranslationService(ModelRegistry& registry,
                                        ServerMetrics& metrics,
-                                       AssemblyPool& assembly)
-    : registry_(registry), metrics_(metrics), assembly_(assembly) {}
+                                       AssemblyPool& assembly,
+                                       TranslationCache* cache)
+    : registry_(registry),
+      metrics_(metrics),
+      assembly_(assembly),
+      cache_(cache) {}
 
 // A raw method's request and response messages, alive until it answers.
 template <typename Request, typename Response>
@@ -280,16 +284,28 @@ void TranslationService::TranslateText(grpc::CallbackServerContext* context,
     return;
   }
   TextRequest text_request;
-  std::vector<PreparedText> texts;
-  grpc::Status status = ReadRequest(request, &text_request);
-  if (status.ok()) status = PrepareRequest(route, text_request, &texts);
-  if (!status.ok()) {
+  if (grpc::Status status = ReadRequest(request, &text_request); !status.ok()) {
     completion.Answer(status);
     return;
   }
-  DescribeCall(route, texts.front(), text_request, response);
+  std::vector<v1::Translation*> outputs = {response->mutable_translation()};
+  std::vector<std::string> cache_keys;
+  if (const int beam_size =
+          TakeFromCache(route, &text_request, &outputs, &cache_keys);
+      beam_size > 0 && outputs.empty()) {
+    DescribeCall(route, beam_size, text_request, response);
+    completion.Answer(grpc::Status::OK);
+    return;
+  }
+  std::vector<PreparedText> texts;
+  if (grpc::Status status = PrepareRequest(route, text_request, &texts);
+      !status.ok()) {
+    completion.Answer(status);
+    return;
+  }
+  DescribeCall(route, texts.front().beam_size, text_request, response);
   Submit(context, completion, route, std::move(texts), text_request,
-         {response->mutable_translation()}, /*batch_call=*/false);
+         std::move(outputs), std::move(cache_keys), /*batch_call=*/false);
 }
 
 void TranslationService::TranslateTexts(
@@ -326,24 +342,67 @@ void TranslationService::TranslateTexts(
   // Every text is checked and prepared first, so a bad one costs no
   // decoding.
   TextRequest text_request;
-  std::vector<PreparedText> texts;
-  grpc::Status status = ReadRequest(request, &text_request);
-  if (status.ok()) status = PrepareRequest(route, text_request, &texts);
-  if (!status.ok()) {
+  if (grpc::Status status = ReadRequest(request, &text_request); !status.ok()) {
     completion.Answer(status);
     return;
   }
-  DescribeCall(route, texts.front(), text_request, response);
   // Pre-sized so each text's assembly writes only its own element.
   std::vector<v1::Translation*> outputs;
-  for (std::size_t i = 0; i < texts.size(); ++i) {
+  for (int i = 0; i < request.texts_size(); ++i) {
     outputs.push_back(response->add_translations());
-    if (i < detected.size()) {
+    if (static_cast<std::size_t>(i) < detected.size()) {
       *outputs.back()->mutable_detected_language() = detected[i];
     }
   }
+  std::vector<std::string> cache_keys;
+  const int cached_beam_size =
+      TakeFromCache(route, &text_request, &outputs, &cache_keys);
+  if (cached_beam_size > 0 && outputs.empty()) {
+    DescribeCall(route, cached_beam_size, text_request, response);
+    completion.Answer(grpc::Status::OK);
+    return;
+  }
+  std::vector<PreparedText> texts;
+  if (grpc::Status status = PrepareRequest(route, text_request, &texts);
+      !status.ok()) {
+    completion.Answer(status);
+    return;
+  }
+  DescribeCall(route, texts.front().beam_size, text_request, response);
   Submit(context, completion, route, std::move(texts), text_request,
-         std::move(outputs), /*batch_call=*/true);
+         std::move(outputs), std::move(cache_keys), /*batch_call=*/true);
+}
+
+int TranslationService::TakeFromCache(
+    const ModelRoute& route, TextRequest* request,
+    std::vector<v1::Translation*>* outputs,
+    std::vector<std::string>* cache_keys) const {
+  if (cache_ == nullptr) return 0;
+  const std::string key_start = RouteCacheKey(route, *request);
+  int beam_size = 0;
+  TextRequest missed = *request;
+  missed.texts.clear();
+  missed.indices.clear();
+  std::vector<v1::Translation*> missed_outputs;
+  for (std::size_t i = 0; i < request->texts.size(); ++i) {
+    std::string key = key_start;
+    AppendKeyPart(request->texts[i], &key);
+    v1::TranslateResponse kept;
+    if (std::optional<std::string> value = cache_->Get(key);
+        value && kept.ParseFromString(*value)) {
+      (*outputs)[i]->MergeFrom(kept.translation());
+      beam_size = kept.beam_size();
+      continue;
+    }
+    missed.texts.push_back(request->texts[i]);
+    missed.indices.push_back(request->indices.empty() ? i
+                                                      : request->indices[i]);
+    missed_outputs.push_back((*outputs)[i]);
+    cache_keys->push_back(std::move(key));
+  }
+  *request = std::move(missed);
+  *outputs = std::move(missed_outputs);
+  return beam_size;
 }
 
 grpc::ServerUnaryReactor* TranslationService::ListModels(
@@ -371,23 +430,34 @@ ModelRoute TranslationService::Choose(const v1::ModelChoice& choice,
   return route;
 }
 
-void TranslationService::Submit(grpc::CallbackServerContext* context,
-                                const RpcCompletion& completion,
-                                const ModelRoute& route,
-                                std::vector<PreparedText> texts,
-                                const TextRequest& request,
-                                std::vector<v1::Translation*> outputs,
-                                bool batch_call) {
+void TranslationService::Submit(
+    grpc::CallbackServerContext* context, const RpcCompletion& completion,
+    const ModelRoute& route, std::vector<PreparedText> texts,
+    const TextRequest& request, std::vector<v1::Translation*> outputs,
+    std::vector<std::string> cache_keys, bool batch_call) {
+  std::vector<int> beam_sizes;
+  for (const PreparedText& text : texts) beam_sizes.push_back(text.beam_size);
   TextJob job;
   job.texts = std::move(texts);
   job.deadline = context->deadline();
   job.cancelled = [context] { return context->IsCancelled(); };
   job.name_texts = batch_call;
-  job.done = [completion, outputs = std::move(outputs)](
-                 const grpc::Status& status,
-                 std::vector<TextTranslation> translations) {
+  job.done = [completion, outputs = std::move(outputs),
+              cache_keys = std::move(cache_keys),
+              beam_sizes = std::move(beam_sizes),
+              cache = cache_](const grpc::Status& status,
+                              std::vector<TextTranslation> translations) {
     for (std::size_t t = 0; t < translations.size(); ++t) {
       FillTranslation(std::move(translations[t]), outputs[t]);
+      if (t < cache_keys.size()) {
+        // What the cache keeps: the text's translation, and the beam it
+        // was made with (the call's answer names it).
+        v1::TranslateResponse kept;
+        *kept.mutable_translation() = *outputs[t];
+        kept.mutable_translation()->clear_detected_language();
+        kept.set_beam_size(beam_sizes[t]);
+        cache->Put(cache_keys[t], kept.SerializeAsString());
+      }
     }
     completion.Answer(status);
   };

@@ -15,6 +15,7 @@
 #include "server/model_registry.h"
 #include "server/served_model.h"
 #include "server/server_metrics.h"
+#include "server/translation_cache.h"
 
 namespace fanyi {
 
@@ -36,9 +37,10 @@ class TranslationService final
               v1::Translator::CallbackService>> {
  public:
   // `registry`, `metrics` and `assembly` must outlive the service and every
-  // model it has handed texts to.
+  // model it has handed texts to; so must `cache` (null: none), which
+  // answers texts asked the same way before.
   TranslationService(ModelRegistry& registry, ServerMetrics& metrics,
-                     AssemblyPool& assembly);
+                     AssemblyPool& assembly, TranslationCache* cache = nullptr);
 
   // Translates one text (a TranslateRequest, answered with a
   // TranslateResponse).
@@ -106,10 +108,21 @@ class TranslationService final
   // TextJob, or a PivotJob asking `request` of its second leg; their
   // translations go to `outputs`, one per text, and the job's completion
   // (on the assembly pool) finishes the RPC.
+  // Keeps each text's translation in the cache under its key of
+  // `cache_keys` (none when empty).
   void Submit(grpc::CallbackServerContext* context,
               const RpcCompletion& completion, const ModelRoute& route,
               std::vector<PreparedText> texts, const TextRequest& request,
-              std::vector<v1::Translation*> outputs, bool batch_call);
+              std::vector<v1::Translation*> outputs,
+              std::vector<std::string> cache_keys, bool batch_call);
+  // Writes the translations the cache holds for texts of `request` through
+  // `route` into their `outputs`, and leaves in `request` (its texts and
+  // indices) and `outputs` only the others, whose keys go to `cache_keys`
+  // (none without a cache). Returns the beam size a cached translation was
+  // made with; 0 when none was cached.
+  int TakeFromCache(const ModelRoute& route, TextRequest* request,
+                    std::vector<v1::Translation*>* outputs,
+                    std::vector<std::string>* cache_keys) const;
   // Writes `assembled` into `translation`.
   static void FillTranslation(TextTranslation assembled,
                               v1::Translation* translation);
@@ -117,6 +130,7 @@ class TranslationService final
   ModelRegistry& registry_;
   ServerMetrics& metrics_;
   AssemblyPool& assembly_;
+  TranslationCache* const cache_;
 };
 
 }  // namespace fanyi

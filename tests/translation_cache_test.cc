@@ -1,19 +1,22 @@
 // The translation cache: the bounded LRU map on its own, then a real
 // server on 127.0.0.1 (a really trained tiny model) answering LibreTranslate's
-// /translate from it: the same answer, alternatives and confidence
-// included, for the same text asked the same way; a translation for
-// anything asked otherwise; the metrics counting both. A new model
-// version's answers: model_repository_test.
+// /translate and gRPC's Translate and TranslateBatch from it: the same answer,
+// alternatives and confidence included, for the same text asked the same way; a
+// translation for anything asked otherwise; the metrics counting both. A new
+// model version's answers: model_repository_test.
 #include "server/translation_cache.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "fanyi/v1/translator.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"
 #include "tests/test_util.h"
@@ -150,6 +153,47 @@ TEST_F(CachedServerTest, TheSameTextAskedTheSameWayIsAnsweredFromTheCache) {
     EXPECT_EQ(alone["translatedText"], batch["translatedText"][i]);
   }
   EXPECT_EQ(Metric("fanyi_cache_hits_total"), batch_hits + 3);
+}
+
+TEST_F(CachedServerTest, GrpcAnswersFromTheSameCache) {
+  auto stub = v1::Translator::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
+                          grpc::InsecureChannelCredentials()));
+  const auto translate = [&](const std::string& text) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    v1::TranslateRequest request;
+    request.set_text(text);
+    request.set_beam_size(2);
+    v1::TranslateResponse response;
+    EXPECT_TRUE(stub->Translate(&context, request, &response).ok());
+    return response;
+  };
+  const double hits = Metric("fanyi_cache_hits_total");
+  const v1::TranslateResponse first = translate("We are friends.");
+  const v1::TranslateResponse second = translate("We are friends.");
+  EXPECT_EQ(Metric("fanyi_cache_hits_total"), hits + 1);
+  EXPECT_EQ(second.SerializeAsString(), first.SerializeAsString());
+  EXPECT_EQ(second.beam_size(), 2);
+
+  // A batch: the cached text in its place, with the counts it had.
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(60));
+  v1::TranslateBatchRequest batch;
+  batch.add_texts("It is raining.");
+  batch.add_texts("We are friends.");
+  batch.set_beam_size(2);
+  v1::TranslateBatchResponse answered;
+  ASSERT_TRUE(stub->TranslateBatch(&context, batch, &answered).ok());
+  ASSERT_EQ(answered.translations_size(), 2);
+  EXPECT_EQ(answered.translations(1).SerializeAsString(),
+            first.translation().SerializeAsString());
+  EXPECT_EQ(answered.translations(0).text(),
+            translate("It is raining.").translation().text());
+  EXPECT_EQ(Metric("fanyi_cache_hits_total"), hits + 3);
+  EXPECT_EQ(answered.beam_size(), 2);
 }
 
 }  // namespace
