@@ -5,13 +5,13 @@
 # Builds DISTINCT HTML posts (a mention, a dev sentence, a hashtag and a
 # link, as Mastodon sends them) and a sequence of REQUESTS of them drawn
 # from a Zipf law of exponent ZIPF_S (seeded: the same mix every run), which
-# fanyi-loadgen sends in order over HTTP (POST /translate, format html) at
-# CONCURRENCY for DURATION seconds. Each run starts a fresh server (the
-# cache starts empty), without the cache and with CACHE_BYTES, alternating,
+# fanyi-loadgen sends once, in order, over HTTP (POST /translate, format
+# html) at CONCURRENCY. Each run starts a fresh server (the cache starts
+# empty), without the cache and with CACHE_BYTES, alternating,
 # REPEATS of each: medians of requests/s, p50 and p99, and with the cache
 # its hit rate and bytes, and the server's resident memory at the end.
-# Environment: DISTINCT (1000), REQUESTS (20000), ZIPF_S (1.1),
-# CONCURRENCY (16), DURATION (20), REPEATS (3), CACHE_BYTES (67108864),
+# Environment: DISTINCT (2000: the whole dev set), REQUESTS (20000),
+# ZIPF_S (1.1), CONCURRENCY (16), REPEATS (3), CACHE_BYTES (67108864),
 # THREADS (server --threads, 2), BUILD_DIR (build-bench; BIN_DIR: programs
 # already built), WORK_DIR (/tmp/fanyi-cache-zipf).
 set -euo pipefail
@@ -23,11 +23,10 @@ if [[ $# -lt 1 ]]; then
 fi
 model_dir="$1"
 sources="${2:-../shared/data/en-zh/dev.tsv}"
-distinct="${DISTINCT:-1000}"
+distinct="${DISTINCT:-2000}"
 requests="${REQUESTS:-20000}"
 zipf_s="${ZIPF_S:-1.1}"
 concurrency="${CONCURRENCY:-16}"
-duration="${DURATION:-20}"
 repeats="${REPEATS:-3}"
 cache_bytes="${CACHE_BYTES:-67108864}"
 threads="${THREADS:-2}"
@@ -66,7 +65,7 @@ run() {  # NAME CACHE_BYTES
     "$work_dir/$name.log")
   "$bin/fanyi-loadgen" --server "127.0.0.1:$http_port" --http --format html \
     --input "$work_dir/mix.html" --concurrency "$concurrency" \
-    --duration_s "$duration" --requests 0 --timeout_ms 60000 \
+    --requests "$requests" --timeout_ms 60000 \
     --source_language en --target_language zh \
     --json "$work_dir/$name.json" >/dev/null
   curl -s "http://127.0.0.1:$metrics_port/metrics" | grep '^fanyi_cache' \
