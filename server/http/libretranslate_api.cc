@@ -478,6 +478,16 @@ void LibreTranslateApi::Translate(
       }
       missed.push_back(i);
     }
+    if (route.size() > 1) {
+      const nlohmann::json pivot = {
+          {"language", kPivotLanguage},
+          {"models", {route.front()->name(), route.back()->name()}}};
+      if (answer->pivots.is_null()) {
+        answer->pivots = nlohmann::json::array();
+        answer->pivots.get_ref<nlohmann::json::array_t&>().resize(texts.size());
+      }
+      for (std::size_t i : indices) answer->pivots[i] = pivot;
+    }
     if (missed.empty()) continue;
     request.indices = missed;
     for (std::size_t i : missed) request.texts.push_back(texts[i]);
