@@ -32,6 +32,14 @@ grpc::Status DeadlineStatus() {
                       "deadline passed before the request was queued");
 }
 
+// Whether `choice` asks for Chinese into Chinese: the texts are only
+// written in the script asked for, with no model (OpenCC).
+bool IsScriptOnly(const v1::ModelChoice& choice) {
+  return choice.model().empty() &&
+         choice.source_language() == choice.target_language() &&
+         IsChineseLanguage(choice.source_language());
+}
+
 // Fills what a Translate or TranslateBatch response says of the whole call:
 // the model (and the pivot's), and the beam size and script every text of
 // it got (`beam_size`, and the script `request` asks for).
@@ -265,6 +273,19 @@ void TranslationService::TranslateText(grpc::CallbackServerContext* context,
                                        const v1::TranslateRequest& request,
                                        v1::TranslateResponse* response) {
   v1::ModelChoice choice = request.model();
+  if (IsScriptOnly(choice)) {
+    TextRequest text_request;
+    grpc::Status status = ReadRequest(request, &text_request);
+    if (status.ok()) {
+      const ChineseScript script =
+          text_request.script.value_or(ChineseScript::kSimplified);
+      response->mutable_translation()->set_text(
+          converters_.For(script).Convert(request.text()));
+      response->set_script(ScriptToProto(script));
+    }
+    completion.Answer(status);
+    return;
+  }
   if (choice.source_language() == "auto") {
     std::vector<v1::DetectedLanguage> detected;
     if (grpc::Status status =
@@ -313,6 +334,21 @@ void TranslationService::TranslateTexts(
     const v1::TranslateBatchRequest& request,
     v1::TranslateBatchResponse* response) {
   v1::ModelChoice choice = request.model();
+  if (IsScriptOnly(choice)) {
+    TextRequest text_request;
+    grpc::Status status = ReadRequest(request, &text_request);
+    if (status.ok()) {
+      const ChineseScript script =
+          text_request.script.value_or(ChineseScript::kSimplified);
+      for (const std::string& text : request.texts()) {
+        response->add_translations()->set_text(
+            converters_.For(script).Convert(text));
+      }
+      response->set_script(ScriptToProto(script));
+    }
+    completion.Answer(status);
+    return;
+  }
   std::vector<v1::DetectedLanguage> detected;
   if (choice.source_language() == "auto" && request.texts_size() > 0) {
     const std::vector<std::string_view> texts(request.texts().begin(),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/pipeline/translator.h"
+#include "common/text/script_converter.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/assembly_pool.h"
@@ -131,6 +132,8 @@ class TranslationService final
   ServerMetrics& metrics_;
   AssemblyPool& assembly_;
   TranslationCache* const cache_;
+  // For Chinese into Chinese: another script, no model.
+  const ScriptConverters converters_;
 };
 
 }  // namespace fanyi

@@ -22,6 +22,7 @@
 #include "common/formats/docx_package.h"
 #include "common/formats/gettext_catalog.h"
 #include "common/formats/xml_tree.h"
+#include "common/text/script_converter.h"
 #include "server/http/libretranslate_api.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"
@@ -425,6 +426,56 @@ TEST_F(HttpApiTest, TheTargetCodePicksTheScript) {
     ASSERT_EQ(answer.status, 200) << answer.body;
     EXPECT_EQ(Body(answer)["translatedText"], GrpcTranslation(text, c.script));
   }
+}
+
+TEST_F(HttpApiTest, ChineseIntoAnotherScriptIsConvertedWithoutAModel) {
+  const std::string simplified = "这个软件支持简体和繁体中文。";
+  const std::string taiwan =
+      ScriptConverter(ChineseScript::kTraditionalTaiwan).Convert(simplified);
+  ASSERT_NE(taiwan, simplified);
+  const auto translate = [](const nlohmann::json& request) {
+    const HttpAnswer answer = PostJson(request);
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    return Body(answer)["translatedText"];
+  };
+  EXPECT_EQ(
+      translate({{"q", simplified}, {"source", "zh"}, {"target", "zh-Hant"}}),
+      taiwan);
+  // Back (OpenCC keeps Taiwan's vocabulary: characters only).
+  EXPECT_EQ(translate({{"q", taiwan}, {"source", "zt"}, {"target", "zh"}}),
+            ScriptConverter(ChineseScript::kSimplified).Convert(taiwan));
+  EXPECT_EQ(
+      translate({{"q", simplified}, {"source", "zh"}, {"target", "zh-HK"}}),
+      ScriptConverter(ChineseScript::kTraditionalHongKong).Convert(simplified));
+  // Detected as Chinese; in an array, beside a text the model translates.
+  const nlohmann::json both = translate({{"q", {simplified, "Hello."}},
+                                         {"source", "auto"},
+                                         {"target", "zh-Hant"}});
+  EXPECT_EQ(both[0], taiwan);
+  EXPECT_EQ(both[1], GrpcTranslation("Hello.", v1::SCRIPT_TRADITIONAL_TAIWAN));
+  // gRPC alike: Chinese into Chinese, in the script asked for.
+  auto stub = v1::Translator::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
+                          grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::TranslateBatchRequest batch;
+  batch.add_texts(simplified);
+  batch.add_texts(taiwan);
+  batch.mutable_model()->set_source_language("zh");
+  batch.mutable_model()->set_target_language("zh");
+  batch.set_script(v1::SCRIPT_TRADITIONAL_TAIWAN);
+  v1::TranslateBatchResponse converted;
+  ASSERT_TRUE(stub->TranslateBatch(&context, batch, &converted).ok());
+  ASSERT_EQ(converted.translations_size(), 2);
+  EXPECT_EQ(converted.translations(0).text(), taiwan);
+  EXPECT_EQ(converted.translations(1).text(), taiwan);
+  EXPECT_EQ(converted.script(), v1::SCRIPT_TRADITIONAL_TAIWAN);
+  // HTML keeps its markup.
+  EXPECT_EQ(translate({{"q", "<p>" + simplified + "</p>"},
+                       {"source", "zh"},
+                       {"target", "zh-Hant"},
+                       {"format", "html"}}),
+            "<p>" + taiwan + "</p>");
 }
 
 TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {

@@ -76,4 +76,13 @@ std::string ScriptConverter::Convert(std::string_view text) const {
   return converted;
 }
 
+const ScriptConverter& ScriptConverters::For(ChineseScript script) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<ScriptConverter>& converter = converters_[script];
+  if (converter == nullptr) {
+    converter = std::make_unique<ScriptConverter>(script);
+  }
+  return *converter;
+}
+
 }  // namespace fanyi

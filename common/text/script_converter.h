@@ -2,7 +2,9 @@
 #ifndef FANYI_COMMON_TEXT_SCRIPT_CONVERTER_H_
 #define FANYI_COMMON_TEXT_SCRIPT_CONVERTER_H_
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +61,19 @@ class ScriptConverter {
   ChineseScript script_ = ChineseScript::kSimplified;
   // Applied in order: to Simplified, then (Traditional targets) onwards.
   std::vector<std::unique_ptr<opencc::SimpleConverter>> steps_;
+};
+
+// One ScriptConverter per script, each loaded when first asked for (its
+// dictionaries take memory and a moment). Thread-safe.
+class ScriptConverters {
+ public:
+  // The converter into `script`; throws as ScriptConverter's constructor.
+  const ScriptConverter& For(ChineseScript script) const;
+
+ private:
+  mutable std::mutex mutex_;
+  // Guarded by mutex_; an entry, once made, is never replaced.
+  mutable std::map<ChineseScript, std::unique_ptr<ScriptConverter>> converters_;
 };
 
 }  // namespace fanyi

@@ -426,6 +426,15 @@ void LibreTranslateApi::Translate(
     }
   }
   answer->outputs = texts;
+  // A Chinese text already in the target language is written in the
+  // target's script (OpenCC): zh to zh-Hant converts, with no model.
+  if (IsChineseLanguage(target->language) && target->script) {
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      if (languages[i] == target->language && !IsBlank(texts[i])) {
+        answer->outputs[i] = converters_.For(*target->script).Convert(texts[i]);
+      }
+    }
+  }
   answer->alternatives.resize(texts.size());
   answer->confidences.assign(texts.size(), 1.0);
   // The options every group asks for, read once.

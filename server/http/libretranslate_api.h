@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/formats/suggestion_store.h"
+#include "common/text/script_converter.h"
 #include "server/assembly_pool.h"
 #include "server/http/api_access.h"
 #include "server/http/client_address.h"
@@ -163,6 +164,8 @@ class LibreTranslateApi {
   const FileTranslation files_;  // /translate_file and /download_file.
   // Null without options_.suggestions_db.
   const std::unique_ptr<SuggestionStore> suggestions_;
+  // For texts already in the target language but not in its script.
+  const ScriptConverters converters_;
   // Mutable: handing it work is not a change of the API's state. Last, so
   // that it finishes its requests while the rest is still there.
   mutable FairPool parsing_;
