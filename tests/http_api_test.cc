@@ -555,6 +555,10 @@ TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {
 }
 
 TEST_F(HttpApiTest, LanguagesHealthAndSettingsDescribeTheServedModel) {
+  // As LibreTranslate: POST /languages is 405, naming GET.
+  const HttpAnswer posted = Call("POST", "/languages");
+  EXPECT_EQ(posted.status, 405);
+  EXPECT_EQ(posted.headers.at("allow"), "GET");
   const HttpAnswer languages = Call("GET", "/languages");
   ASSERT_EQ(languages.status, 200);
   const nlohmann::json listed = Body(languages);

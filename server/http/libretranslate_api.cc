@@ -84,7 +84,9 @@ const std::vector<HttpRoute>& LibreTranslateApi::Routes() {
       {"/", {"GET"}},
       {"/translate", {"POST"}},
       {"/detect", {"POST"}},
-      {"/languages", {"GET", "POST"}},  // libretranslatepy sends GET.
+      // GET only, as LibreTranslate (its tests expect 405 for POST);
+      // libretranslatepy sends a GET with a form body, which is one.
+      {"/languages", {"GET"}},
       {"/health", {"GET"}},
       {"/translate_file", {"POST"}},
       {"/download_file/{name}", {"GET"}},

@@ -74,15 +74,6 @@ std::string_view OpenApiSpec() {
             "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Language"}}}}
           }
         }
-      },
-      "post": {
-        "summary": "The same, for clients that POST",
-        "responses": {
-          "200": {
-            "description": "The languages",
-            "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Language"}}}}
-          }
-        }
       }
     },
     "/translate_file": {
