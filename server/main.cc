@@ -157,6 +157,14 @@ ABSL_FLAG(std::string, redis_url, "",
           "every replica enforces one limit. While Redis does not answer, "
           "each replica counts its own (logged; "
           "fanyi_http_limits_redis_up 0). Empty: counted per process.");
+ABSL_FLAG(int, batch_limit, 256,
+          "Texts one request may hold, at most: an array q of HTTP "
+          "/translate (LibreTranslate's --batch-limit) and gRPC "
+          "TranslateBatch's texts (and at most --max_queue).");
+ABSL_FLAG(int, frontend_timeout_ms, 500,
+          "How long the web page waits after typing before it translates "
+          "(/frontend/settings' frontendTimeout, LibreTranslate's "
+          "--frontend-timeout).");
 ABSL_FLAG(int64_t, cache_bytes, 0,
           "Translations kept to answer the same text asked the same way "
           "again (same model and version, options and text), least recently "
@@ -270,6 +278,8 @@ int main(int argc, char** argv) {
   options.http_ban_after = absl::GetFlag(FLAGS_http_ban_after);
   options.redis_url = absl::GetFlag(FLAGS_redis_url);
   options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
+  options.max_batch_texts = absl::GetFlag(FLAGS_batch_limit);
+  options.http_frontend_timeout_ms = absl::GetFlag(FLAGS_frontend_timeout_ms);
   options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);
   options.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);

@@ -113,6 +113,9 @@ void ValidateOptions(const ServerOptions& options) {
   }
   AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
   if (!options.redis_url.empty()) RedisAddress::Parse(options.redis_url);
+  if (options.http_frontend_timeout_ms < 0) {
+    throw std::invalid_argument("frontend_timeout_ms must not be negative");
+  }
   if (options.cache_bytes < 0) {
     throw std::invalid_argument("cache_bytes must not be negative (0: none)");
   }
@@ -321,6 +324,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   }
   api_options.suggestions_db = options.suggestions_db;
   api_options.cache = cache_.get();
+  api_options.frontend_timeout_ms = options.http_frontend_timeout_ms;
   api_options.max_suggestions = options.max_suggestions;
   api_options.max_suggestions_bytes = options.max_suggestions_bytes;
   http_metrics_ = std::make_unique<HttpMetrics>(*registry_);

@@ -73,8 +73,8 @@ struct ServerOptions {
   // GNMT α of beam search for every model; unset: each model's own.
   std::optional<double> length_penalty;
   bool cuda_graphs = true;      // DecodingOptions::cuda_graphs.
-  int max_batch_texts = 256;    // TranslateBatch texts per RPC, at most
-                                // (and at most max_queue).
+  int max_batch_texts = 256;    // Texts per request (TranslateBatch, HTTP
+                                // q), at most (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).
   int max_beam_size = 8;        // Larger requested beams are capped.
   int threads = 0;              // CPU threads for decoding, split evenly
@@ -133,6 +133,8 @@ struct ServerOptions {
   // (the same model and version, options and text), least recently used
   // out first, within this many bytes; 0: no cache.
   int64_t cache_bytes = 0;
+  // How long the web page waits after typing before it translates.
+  int http_frontend_timeout_ms = 500;
   // Take HTTP clients' addresses from X-Forwarded-For or Forwarded when
   // their connection comes from one of trusted_proxies (CIDR ranges).
   bool trust_forwarded_for = false;

@@ -582,6 +582,28 @@ TEST_F(HttpApiTest, LanguagesHealthAndSettingsDescribeTheServedModel) {
   EXPECT_EQ(Body(settings)["keyRequired"], false);
 }
 
+TEST_F(HttpApiTest, BatchLimitAndFrontendTimeoutAreSettable) {
+  ServerOptions options = Options();
+  options.max_batch_texts = 2;
+  options.http_frontend_timeout_ms = 900;
+  std::unique_ptr<TranslationServer> limited =
+      TranslationServer::Start(options);
+  const nlohmann::json settings =
+      Body(Call("GET", "/frontend/settings", "", "", limited->http_port()));
+  EXPECT_EQ(settings["batchLimit"], 2);
+  EXPECT_EQ(settings["frontendTimeout"], 900);
+  EXPECT_EQ(
+      PostJson({{"q", {"One.", "Two."}}, {"source", "en"}, {"target", "zh"}},
+               limited->http_port())
+          .status,
+      200);
+  const HttpAnswer refused = PostJson(
+      {{"q", {"One.", "Two.", "Three."}}, {"source", "en"}, {"target", "zh"}},
+      limited->http_port());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(Body(refused)["error"], "q has 3 entries; the limit is 2");
+}
+
 TEST_F(HttpApiTest, FilesComeBackInTheirFormatWithTheirStructure) {
   // Each cue, paragraph or item is translated as the same words sent to
   // /translate would be; what is not words comes back byte for byte.

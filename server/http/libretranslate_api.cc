@@ -720,11 +720,13 @@ HttpResponse LibreTranslateApi::Health() const {
 HttpResponse LibreTranslateApi::FrontendSettings() const {
   const std::vector<std::shared_ptr<ServedModel>> models = models_.Models();
   int char_limit = -1;
+  int batch_limit = -1;
   nlohmann::json source = {{"code", "auto"}, {"name", "Auto Detect"}};
   nlohmann::json target = nullptr;
   if (!models.empty()) {
     const Translator& translator = models.front()->translator();
     char_limit = translator.pipeline().limits().text_limits().max_input_chars;
+    batch_limit = translator.pipeline().limits().text_limits().max_texts;
     const ListedLanguage from =
         ListedCodes(translator.source_language()).front();
     const ListedLanguage to = ListedCodes(translator.target_language()).front();
@@ -733,7 +735,8 @@ HttpResponse LibreTranslateApi::FrontendSettings() const {
   }
   return JsonResponse(200,
                       {{"charLimit", char_limit},
-                       {"frontendTimeout", 500},
+                       {"frontendTimeout", options_.frontend_timeout_ms},
+                       {"batchLimit", batch_limit},
                        {"apiKeys", access_.keys_in_use()},
                        {"keyRequired", access_.key_required()},
                        {"suggestions", suggestions_ != nullptr},

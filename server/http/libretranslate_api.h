@@ -41,6 +41,9 @@ struct LibreTranslateOptions {
   // Translations kept to answer the same text asked the same way again;
   // null: none. Not owned: it must outlive the API.
   TranslationCache* cache = nullptr;
+  // /frontend/settings' frontendTimeout: how long the page waits after
+  // typing before it translates.
+  int frontend_timeout_ms = 500;
   // Take each client's address from X-Forwarded-For or Forwarded when its
   // connection comes from one of trusted_proxies (CIDR ranges, commas
   // between), so that clients behind an ingress are told apart for the
