@@ -10,10 +10,14 @@
 namespace fanyi {
 namespace {
 
-// A CLD2 language as a model's code: Chinese in either script is "zh".
+// A CLD2 language as a model's code: Chinese in either script is "zh",
+// and CLD2's older codes are today's (Hebrew "he", Norwegian Bokmål "nb").
 std::string ModelCode(CLD2::Language language) {
   const std::string code = CLD2::LanguageCode(language);
-  return code == "zh-Hant" ? "zh" : code;
+  if (code == "zh-Hant") return "zh";
+  if (code == "iw") return "he";
+  if (code == "no") return "nb";
+  return code;
 }
 
 bool IsCjkLanguage(const std::string& language) {
