@@ -47,7 +47,7 @@ std::string_view OpenApiSpec() {
     },
     "/detect": {
       "post": {
-        "summary": "Detect the language of text, among the served source languages",
+        "summary": "Detect the language of text (served or not: among the languages LibreTranslate offers)",
         "requestBody": {
           "required": true,
           "content": {
