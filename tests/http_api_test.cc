@@ -135,10 +135,11 @@ class HttpApiTest : public ::testing::Test {
   // success, the downloaded file.
   static HttpAnswer TranslateFile(const std::string& filename,
                                   const std::string& content,
-                                  const std::string& target = "zh") {
+                                  const std::string& target = "zh",
+                                  const std::string& source = "en") {
     const HttpAnswer answer = Call(
         "POST", "/translate_file",
-        Multipart({{"source", "en"}, {"target", target}}, filename, content),
+        Multipart({{"source", source}, {"target", target}}, filename, content),
         "multipart/form-data; boundary=" + kBoundary);
     if (answer.status != 200) return answer;
     const std::string url = Body(answer).at("translatedFileUrl");
@@ -808,15 +809,37 @@ TEST_F(HttpApiTest, BadFilesGet400SayingWhatIsWrong) {
             Multipart({{"source", "en"}, {"target", "zh"}}), form),
        "Invalid request: missing file parameter"},
       {Call("POST", "/translate_file",
-            Multipart({{"source", "auto"}, {"target", "zh"}}, "a.txt", "Hi."),
+            Multipart({{"source", "auto"}, {"target", "fr"}}, "a.txt", "Hi."),
             form),
-       "Invalid request: source auto is not supported for files"},
+       "fr is not supported"},
   };
   for (const auto& [answer, message] : cases) {
     EXPECT_EQ(answer.status, 400) << answer.body;
     EXPECT_NE(Body(answer).at("error").get<std::string>().find(message),
               std::string::npos)
         << answer.body;
+  }
+}
+
+TEST_F(HttpApiTest, AFilesLanguageIsDetectedFromItsWords) {
+  const std::string text =
+      "The weather is lovely today.\nWe are going for a walk in the park.\n";
+  const std::string html =
+      "<html><body><p>The weather is lovely today.</p><p>We are going for a "
+      "walk in the park.</p></body></html>";
+  for (const auto& [name, content] :
+       {std::pair{"walk.txt", text}, std::pair{"walk.html", html}}) {
+    const HttpAnswer answer =
+        Call("POST", "/translate_file",
+             Multipart({{"source", "auto"}, {"target", "zh"}}, name, content),
+             "multipart/form-data; boundary=" + kBoundary);
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    EXPECT_EQ(Body(answer)["detectedLanguage"]["language"], "en") << name;
+    const std::string url = Body(answer).at("translatedFileUrl");
+    const HttpAnswer detected =
+        Call("GET", url.substr(std::string("http://127.0.0.1").size()));
+    // The same file as when its language is named.
+    EXPECT_EQ(detected.body, TranslateFile(name, content).body) << name;
   }
 }
 

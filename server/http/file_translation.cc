@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/formats/html_reader.h"
 #include "common/formats/translation_memory.h"
 #include "common/pipeline/document_file.h"
 #include "server/http/language_codes.h"
@@ -68,13 +69,6 @@ void FileTranslation::Translate(const RequestFields& fields,
   }
   const std::string source_code = RequiredCode(fields, "source");
   const std::string target_code = RequiredCode(fields, "target");
-  if (source_code == "auto") {
-    throw HttpError(400,
-                    "Invalid request: source auto is not supported for files; "
-                    "name the file's language");
-  }
-  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
-  if (!source) throw HttpError(400, source_code + " is not supported");
   const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
   if (!target) throw HttpError(400, target_code + " is not supported");
   std::shared_ptr<const DocumentFile> file;
@@ -84,6 +78,12 @@ void FileTranslation::Translate(const RequestFields& fields,
   } catch (const std::invalid_argument& e) {
     throw HttpError(400, std::string("Invalid request: file: ") + e.what());
   }
+  std::optional<DetectedLanguage> detected;
+  if (source_code == "auto") detected = DetectFileLanguage(*file, *target);
+  const std::optional<LanguageCode> source =
+      detected ? LanguageCode{detected->language, std::nullopt}
+               : ReadLanguageCode(source_code);
+  if (!source) throw HttpError(400, source_code + " is not supported");
   // A .po file's header names the language, and for Chinese the script,
   // that it translates into ("zh_TW" is Traditional).
   if (std::string language = file->language(); !language.empty()) {
@@ -99,8 +99,9 @@ void FileTranslation::Translate(const RequestFields& fields,
     }
   }
   const ModelRoute route =
-      ChooseRoute(models_, source->language, target->language, source_code,
-                  target_code, StringField(fields, "model"));
+      ChooseRoute(models_, source->language, target->language,
+                  detected ? source->language : source_code, target_code,
+                  StringField(fields, "model"));
   TextRequest text_request;
   text_request.field = "file";
   text_request.indexed = false;
@@ -123,7 +124,7 @@ void FileTranslation::Translate(const RequestFields& fields,
   if (request.client_gone != nullptr) {
     job.cancelled = [gone = request.client_gone] { return gone->load(); };
   }
-  job.done = [files = files_, file, base_url = ClientBaseUrl(request),
+  job.done = [files = files_, file, detected, base_url = ClientBaseUrl(request),
               name = file->TranslatedName(target_code), client,
               share = options_.max_client_stored_bytes,
               respond](const grpc::Status& status,
@@ -157,13 +158,61 @@ void FileTranslation::Translate(const RequestFields& fields,
                         "Translated files waiting for their download fill the "
                         "server; download them, or try again later"));
     }
-    respond(JsonResponse(200, {{"translatedFileUrl",
-                                base_url + "/download_file/" + *stored_name}}));
+    nlohmann::json body = {
+        {"translatedFileUrl", base_url + "/download_file/" + *stored_name}};
+    if (detected) {
+      body["detectedLanguage"] = {{"confidence", detected->confidence},
+                                  {"language", detected->language}};
+    }
+    respond(JsonResponse(200, body));
   };
   if (grpc::Status status =
           SubmitRoute(assembly_, route, std::move(job), text_request);
       !status.ok()) {
     respond(StatusResponse(status));
+  }
+}
+
+DetectedLanguage FileTranslation::DetectFileLanguage(
+    const DocumentFile& file, const LanguageCode& target) const {
+  std::vector<std::string> candidates = SourcesInto(models_, target.language);
+  if (candidates.empty()) {
+    throw HttpError(400, target.language + " is not supported");
+  }
+  const int depth = models_.Models()
+                        .front()
+                        ->translator()
+                        .pipeline()
+                        .limits()
+                        .text_limits()
+                        .max_document_depth;
+  // The document's words, not its markup, up to a sample's worth: CLD2
+  // needs a few hundred letters, and a long file's first pages tell.
+  constexpr std::size_t kSampleBytes = 64 << 10;
+  std::string words;
+  for (const std::string& text : file.texts()) {
+    if (words.size() >= kSampleBytes) break;
+    try {
+      words += file.format() == TextFormat::kHtml
+                   ? ReadHtml(text, depth).Words()
+                   : text;
+    } catch (const std::invalid_argument&) {
+      continue;  // The translation will say what is wrong with it.
+    }
+    words += '\n';
+  }
+  // Cut at a character's start: a broken last character would make the
+  // sample invalid UTF-8.
+  std::size_t end = std::min(words.size(), kSampleBytes);
+  while (end > 0 && end < words.size() &&
+         (static_cast<unsigned char>(words[end]) & 0xc0) == 0x80) {
+    --end;
+  }
+  words.resize(end);
+  try {
+    return DetectLanguages(words, candidates).front();
+  } catch (const std::invalid_argument& e) {
+    throw HttpError(400, std::string("Invalid request: file: ") + e.what());
   }
 }
 

@@ -6,9 +6,12 @@
 #include <memory>
 #include <string>
 
+#include "common/pipeline/document_file.h"
+#include "common/text/language_detection.h"
 #include "server/assembly_pool.h"
 #include "server/http/file_store.h"
 #include "server/http/http_server.h"
+#include "server/http/language_codes.h"
 #include "server/http/request_fields.h"
 #include "server/model_registry.h"
 
@@ -38,8 +41,10 @@ class FileTranslation {
   FileTranslation(ModelRegistry& models, AssemblyPool& assembly,
                   const FileTranslationOptions& options);
 
-  // POST /translate_file: the multipart `file` from `source` to `target`
-  // (and fanyi's beam_size, glossary, do_not_translate, model), answered
+  // POST /translate_file: the multipart `file` from `source` (or "auto":
+  // detected from the document's words, among the languages served into
+  // the target, and answered in "detectedLanguage") to `target` (and
+  // fanyi's beam_size, glossary, do_not_translate, model), answered
   // with {"translatedFileUrl": ...} on `request`'s host, the file held on
   // `client`'s share (its API key or address). Throws HttpError for what it
   // refuses before translating; answers later otherwise.
@@ -50,6 +55,11 @@ class FileTranslation {
   HttpResponse Download(const std::string& name) const;
 
  private:
+  // The language of `file`'s words among the languages served into
+  // `target`; HttpError 400 when none is.
+  DetectedLanguage DetectFileLanguage(const DocumentFile& file,
+                                      const LanguageCode& target) const;
+
   ModelRegistry& models_;
   AssemblyPool& assembly_;
   const FileTranslationOptions options_;

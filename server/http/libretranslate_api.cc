@@ -277,18 +277,6 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
   }
 }
 
-std::vector<std::string> LibreTranslateApi::SourcesInto(
-    const std::string& target) const {
-  std::vector<std::string> sources;
-  for (const ServedPair& pair : models_.Pairs()) {
-    if (pair.target == target && std::find(sources.begin(), sources.end(),
-                                           pair.source) == sources.end()) {
-      sources.push_back(pair.source);
-    }
-  }
-  return sources;
-}
-
 // One /translate request's answer while its texts decode, perhaps on
 // several models (a batch in several languages): the last job to finish
 // answers.
@@ -386,7 +374,8 @@ void LibreTranslateApi::Translate(
   // served into the target (and the target itself: such a text is kept).
   std::vector<std::string> languages(texts.size());
   if (source_code == "auto") {
-    std::vector<std::string> candidates = SourcesInto(target->language);
+    std::vector<std::string> candidates =
+        SourcesInto(models_, target->language);
     if (candidates.empty()) {
       throw HttpError(400, target_code + " is not supported");
     }

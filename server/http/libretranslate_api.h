@@ -138,9 +138,6 @@ class LibreTranslateApi {
   // POST /detect: q's languages among the served source languages, most
   // likely first.
   void Detect(const RequestFields& fields, HttpResponder respond) const;
-  // The source languages translated into `target`, by one model or through
-  // the pivot language.
-  std::vector<std::string> SourcesInto(const std::string& target) const;
   // GET /languages: each served language with the codes it translates to,
   // through the pivot language too.
   HttpResponse Languages() const;

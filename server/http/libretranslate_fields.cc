@@ -1,5 +1,6 @@
 #include "server/http/libretranslate_fields.h"
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <optional>
@@ -173,6 +174,18 @@ std::string RequiredCode(const RequestFields& fields, const std::string& name) {
     throw HttpError(400, "Invalid request: missing " + name + " parameter");
   }
   return code;
+}
+
+std::vector<std::string> SourcesInto(const ModelRegistry& models,
+                                     const std::string& target) {
+  std::vector<std::string> sources;
+  for (const ServedPair& pair : models.Pairs()) {
+    if (pair.target == target && std::find(sources.begin(), sources.end(),
+                                           pair.source) == sources.end()) {
+      sources.push_back(pair.source);
+    }
+  }
+  return sources;
 }
 
 ModelRoute ChooseRoute(const ModelRegistry& models, const std::string& source,

@@ -73,6 +73,11 @@ ModelRoute ChooseRoute(const ModelRegistry& models, const std::string& source,
                        const std::string& target_code,
                        const std::string& model_name);
 
+// The source languages `models` translate into `target`, by one model or
+// through the pivot language.
+std::vector<std::string> SourcesInto(const ModelRegistry& models,
+                                     const std::string& target);
+
 }  // namespace fanyi
 
 #endif  // FANYI_SERVER_HTTP_LIBRETRANSLATE_FIELDS_H_
