@@ -165,6 +165,10 @@ ABSL_FLAG(int, frontend_timeout_ms, 500,
           "How long the web page waits after typing before it translates "
           "(/frontend/settings' frontendTimeout, LibreTranslate's "
           "--frontend-timeout).");
+ABSL_FLAG(std::string, url_prefix, "",
+          "The path a proxy serves the HTTP API and page under (\"/fanyi\"): "
+          "requests may come with it or without it, and download addresses "
+          "start with it. Empty: the root.");
 ABSL_FLAG(int64_t, cache_bytes, 0,
           "Translations kept to answer the same text asked the same way "
           "again (same model and version, options and text), least recently "
@@ -278,6 +282,7 @@ int main(int argc, char** argv) {
   options.http_ban_after = absl::GetFlag(FLAGS_http_ban_after);
   options.redis_url = absl::GetFlag(FLAGS_redis_url);
   options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
+  options.url_prefix = absl::GetFlag(FLAGS_url_prefix);
   options.max_batch_texts = absl::GetFlag(FLAGS_batch_limit);
   options.http_frontend_timeout_ms = absl::GetFlag(FLAGS_frontend_timeout_ms);
   options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);

@@ -113,6 +113,14 @@ void ValidateOptions(const ServerOptions& options) {
   }
   AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
   if (!options.redis_url.empty()) RedisAddress::Parse(options.redis_url);
+  if (!options.url_prefix.empty() &&
+      (options.url_prefix.front() != '/' || options.url_prefix.back() == '/' ||
+       options.url_prefix.find_first_of("?#% \t") != std::string::npos)) {
+    throw std::invalid_argument(
+        "url_prefix must start with / and not end with one (\"/fanyi\"), "
+        "without ?, #, % or spaces, not \"" +
+        options.url_prefix + "\"");
+  }
   if (options.http_frontend_timeout_ms < 0) {
     throw std::invalid_argument("frontend_timeout_ms must not be negative");
   }
@@ -325,6 +333,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   api_options.suggestions_db = options.suggestions_db;
   api_options.cache = cache_.get();
   api_options.frontend_timeout_ms = options.http_frontend_timeout_ms;
+  api_options.url_prefix = options.url_prefix;
   api_options.max_suggestions = options.max_suggestions;
   api_options.max_suggestions_bytes = options.max_suggestions_bytes;
   http_metrics_ = std::make_unique<HttpMetrics>(*registry_);

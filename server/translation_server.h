@@ -135,6 +135,9 @@ struct ServerOptions {
   int64_t cache_bytes = 0;
   // How long the web page waits after typing before it translates.
   int http_frontend_timeout_ms = 500;
+  // The path a proxy serves the HTTP API and page under ("/fanyi"; empty:
+  // the root); LibreTranslateOptions::url_prefix.
+  std::string url_prefix;
   // Take HTTP clients' addresses from X-Forwarded-For or Forwarded when
   // their connection comes from one of trusted_proxies (CIDR ranges).
   bool trust_forwarded_for = false;

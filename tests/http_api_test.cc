@@ -615,6 +615,39 @@ TEST_F(HttpApiTest, BatchLimitAndFrontendTimeoutAreSettable) {
   EXPECT_EQ(Body(refused)["error"], "q has 3 entries; the limit is 2");
 }
 
+TEST_F(HttpApiTest, ServedUnderAPathPrefix) {
+  ServerOptions options = Options();
+  options.url_prefix = "/fanyi";
+  std::unique_ptr<TranslationServer> prefixed =
+      TranslationServer::Start(options);
+  const int port = prefixed->http_port();
+  const nlohmann::json request = {
+      {"q", "Hello."}, {"source", "en"}, {"target", "zh"}};
+  // With the prefix (a proxy that passes it on) or without (one that
+  // strips it): the same answers.
+  const HttpAnswer with =
+      testing_util::HttpPostJson(port, "/fanyi/translate", request.dump());
+  ASSERT_EQ(with.status, 200) << with.body;
+  EXPECT_EQ(Body(with), Body(PostJson(request, port)));
+  EXPECT_EQ(Call("GET", "/fanyi/", "", "", port).status, 200);
+  const HttpAnswer bare = Call("GET", "/fanyi", "", "", port);
+  EXPECT_EQ(bare.status, 301);
+  EXPECT_EQ(bare.headers.at("location"), "/fanyi/");
+  EXPECT_EQ(Call("GET", "/fanyiX/languages", "", "", port).status, 404);
+  // A translated file's address carries the prefix, and answers.
+  const HttpAnswer file =
+      Call("POST", "/fanyi/translate_file",
+           Multipart({{"source", "en"}, {"target", "zh"}}, "a.txt", "Hello.\n"),
+           "multipart/form-data; boundary=" + kBoundary, port);
+  ASSERT_EQ(file.status, 200) << file.body;
+  const std::string url = Body(file).at("translatedFileUrl");
+  const std::string root = "http://127.0.0.1";  // The Host Call sends.
+  ASSERT_EQ(url.substr(0, root.size() + 21), root + "/fanyi/download_file/");
+  EXPECT_EQ(Call("GET", url.substr(root.size()), "", "", port).status, 200);
+  options.url_prefix = "fanyi/";
+  EXPECT_THROW(TranslationServer::Start(options), std::invalid_argument);
+}
+
 TEST_F(HttpApiTest, FilesComeBackInTheirFormatWithTheirStructure) {
   // Each cue, paragraph or item is translated as the same words sent to
   // /translate would be; what is not words comes back byte for byte.

@@ -30,16 +30,26 @@ TEST(WebPageTest, APersonTranslatesInABrowser) {
   options.threads = 1;
   options.device = "cpu";
   const auto server = TranslationServer::Start(options);
-  const testing_util::CommandResult result = testing_util::RunCommand(
-      "python3 " FANYI_SOURCE_DIR "/tests/web_page_check.py http://127.0.0.1:" +
-      std::to_string(server->http_port()) + "/ " + parent + "/page.png " +
-      parent + " 2>&1");
-  EXPECT_EQ(result.exit_code, 0)
-      << result.output
-      << "\n(scripts/test.sh installs chromium, chromium-driver and, for the "
-         "python3 on PATH, selenium)";
-  EXPECT_NE(result.output.find("checks passed"), std::string::npos)
-      << result.output;
+  // And behind a proxy that serves it under a path prefix (and passes the
+  // prefix on): every address the page uses is relative.
+  options.url_prefix = "/fanyi";
+  const auto prefixed = TranslationServer::Start(options);
+  for (const auto& [port, base] :
+       {std::pair{server->http_port(), std::string("/")},
+        std::pair{prefixed->http_port(), std::string("/fanyi/")}}) {
+    const testing_util::CommandResult result =
+        testing_util::RunCommand("python3 " FANYI_SOURCE_DIR
+                                 "/tests/web_page_check.py http://127.0.0.1:" +
+                                 std::to_string(port) + base + " " + parent +
+                                 "/page.png " + parent + " 2>&1");
+    EXPECT_EQ(result.exit_code, 0)
+        << base << "\n"
+        << result.output
+        << "\n(scripts/test.sh installs chromium, chromium-driver and, for "
+           "the python3 on PATH, selenium)";
+    EXPECT_NE(result.output.find("checks passed"), std::string::npos)
+        << result.output;
+  }
 }
 
 }  // namespace

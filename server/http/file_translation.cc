@@ -124,7 +124,8 @@ void FileTranslation::Translate(const RequestFields& fields,
   if (request.client_gone != nullptr) {
     job.cancelled = [gone = request.client_gone] { return gone->load(); };
   }
-  job.done = [files = files_, file, detected, base_url = ClientBaseUrl(request),
+  job.done = [files = files_, file, detected,
+              base_url = ClientBaseUrl(request) + options_.url_prefix,
               name = file->TranslatedName(target_code), client,
               share = options_.max_client_stored_bytes,
               respond](const grpc::Status& status,

@@ -29,6 +29,9 @@ struct FileTranslationOptions {
   // What one client's (API key's, else address's) may take; /translate_file
   // answers it 429 when they would take more.
   std::size_t max_client_stored_bytes = 32 << 20;
+  // The path the API is served under by a proxy ("/fanyi"; empty: the
+  // root), which download addresses start with.
+  std::string url_prefix;
 };
 
 // LibreTranslate's file routes on fanyi's engine: POST /translate_file

@@ -119,7 +119,7 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       files_(models, assembly,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
-              options_.max_client_stored_file_bytes}),
+              options_.max_client_stored_file_bytes, options_.url_prefix}),
       suggestions_(options_.suggestions_db.empty()
                        ? nullptr
                        : std::make_unique<SuggestionStore>(
@@ -133,6 +133,18 @@ void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
   if (options_.trust_forwarded_for) {
     request.peer = ClientAddress(request, trusted_proxies_);
+  }
+  const std::string& prefix = options_.url_prefix;
+  if (!prefix.empty() && request.path.compare(0, prefix.size(), prefix) == 0) {
+    if (request.path.size() == prefix.size()) {
+      // The page's relative addresses need the slash.
+      HttpResponse response = JsonResponse(301, nlohmann::json::object());
+      response.headers.emplace_back("Location", prefix + "/");
+      return respond(std::move(response));
+    }
+    if (request.path[prefix.size()] == '/') {
+      request.path.erase(0, prefix.size());
+    }
   }
   const HttpRoute* found = nullptr;
   for (const HttpRoute& known : Routes()) {

@@ -44,6 +44,11 @@ struct LibreTranslateOptions {
   // /frontend/settings' frontendTimeout: how long the page waits after
   // typing before it translates.
   int frontend_timeout_ms = 500;
+  // The path a proxy serves the API under ("/fanyi"; empty: the root):
+  // requests may come with it or without (a proxy that strips it), and
+  // download addresses start with it. The page's own addresses are
+  // relative, so it works under any prefix.
+  std::string url_prefix;
   // Take each client's address from X-Forwarded-For or Forwarded when its
   // connection comes from one of trusted_proxies (CIDR ranges, commas
   // between), so that clients behind an ingress are told apart for the
