@@ -22,14 +22,16 @@
 
 ABSL_FLAG(std::string, db, "", "The API keys file (created when missing).");
 ABSL_FLAG(std::string, requests_per_minute, "",
-          "The key's requests a minute: a number (0: no limit), or default "
+          "The key's requests a minute: a number (0: none, the key is "
+          "suspended, as LibreTranslate reads its req_limit), or default "
           "(the server's --http_requests_per_minute).");
 ABSL_FLAG(std::string, chars_per_day, "",
           "The key's characters a day: a number (0: no limit), or default "
           "(the server's --http_chars_per_day).");
 ABSL_FLAG(std::string, chars_per_request, "",
-          "The characters one request of the key may hold: a number (0: no "
-          "limit), or default (the server's own limits only).");
+          "The characters each text of the key's requests may hold "
+          "(LibreTranslate's char_limit): a number (0: no limit), or default "
+          "(the server's own limits only).");
 
 namespace {
 
@@ -63,6 +65,22 @@ std::string RandomKey() {
     key += hex;
   }
   return key;
+}
+
+// `key` as a terminal shows it safely: bytes outside printable ASCII (a
+// file written by hand may hold any) as \xNN.
+std::string Printable(const std::string& key) {
+  std::string shown;
+  for (const unsigned char c : key) {
+    if (c >= 0x21 && c <= 0x7e && c != '\\') {
+      shown += static_cast<char>(c);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      shown += escaped;
+    }
+  }
+  return shown;
 }
 
 std::string Shown(const std::optional<int64_t>& limit) {
@@ -113,22 +131,25 @@ int Run(const std::vector<char*>& arguments) {
     return 0;
   }
   if (command == "set-limits" && operands.size() == 1) {
-    std::optional<fanyi::ApiKeyLimits> limits = store.Find(operands[0]);
-    if (!limits) {
+    const bool changed = store.Update(
+        operands[0], [&](std::optional<fanyi::ApiKeyLimits>* limits) {
+          if (!*limits) return false;
+          std::optional<int64_t>* fields[] = {&(*limits)->requests_per_minute,
+                                              &(*limits)->chars_per_day,
+                                              &(*limits)->chars_per_request};
+          const std::optional<int64_t>* values[] = {&given.requests_per_minute,
+                                                    &given.chars_per_day,
+                                                    &given.chars_per_request};
+          for (int i = 0; i < 3; ++i) {
+            if (reset[i]) fields[i]->reset();
+            if (*values[i]) *fields[i] = *values[i];
+          }
+          return true;
+        });
+    if (!changed) {
       std::fprintf(stderr, "fanyi-keys: %s holds no such key\n", db.c_str());
       return 1;
     }
-    std::optional<int64_t>* fields[] = {&limits->requests_per_minute,
-                                        &limits->chars_per_day,
-                                        &limits->chars_per_request};
-    const std::optional<int64_t>* values[] = {&given.requests_per_minute,
-                                              &given.chars_per_day,
-                                              &given.chars_per_request};
-    for (int i = 0; i < 3; ++i) {
-      if (reset[i]) fields[i]->reset();
-      if (*values[i]) *fields[i] = *values[i];
-    }
-    store.Put(operands[0], *limits);
     return 0;
   }
   std::fprintf(stderr, "fanyi-keys: unknown command or operands: %s\n",
@@ -148,7 +169,8 @@ int main(int argc, char** argv) {
       "N|default]\n"
       "       fanyi-keys --db FILE remove KEY\n"
       "       fanyi-keys --db FILE list\n"
-      "A key without a limit takes the server's default; 0 is no limit.");
+      "A key without a limit takes the server's default. 0 requests a "
+      "minute suspends the key; 0 characters is no limit.");
   const std::vector<char*> arguments = absl::ParseCommandLine(argc, argv);
   try {
     return Run(arguments);

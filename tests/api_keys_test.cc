@@ -7,12 +7,16 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "server/http/api_access.h"
 #include "server/http/api_key_store.h"
 #include "server/translation_server.h"
 #include "tests/server_test_util.h"
@@ -194,7 +198,7 @@ std::string* ApiKeysServerTest::model_dir_ = nullptr;
 TEST_F(ApiKeysServerTest, KeysAsLibreTranslateHasThemManagedWhileServing) {
   const std::string db = NewFile("keys.db");
   ServerOptions options = Options(db);
-  options.http_requests_per_minute = 3;  // The anonymous default.
+  options.http_requests_per_minute = 5;  // The anonymous default.
   std::unique_ptr<TranslationServer> server = TranslationServer::Start(options);
   const int port = server->http_port();
   // The file exists now; keys are added while the server runs.
@@ -203,12 +207,12 @@ TEST_F(ApiKeysServerTest, KeysAsLibreTranslateHasThemManagedWhileServing) {
   ASSERT_EQ(added.exit_code, 0) << added.output;
   const std::string generated = added.output.substr(0, added.output.find('\n'));
   EXPECT_EQ(generated.size(), 36u) << generated;  // A UUID, as ltmanage's.
-  ASSERT_EQ(
-      Keys(db, "add team --chars_per_day 20 --requests_per_minute 0").exit_code,
-      0);
+  ASSERT_EQ(Keys(db, "add team --chars_per_day 20 --requests_per_minute 10")
+                .exit_code,
+            0);
   ASSERT_EQ(Keys(db, "add short --chars_per_request 5").exit_code, 0);
   const testing_util::CommandResult listed = Keys(db, "list");
-  EXPECT_NE(listed.output.find("team requests_per_minute=0 chars_per_day=20 "
+  EXPECT_NE(listed.output.find("team requests_per_minute=10 chars_per_day=20 "
                                "chars_per_request=default"),
             std::string::npos)
       << listed.output;
@@ -222,7 +226,7 @@ TEST_F(ApiKeysServerTest, KeysAsLibreTranslateHasThemManagedWhileServing) {
   EXPECT_EQ(settings["apiKeys"], true);
   EXPECT_EQ(settings["keyRequired"], false);
 
-  // The generated key: its own 2 a minute, not the default 3.
+  // The generated key: its own 2 a minute, not the default 5.
   EXPECT_EQ(Translate(port, generated).status, 200);
   EXPECT_EQ(Translate(port, generated).status, 200);
   const HttpAnswer slowed = Translate(port, generated);
@@ -234,12 +238,13 @@ TEST_F(ApiKeysServerTest, KeysAsLibreTranslateHasThemManagedWhileServing) {
             0);
   EXPECT_EQ(Translate(port, generated).status, 200);
 
-  // The anonymous default: 3 a minute per address (one spent above).
+  // The anonymous default: 5 a minute per address, which the two made-up
+  // keys and the key-less request above spent of too.
   EXPECT_EQ(Translate(port, "").status, 200);
   EXPECT_EQ(Translate(port, "").status, 200);
-  EXPECT_EQ(Error(Translate(port, "")), "Slowdown: 3 per 1 minute");
+  EXPECT_EQ(Error(Translate(port, "")), "Slowdown: 5 per 1 minute");
 
-  // "team": 20 characters a day, no limit of requests.
+  // "team": 20 characters a day, 10 requests a minute.
   EXPECT_EQ(Translate(port, "team", "Good morning.").status, 200);  // 13.
   const HttpAnswer spent = Translate(port, "team", "Thank you.");   // 10.
   EXPECT_EQ(spent.status, 429);
@@ -255,9 +260,11 @@ TEST_F(ApiKeysServerTest, KeysAsLibreTranslateHasThemManagedWhileServing) {
             "Invalid request: request (6) exceeds text limit (5)");
   EXPECT_EQ(Translate(port, "short", "Hi.").status, 200);
 
-  // Removed while serving: refused from the next request on.
+  // Removed while serving: refused from the next request on (by the
+  // address's limit, which the key-less requests above spent: a key it
+  // does not know counts against its sender's address).
   ASSERT_EQ(Keys(db, "remove team").exit_code, 0);
-  EXPECT_EQ(Translate(port, "team", "Hi.").status, 403);
+  EXPECT_EQ(Error(Translate(port, "team", "Hi.")), "Slowdown: 5 per 1 minute");
   EXPECT_NE(Keys(db, "remove team").exit_code, 0);
 }
 
@@ -315,6 +322,95 @@ TEST_F(ApiKeysServerTest, HourAndDayLimitsHoldAndRepeatedViolationsBan) {
       403);
   // Routes without a body are not limited.
   EXPECT_NO_THROW(testing_util::HttpGet(port, "/languages"));
+}
+
+TEST_F(ApiKeysServerTest, LibreTranslatesRulesForGuessesLimitsAndBadFiles) {
+  const std::string db = NewFile("api_keys.db");
+  // LibreTranslate's own file: a suspended key (req_limit 0), one of 5
+  // characters a text, and one whose limit is not a number.
+  RunSql(db,
+         "CREATE TABLE IF NOT EXISTS api_keys (\"api_key\" TEXT NOT NULL, "
+         "\"req_limit\" INTEGER NOT NULL, \"char_limit\" INTEGER DEFAULT "
+         "NULL, PRIMARY KEY(\"api_key\"));"
+         "INSERT INTO api_keys VALUES ('suspended', 0, NULL);"
+         "INSERT INTO api_keys VALUES ('short', 100, 5);"
+         "INSERT INTO api_keys VALUES ('broken', 'lots', NULL);");
+  ServerOptions options = Options(db);
+  options.http_requests_per_minute = 3;
+  std::unique_ptr<TranslationServer> server = TranslationServer::Start(options);
+  const int port = server->http_port();
+  const auto post = [port](const nlohmann::json& body) {
+    return testing_util::HttpPostJson(port, "/translate", body.dump());
+  };
+  EXPECT_EQ(Error(Translate(port, "suspended")), "Slowdown: 0 per 1 minute");
+  // char_limit holds for each text of a batch, as LibreTranslate's.
+  EXPECT_EQ(post({{"q", {"Hi.", "Hey."}},
+                  {"source", "en"},
+                  {"target", "zh"},
+                  {"api_key", "short"}})
+                .status,
+            200);
+  EXPECT_EQ(Error(post({{"q", {"Hi.", "Hello."}},
+                        {"source", "en"},
+                        {"target", "zh"},
+                        {"api_key", "short"}})),
+            "Invalid request: request (6) exceeds text limit (5)");
+  // A key the file cannot give: 503, the reason (and the file's path) for
+  // the operator's log only.
+  const HttpAnswer broken = Translate(port, "broken");
+  EXPECT_EQ(broken.status, 503);
+  EXPECT_EQ(broken.body.find(db), std::string::npos) << broken.body;
+  // A key that is not a string is no key: 403, as LibreTranslate.
+  EXPECT_EQ(post({{"q", "Hi."},
+                  {"source", "en"},
+                  {"target", "zh"},
+                  {"api_key", 12345}})
+                .status,
+            403);
+  // Guessing keys spends the address's requests: the default 3, of which
+  // the broken key's and the number's refusals spent two; then 429.
+  int refused = 0, slowed = 0;
+  for (int i = 0; i < 6; ++i) {
+    const int status = Translate(port, "guess-" + std::to_string(i)).status;
+    refused += status == 403;
+    slowed += status == 429;
+  }
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(slowed, 5);
+}
+
+TEST(ApiAccessTest, AnIpv6NetworkOfSlash64IsOneClient) {
+  EXPECT_EQ(ClientOfAddress("2001:db8:1:2:aaaa:bbbb:cccc:dddd"),
+            "address 2001:db8:1:2::/64");
+  EXPECT_EQ(ClientOfAddress("2001:db8:1:2::1"), "address 2001:db8:1:2::/64");
+  EXPECT_EQ(ClientOfAddress("198.51.100.7"), "address 198.51.100.7");
+  EXPECT_EQ(ClientOfAddress("::ffff:198.51.100.7"),
+            "address ::ffff:198.51.100.7");
+  EXPECT_EQ(ClientOfAddress("not an address"), "address not an address");
+}
+
+TEST(ApiKeyStoreTest, StoresOpeningANewFileAtOnceMakeOneTable) {
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::string path = NewFile("race.db");
+    std::atomic<int> failed{0};
+    std::vector<std::thread> openers;
+    for (int i = 0; i < 4; ++i) {
+      openers.emplace_back([&path, &failed, i] {
+        try {
+          ApiKeyStore store(path);
+          ApiKeyLimits limits;
+          limits.requests_per_minute = i;
+          store.Put("key-" + std::to_string(i), limits);
+        } catch (const std::exception& e) {
+          ++failed;
+          ADD_FAILURE() << e.what();
+        }
+      });
+    }
+    for (std::thread& opener : openers) opener.join();
+    ASSERT_EQ(failed.load(), 0) << "trial " << trial;
+    EXPECT_EQ(ApiKeyStore(path).List().size(), 4u);
+  }
 }
 
 TEST_F(ApiKeysServerTest, ClientsBehindATrustedProxyHaveTheirOwnLimits) {

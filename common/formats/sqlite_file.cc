@@ -77,9 +77,11 @@ std::map<std::string, bool> SqliteTableColumns(const std::string& path,
                                                const std::string& table) {
   sqlite3_stmt* kind = SqlitePrepare(
       path, database,
-      "SELECT type, sql FROM sqlite_master WHERE name = '" + table +
-          "' COLLATE NOCASE AND type IN ('table', 'view')");
-  const int status = sqlite3_step(kind);
+      "SELECT type, sql FROM sqlite_master WHERE name = ?1 COLLATE NOCASE "
+      "AND type IN ('table', 'view')");
+  int status = sqlite3_bind_text(kind, 1, table.data(),
+                                 static_cast<int>(table.size()), SQLITE_STATIC);
+  if (status == SQLITE_OK) status = sqlite3_step(kind);
   const std::string type = status == SQLITE_ROW ? SqliteText(kind, 0) : "";
   const std::string sql = status == SQLITE_ROW ? SqliteText(kind, 1) : "";
   sqlite3_finalize(kind);
@@ -96,12 +98,13 @@ std::map<std::string, bool> SqliteTableColumns(const std::string& path,
                              "\" is a virtual table, not a table");
   }
   std::map<std::string, bool> columns;
-  sqlite3_stmt* info = SqlitePrepare(path, database,
-                                     "SELECT name, dflt_value IS NOT NULL "
-                                     "FROM pragma_table_info('" +
-                                         table + "')");
-  int step = SQLITE_ROW;
-  while ((step = sqlite3_step(info)) == SQLITE_ROW) {
+  sqlite3_stmt* info = SqlitePrepare(
+      path, database,
+      "SELECT name, dflt_value IS NOT NULL FROM pragma_table_info(?1)");
+  int step = sqlite3_bind_text(info, 1, table.data(),
+                               static_cast<int>(table.size()), SQLITE_STATIC);
+  if (step == SQLITE_OK) step = SQLITE_ROW;
+  while (step == SQLITE_ROW && (step = sqlite3_step(info)) == SQLITE_ROW) {
     columns[SqliteText(info, 0)] = sqlite3_column_int(info, 1) != 0;
   }
   sqlite3_finalize(info);

@@ -39,7 +39,7 @@ std::string SqliteText(sqlite3_stmt* statement, int index);
 std::string SqliteFirstValue(const std::string& path, sqlite3* database,
                              const std::string& sql);
 
-// The columns of `table` (a name of letters and underscores), each with
+// The columns of `table`, each with
 // whether it has a default value; empty when there is no such table.
 // Throws when it is a view or a virtual table (whose rows code computes,
 // without end or over a file's own shadow tables), or when the file is not

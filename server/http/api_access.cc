@@ -1,6 +1,8 @@
 #include "server/http/api_access.h"
 
 #include <algorithm>
+#include <array>
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <iostream>
 #include <utility>
@@ -78,9 +80,24 @@ bool ApiAccess::key_required() const {
          (store_ != nullptr && options_.require_api_key);
 }
 
-ApiKeyLimits ApiAccess::LimitsOf(const std::string& key) const {
+std::string ClientOfAddress(const std::string& peer) {
+  boost::system::error_code error;
+  const boost::asio::ip::address address =
+      boost::asio::ip::make_address(peer, error);
+  if (error || !address.is_v6() || address.to_v6().is_v4_mapped()) {
+    return "address " + peer;
+  }
+  // One network of /64, as an ISP hands one to a household, is one
+  // client: its 2^64 addresses would otherwise each be a new one.
+  std::array<unsigned char, 16> bytes = address.to_v6().to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return "address " + boost::asio::ip::address_v6(bytes).to_string() + "/64";
+}
+
+ApiKeyLimits ApiAccess::LimitsOf(const nlohmann::json& sent) const {
   if (!keys_in_use()) return {};  // Keys off: a key sent means nothing.
-  if (key.empty()) {
+  if (sent.is_null() ||
+      (sent.is_string() && sent.get_ref<const std::string&>().empty())) {
     if (!options_.required_keys.empty()) {
       throw HttpError(403, "Invalid API key");
     }
@@ -90,35 +107,60 @@ ApiKeyLimits ApiAccess::LimitsOf(const std::string& key) const {
     }
     return {};
   }
+  if (!sent.is_string()) throw HttpError(403, "Invalid API key");
+  const std::string& key = sent.get_ref<const std::string&>();
   if (options_.required_keys.count(key)) return {};
   if (store_ != nullptr) {
-    if (std::optional<ApiKeyLimits> limits = store_->Find(key)) return *limits;
+    std::optional<ApiKeyLimits> limits;
+    try {
+      limits = store_->Find(key);
+    } catch (const std::runtime_error& e) {
+      // The file's path and SQLite's words are the operator's to read.
+      std::cerr << "fanyi-server: " << e.what() << std::endl;
+      throw HttpError(503, "API keys cannot be read now; try again later");
+    }
+    if (limits) return *limits;
   }
   throw HttpError(403, "Invalid API key");
 }
 
 ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
-                           int64_t characters) const {
-  const std::string address = "address " + peer;
+                           const RequestCost& cost) const {
+  const std::string address = ClientOfAddress(peer);
   if (!Spend(violations_, "violations", address, options_.ban_after, 1,
              /*peek=*/true)) {
     throw HttpError(403, "Too many request limits violations");
   }
   const nlohmann::json& sent = fields.Get("api_key");
-  const std::string key = sent.is_string() ? sent.get<std::string>() : "";
-  const ApiKeyLimits limits = LimitsOf(key);
+  ApiKeyLimits limits;
+  try {
+    limits = LimitsOf(sent);
+  } catch (const HttpError& e) {
+    // A refused key still spends its address's request, as LibreTranslate
+    // counts every request: guessing keys is limited like asking.
+    if (!Spend(requests_, "minute", address, options_.requests_per_minute, 1)) {
+      Refuse(address,
+             "Slowdown: " + std::to_string(options_.requests_per_minute) +
+                 " per 1 minute");
+    }
+    throw;
+  }
   ApiCaller caller;
   // Counted per known key, else per address: made-up keys are refused
   // above, so they make no new clients.
-  if (keys_in_use() && !key.empty()) {
-    caller.client = "key " + key;
-    caller.api_key = key;
+  if (keys_in_use() && sent.is_string() &&
+      !sent.get_ref<const std::string&>().empty()) {
+    caller.api_key = sent.get<std::string>();
+    caller.client = "key " + caller.api_key;
   } else {
     caller.client = address;
   }
+  // A key's own limit of 0 is none at all, as LibreTranslate reads
+  // "0 per minute"; the server's 0 is no limit.
   const int64_t per_minute =
       limits.requests_per_minute.value_or(options_.requests_per_minute);
-  if (!Spend(requests_, "minute", caller.client, per_minute, 1)) {
+  if ((limits.requests_per_minute && per_minute == 0) ||
+      !Spend(requests_, "minute", caller.client, per_minute, 1)) {
     Refuse(address,
            "Slowdown: " + std::to_string(per_minute) + " per 1 minute");
   }
@@ -135,15 +177,17 @@ ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
                           " per 1 day");
     }
   }
+  // LibreTranslate's char_limit: each text of the request.
   if (limits.chars_per_request && *limits.chars_per_request > 0 &&
-      characters > *limits.chars_per_request) {
+      cost.longest_text > *limits.chars_per_request) {
     throw HttpError(400, "Invalid request: request (" +
-                             std::to_string(characters) +
+                             std::to_string(cost.longest_text) +
                              ") exceeds text limit (" +
                              std::to_string(*limits.chars_per_request) + ")");
   }
   const int64_t per_day = limits.chars_per_day.value_or(options_.chars_per_day);
-  if (!Spend(characters_, "characters", caller.client, per_day, characters)) {
+  if (!Spend(characters_, "characters", caller.client, per_day,
+             cost.characters)) {
     Refuse(address,
            "Slowdown: " + std::to_string(per_day) + " characters per 1 day");
   }

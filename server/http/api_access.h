@@ -54,6 +54,16 @@ struct ApiAccessOptions {
   std::string redis_url;
 };
 
+// What a request spends of its client's characters.
+struct RequestCost {
+  // Toward the characters a day: every text's characters, or a file's
+  // bytes.
+  int64_t characters = 0;
+  // Against a key's characters a request (LibreTranslate's char_limit,
+  // which holds for each text): the longest text's; 0 for a file.
+  int64_t longest_text = 0;
+};
+
 // The client a request was admitted as.
 struct ApiCaller {
   // Whom the request counts against: "key K" for a known key, else
@@ -78,10 +88,9 @@ class ApiAccess {
   ApiAccess(ApiAccessOptions options, HttpMetrics& metrics);
 
   // Admits a request with `fields` from `peer` (its address) costing
-  // `characters`, or throws HttpError with LibreTranslate's status and
-  // message.
+  // `cost`, or throws HttpError with LibreTranslate's status and message.
   ApiCaller Admit(const RequestFields& fields, const std::string& peer,
-                  int64_t characters) const;
+                  const RequestCost& cost) const;
 
   // Whether keys are in use, and whether every request needs one (for
   // LibreTranslate's page: /frontend/settings).
@@ -89,9 +98,11 @@ class ApiAccess {
   bool key_required() const;
 
  private:
-  // The limits of `key` (empty: none sent); throws HttpError for a key no
-  // store holds, or a missing one where keys are required.
-  ApiKeyLimits LimitsOf(const std::string& key) const;
+  // The limits of the api_key field `sent` (null or empty: none sent);
+  // throws HttpError for a key no store holds (or one that is not a
+  // string), a missing one where keys are required, or a store that
+  // cannot be read (503, the reason logged).
+  ApiKeyLimits LimitsOf(const nlohmann::json& sent) const;
   // Spends `cost` of `client`'s `limit` on `local`'s counters, or on
   // Redis's under `name` when it answers; with `peek`, only says whether
   // that would be admitted.
@@ -117,6 +128,10 @@ class ApiAccess {
   // Whether Redis answered the last time: changes are logged once.
   mutable std::atomic<bool> redis_up_{true};
 };
+
+// Whom a key-less request from `peer` counts against: "address A", or for
+// IPv6 its network of /64 ("address 2001:db8::/64").
+std::string ClientOfAddress(const std::string& peer);
 
 // The characters of `text` (UTF-8 code points; a byte of broken UTF-8
 // counts as one, too): linear, and never more than its bytes.

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -64,36 +65,61 @@ ApiKeyStore::ApiKeyStore(const std::string& path) : path_(path) {
   database_ = SqliteOpen(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 250,
                          64 << 10);
   try {
-    const std::map<std::string, bool> columns =
-        SqliteTableColumns(path, database_, "api_keys");
-    if (SqliteFirstValue(path, database_, "PRAGMA journal_mode = WAL") !=
-        "wal") {
+    // Outside a transaction, as SQLite needs; once set, it stays in the file.
+    // Switching takes the file alone, which SQLite does not wait for: a
+    // program opening a new file at the same moment is waited for here,
+    // for a second at most.
+    std::string mode;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      try {
+        mode = SqliteFirstValue(path, database_, "PRAGMA journal_mode = WAL");
+        break;
+      } catch (const std::runtime_error&) {
+        if ((sqlite3_errcode(database_) & 0xff) != SQLITE_BUSY ||
+            attempt == 99) {
+          throw;
+        }
+        sqlite3_sleep(10);
+      }
+    }
+    if (mode != "wal") {
       throw std::runtime_error(path +
                                ": SQLite cannot keep a write-ahead log "
                                "beside it");
     }
-    if (columns.empty()) {
-      // LibreTranslate's table, its request limit free to be NULL (the
-      // server's default) and fanyi's column beside.
-      SqliteExecute(path, database_,
-                    "CREATE TABLE api_keys (\"api_key\" TEXT NOT NULL, "
-                    "\"req_limit\" INTEGER, \"char_limit\" INTEGER DEFAULT "
-                    "NULL, \"chars_per_day\" INTEGER DEFAULT NULL, PRIMARY "
-                    "KEY(\"api_key\"))");
-    } else {
-      for (const char* needed : {"api_key", "req_limit"}) {
-        if (!columns.count(needed)) {
-          throw std::runtime_error(
-              path + ": its api_keys table has no column " + needed);
+    // Read and made in one transaction: a server and fanyi-keys starting on
+    // a new file at once make its table once.
+    SqliteExecute(path, database_, "BEGIN IMMEDIATE");
+    try {
+      const std::map<std::string, bool> columns =
+          SqliteTableColumns(path, database_, "api_keys");
+      if (columns.empty()) {
+        // LibreTranslate's table, its request limit free to be NULL (the
+        // server's default) and fanyi's column beside.
+        SqliteExecute(path, database_,
+                      "CREATE TABLE api_keys (\"api_key\" TEXT NOT NULL, "
+                      "\"req_limit\" INTEGER, \"char_limit\" INTEGER DEFAULT "
+                      "NULL, \"chars_per_day\" INTEGER DEFAULT NULL, PRIMARY "
+                      "KEY(\"api_key\"))");
+      } else {
+        for (const char* needed : {"api_key", "req_limit"}) {
+          if (!columns.count(needed)) {
+            throw std::runtime_error(
+                path + ": its api_keys table has no column " + needed);
+          }
+        }
+        for (const char* added : {"char_limit", "chars_per_day"}) {
+          if (!columns.count(added)) {
+            SqliteExecute(path, database_,
+                          std::string("ALTER TABLE api_keys ADD COLUMN \"") +
+                              added + "\" INTEGER DEFAULT NULL");
+          }
         }
       }
-      for (const char* added : {"char_limit", "chars_per_day"}) {
-        if (!columns.count(added)) {
-          SqliteExecute(path, database_,
-                        std::string("ALTER TABLE api_keys ADD COLUMN \"") +
-                            added + "\" INTEGER DEFAULT NULL");
-        }
-      }
+      SqliteExecute(path, database_, "COMMIT");
+    } catch (...) {
+      sqlite3_exec(database_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
     }
     find_ = SqlitePrepare(path, database_,
                           "SELECT req_limit, char_limit, chars_per_day FROM "
@@ -130,6 +156,11 @@ ApiKeyLimits ApiKeyStore::ReadLimits(sqlite3_stmt* statement, int first) const {
 std::optional<ApiKeyLimits> ApiKeyStore::Find(const std::string& key) const {
   if (key.empty() || key.size() > kMaxApiKeyBytes) return std::nullopt;
   std::lock_guard<std::mutex> lock(mutex_);
+  return FindHeld(key);
+}
+
+std::optional<ApiKeyLimits> ApiKeyStore::FindHeld(
+    const std::string& key) const {
   std::optional<ApiKeyLimits> found;
   int status = sqlite3_bind_text(find_, 1, key.data(),
                                  static_cast<int>(key.size()), SQLITE_STATIC);
@@ -138,6 +169,7 @@ std::optional<ApiKeyLimits> ApiKeyStore::Find(const std::string& key) const {
     if (status == SQLITE_ROW) found = ReadLimits(find_, 0);
   } catch (...) {
     sqlite3_reset(find_);
+    sqlite3_clear_bindings(find_);
     throw;
   }
   const std::string message = sqlite3_errmsg(database_);
@@ -150,16 +182,32 @@ std::optional<ApiKeyLimits> ApiKeyStore::Find(const std::string& key) const {
 }
 
 void ApiKeyStore::Put(const std::string& key, const ApiKeyLimits& limits) {
+  Update(key, [&limits](std::optional<ApiKeyLimits>* held) {
+    *held = limits;
+    return true;
+  });
+}
+
+bool ApiKeyStore::Update(
+    const std::string& key,
+    const std::function<bool(std::optional<ApiKeyLimits>*)>& change) {
   CheckKey(key);
-  Limit(limits.requests_per_minute, "requests_per_minute");
-  Limit(limits.chars_per_request, "chars_per_request");
-  Limit(limits.chars_per_day, "chars_per_day");
   std::lock_guard<std::mutex> lock(mutex_);
-  // As LibreTranslate does: the old row out, the new one in, at once.
+  // Read and written in one transaction: two changes at once both hold.
   SqliteExecute(path_, database_, "BEGIN IMMEDIATE");
   sqlite3_stmt* remove = nullptr;
   sqlite3_stmt* insert = nullptr;
   try {
+    std::optional<ApiKeyLimits> held = FindHeld(key);
+    if (!change(&held) || !held) {
+      SqliteExecute(path_, database_, "ROLLBACK");
+      return false;
+    }
+    const ApiKeyLimits& limits = *held;
+    Limit(limits.requests_per_minute, "requests_per_minute");
+    Limit(limits.chars_per_request, "chars_per_request");
+    Limit(limits.chars_per_day, "chars_per_day");
+    // As LibreTranslate does: the old row out, the new one in.
     remove = SqlitePrepare(path_, database_,
                            "DELETE FROM api_keys WHERE api_key = ?");
     insert = SqlitePrepare(path_, database_,
@@ -181,9 +229,13 @@ void ApiKeyStore::Put(const std::string& key, const ApiKeyLimits& limits) {
       }
       SqliteFail(path_, database_, "adding an API key");
     }
+    // Finalized once: the handler below must not finalize them again.
     sqlite3_finalize(remove);
+    remove = nullptr;
     sqlite3_finalize(insert);
+    insert = nullptr;
     SqliteExecute(path_, database_, "COMMIT");
+    return true;
   } catch (...) {
     sqlite3_finalize(remove);
     sqlite3_finalize(insert);

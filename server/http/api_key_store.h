@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -69,6 +70,13 @@ class ApiKeyStore {
   // given, or SQLite fails.
   void Put(const std::string& key, const ApiKeyLimits& limits);
 
+  // Changes `key`'s limits in one transaction: `change` gets them (nullopt
+  // when the file does not hold the key) and returns whether to write
+  // what it leaves (nullopt: nothing). Returns whether it wrote. Throws as
+  // Put.
+  bool Update(const std::string& key,
+              const std::function<bool(std::optional<ApiKeyLimits>*)>& change);
+
   // Removes `key`; false when the file did not hold it.
   bool Remove(const std::string& key);
 
@@ -76,6 +84,8 @@ class ApiKeyStore {
   std::vector<ApiKeyEntry> List() const;
 
  private:
+  // Find, with mutex_ held.
+  std::optional<ApiKeyLimits> FindHeld(const std::string& key) const;
   // The limits of the row `statement` stands on, from column `first` on.
   ApiKeyLimits ReadLimits(sqlite3_stmt* statement, int first) const;
 

@@ -54,27 +54,33 @@ TextTranslation TranslationFromCache(const std::string& kept) {
   return translation;
 }
 
-// What a request costs of its client's characters a day: the texts of
+// What a request costs of its client's characters: the texts of
 // /translate and /detect (q, a string or an array of them), the bytes of a
 // file to translate; nothing for a suggestion.
-int64_t RequestCharacters(const HttpRequest& request,
-                          const RequestFields& fields) {
+RequestCost CostOf(const HttpRequest& request, const RequestFields& fields) {
+  RequestCost cost;
   if (request.path == "/translate_file") {
     const UploadedFile* file = fields.File("file");
-    return file != nullptr ? static_cast<int64_t>(file->content.size()) : 0;
-  }
-  if (request.path != "/translate" && request.path != "/detect") return 0;
-  const nlohmann::json& q = fields.Get("q");
-  if (q.is_string()) return CountCharacters(q.get_ref<const std::string&>());
-  int64_t characters = 0;
-  if (q.is_array()) {
-    for (const nlohmann::json& text : q) {
-      if (text.is_string()) {
-        characters += CountCharacters(text.get_ref<const std::string&>());
-      }
+    if (file != nullptr) {
+      cost.characters = static_cast<int64_t>(file->content.size());
     }
+    return cost;
   }
-  return characters;
+  if (request.path != "/translate" && request.path != "/detect") return cost;
+  const nlohmann::json& q = fields.Get("q");
+  const auto add = [&cost](const nlohmann::json& text) {
+    if (!text.is_string()) return;
+    const int64_t characters =
+        CountCharacters(text.get_ref<const std::string&>());
+    cost.characters += characters;
+    cost.longest_text = std::max(cost.longest_text, characters);
+  };
+  if (q.is_array()) {
+    for (const nlohmann::json& text : q) add(text);
+  } else {
+    add(q);
+  }
+  return cost;
 }
 
 }  // namespace
@@ -269,7 +275,7 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
       }
     }();
     const ApiCaller caller =
-        access_.Admit(fields, request.peer, RequestCharacters(request, fields));
+        access_.Admit(fields, request.peer, CostOf(request, fields));
     if (request.path == "/translate") {
       return Translate(fields, request.client_gone, answer);
     }

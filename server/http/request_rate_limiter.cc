@@ -32,7 +32,12 @@ bool RequestRateLimiter::Admit(const std::string& client, int64_t limit,
   }
   auto found = buckets_.find(client);
   if (found == buckets_.end()) {
-    if (buckets_.size() >= kMaxClients) ForgetIdleClients(now);
+    // Full: swept again at most once a second (a sweep is linear in the
+    // table), and till then new clients pass uncounted.
+    if (buckets_.size() >= kMaxClients &&
+        now - last_sweep_ >= std::chrono::seconds(1)) {
+      ForgetIdleClients(now);
+    }
     if (buckets_.size() >= kMaxClients) return true;
     found = buckets_.emplace(client, Bucket{0, limit, now}).first;
   }

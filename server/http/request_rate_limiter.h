@@ -25,8 +25,9 @@ class RequestRateLimiter {
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
   // The most clients counted at once: past it (a flood from that many
-  // addresses within one period), new clients pass uncounted rather than
-  // let the table grow without bound.
+  // addresses, or IPv6 networks, within one period), new clients pass
+  // uncounted rather than let the table grow without bound or each new
+  // client pay for a sweep of it.
   static constexpr std::size_t kMaxClients = std::size_t{1} << 20;
 
   // `clock` (tests) defaults to steady_clock.
