@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "common/text/language_detection.h"
+
 namespace fanyi {
 namespace {
 
@@ -184,6 +186,21 @@ std::string ModelRegistry::ListLocked() const {
             served->translator().target_language() + ")";
   }
   return list;
+}
+
+std::vector<std::string> ModelRegistry::DetectionCandidates() const {
+  std::vector<std::string> candidates;
+  const auto add = [&candidates](const std::string& language) {
+    if (std::find(candidates.begin(), candidates.end(), language) ==
+        candidates.end()) {
+      candidates.push_back(language);
+    }
+  };
+  const std::vector<std::shared_ptr<ServedModel>> served = Models();
+  for (const auto& model : served) add(model->translator().source_language());
+  for (const auto& model : served) add(model->translator().target_language());
+  for (const std::string& language : CommonLanguages()) add(language);
+  return candidates;
 }
 
 }  // namespace fanyi

@@ -52,6 +52,10 @@ class ModelRegistry {
   // Every pair served: each model's, then each pivot's that no model
   // serves, sorted by source and target.
   std::vector<ServedPair> Pairs() const;
+  // The languages a text may be found in: the served source languages
+  // first (a text too short to tell is named by its script, the first of
+  // these it fits), then the served targets, then CommonLanguages().
+  std::vector<std::string> DetectionCandidates() const;
 
   // Serves `model` under its name from now on; returns the version it
   // replaces, or null.

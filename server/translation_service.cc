@@ -21,6 +21,7 @@ namespace {
 constexpr char kTranslateMethod[] = "Translate";
 constexpr char kTranslateBatchMethod[] = "TranslateBatch";
 constexpr char kListModelsMethod[] = "ListModels";
+constexpr char kDetectMethod[] = "Detect";
 
 // True when the client's deadline has already passed.
 bool DeadlinePassed(const grpc::CallbackServerContext& context) {
@@ -449,6 +450,53 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(
   const RpcCompletion completion(kListModelsMethod, reactor, metrics_);
   for (const std::shared_ptr<ServedModel>& model : registry_.Models()) {
     DescribeModel(*model, response->add_models());
+  }
+  completion.Answer(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::Detect(
+    grpc::CallbackServerContext* context, const v1::DetectRequest* request,
+    v1::DetectResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const RpcCompletion completion(kDetectMethod, reactor, metrics_);
+  const std::vector<std::shared_ptr<ServedModel>> served = registry_.Models();
+  if (served.empty()) {
+    completion.Answer(
+        grpc::Status(grpc::StatusCode::UNAVAILABLE, "no model is served"));
+    return reactor;
+  }
+  // Every served model has the server's limits.
+  const TextLimits& limits =
+      served.front()->translator().pipeline().limits().text_limits();
+  try {
+    served.front()->translator().pipeline().limits().CheckTextCount(
+        request->texts_size(), "texts");
+    const std::vector<std::string> candidates = registry_.DetectionCandidates();
+    const bool html = request->format() == v1::FORMAT_HTML;
+    for (int i = 0; i < request->texts_size(); ++i) {
+      const std::string& text = request->texts(i);
+      std::vector<DetectedLanguage> ranked;
+      try {
+        ranked = DetectLanguages(
+            html ? ReadHtml(text, limits.max_document_depth).Words() : text,
+            candidates);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("texts[" + std::to_string(i) +
+                                    "]: " + e.what());
+      }
+      v1::LanguageRanking* ranking = response->add_rankings();
+      for (const DetectedLanguage& found : ranked) {
+        v1::DetectedLanguage* language = ranking->add_languages();
+        language->set_language(found.language);
+        language->set_confidence(found.confidence);
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    response->Clear();
+    completion.Answer(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, e.what()));
+    return reactor;
   }
   completion.Answer(grpc::Status::OK);
   return reactor;

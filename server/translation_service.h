@@ -63,6 +63,13 @@ class TranslationService final
                                            grpc::ByteBuffer* response) override;
 
   // The served models, with what each translates.
+  // Each text's languages, most likely first (ModelRegistry::
+  // DetectionCandidates): INVALID_ARGUMENT for more texts than the limit,
+  // a text that is not UTF-8 or HTML deeper than the limit.
+  grpc::ServerUnaryReactor* Detect(grpc::CallbackServerContext* context,
+                                   const v1::DetectRequest* request,
+                                   v1::DetectResponse* response) override;
+
   grpc::ServerUnaryReactor* ListModels(
       grpc::CallbackServerContext* context,
       const v1::ListModelsRequest* request,

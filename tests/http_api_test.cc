@@ -379,6 +379,31 @@ TEST_F(HttpApiTest, DetectNamesTheLanguageWhateverTheModelsServe) {
   EXPECT_EQ(detect("Heute ist das Wetter sehr schön, also gehen wir im Park "
                    "spazieren.")[0]["language"],
             "de");
+
+  // gRPC's Detect: a ranking per text, as HTTP's per_text.
+  auto stub = v1::Translator::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
+                          grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::DetectRequest request;
+  request.add_texts("今天天气很好，我们去公园散步吧。");
+  request.add_texts(
+      "<p>Il fait très beau aujourd'hui, nous allons nous "
+      "promener dans le parc.</p>");
+  request.set_format(v1::FORMAT_HTML);
+  v1::DetectResponse response;
+  ASSERT_TRUE(stub->Detect(&context, request, &response).ok());
+  ASSERT_EQ(response.rankings_size(), 2);
+  EXPECT_EQ(response.rankings(0).languages(0).language(), "zh");
+  EXPECT_EQ(response.rankings(1).languages(0).language(), "fr");
+  EXPECT_GT(response.rankings(1).languages(0).confidence(), 50);
+  grpc::ClientContext bad_context;
+  v1::DetectRequest bad;  // More texts than the server's batch limit (8).
+  for (int i = 0; i < 9; ++i) bad.add_texts("Hello.");
+  const grpc::Status refused = stub->Detect(&bad_context, bad, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("the limit is 8"), std::string::npos)
+      << refused.error_message();
 }
 
 // A list q gets one ranking, as LibreTranslate gives it: each language's

@@ -81,4 +81,13 @@ std::vector<DetectedLanguage> DetectLanguages(
   return detected;
 }
 
+const std::vector<std::string>& CommonLanguages() {
+  static const std::vector<std::string> kLanguages = {
+      "ar", "az", "bg", "bn", "ca", "cs", "da", "de", "el", "en", "eo", "es",
+      "et", "eu", "fa", "fi", "fr", "ga", "gl", "he", "hi", "hu", "id", "it",
+      "ja", "ko", "ky", "lt", "lv", "ms", "nb", "nl", "pl", "pt", "ro", "ru",
+      "sk", "sl", "sq", "sr", "sv", "th", "tl", "tr", "uk", "ur", "vi", "zh"};
+  return kLanguages;
+}
+
 }  // namespace fanyi

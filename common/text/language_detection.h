@@ -25,6 +25,10 @@ struct DetectedLanguage {
 std::vector<DetectedLanguage> DetectLanguages(
     std::string_view text, const std::vector<std::string>& candidates);
 
+// The languages detection names besides a server's own: those
+// LibreTranslate offers, as model codes ("zh" for either script).
+const std::vector<std::string>& CommonLanguages();
+
 }  // namespace fanyi
 
 #endif  // FANYI_COMMON_TEXT_LANGUAGE_DETECTION_H_

@@ -56,15 +56,6 @@ std::optional<LanguageCode> ReadLanguageCode(const std::string& code) {
   return LanguageCode{primary, std::nullopt};
 }
 
-const std::vector<std::string>& DetectableLanguages() {
-  static const std::vector<std::string> kLanguages = {
-      "ar", "az", "bg", "bn", "ca", "cs", "da", "de", "el", "en", "eo", "es",
-      "et", "eu", "fa", "fi", "fr", "ga", "gl", "he", "hi", "hu", "id", "it",
-      "ja", "ko", "ky", "lt", "lv", "ms", "nb", "nl", "pl", "pt", "ro", "ru",
-      "sk", "sl", "sq", "sr", "sv", "th", "tl", "tr", "uk", "ur", "vi", "zh"};
-  return kLanguages;
-}
-
 std::vector<ListedLanguage> ListedCodes(const std::string& language) {
   if (language == "zh") {
     return {{"zh", "Chinese"},

@@ -35,10 +35,6 @@ struct ListedLanguage {
 // unknown.
 std::vector<ListedLanguage> ListedCodes(const std::string& language);
 
-// The languages /detect can name besides the served ones: those
-// LibreTranslate offers, as model codes ("zh" for either script).
-const std::vector<std::string>& DetectableLanguages();
-
 }  // namespace fanyi
 
 #endif  // FANYI_SERVER_HTTP_LANGUAGE_CODES_H_

@@ -550,21 +550,8 @@ void LibreTranslateApi::Detect(const RequestFields& fields,
   const std::vector<std::string> texts = ReadTexts(fields, &is_array);
   // fanyi's extension: a ranking per text of an array.
   const bool per_text = BooleanField(fields, "per_text", false);
-  // The language a text is in, whatever the models serve: the served
-  // source languages first (a text too short to tell falls back to the
-  // first of its script), then the targets, then every language
-  // LibreTranslate offers.
-  std::vector<std::string> candidates;
-  const auto add = [&candidates](const std::string& language) {
-    if (std::find(candidates.begin(), candidates.end(), language) ==
-        candidates.end()) {
-      candidates.push_back(language);
-    }
-  };
-  const std::vector<std::shared_ptr<ServedModel>> served = models_.Models();
-  for (const auto& model : served) add(model->translator().source_language());
-  for (const auto& model : served) add(model->translator().target_language());
-  for (const std::string& language : DetectableLanguages()) add(language);
+  // The language a text is in, whatever the models serve.
+  const std::vector<std::string> candidates = models_.DetectionCandidates();
   // Per language, over the texts it was found in: its confidences and the
   // characters of those texts.
   struct Found {
