@@ -49,6 +49,16 @@ if ! python3 -c 'import ctranslate2, sentencepiece' 2>/dev/null; then
   fi
 fi
 
+# tests/http_api_test makes and reads .epub files with EbookLib, for the
+# same python3.
+if ! python3 -c 'import ebooklib' 2>/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'EbookLib>=0.18,<1'; then
+    echo "test.sh: warning: could not install EbookLib for python3;" \
+      "http_api_test will fail" >&2
+  fi
+fi
+
 # tests/web_page_test drives the page in Chromium through Selenium, for the
 # same python3.
 if ! python3 -c 'import selenium' 2>/dev/null; then

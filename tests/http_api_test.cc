@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/formats/docx_package.h"
 #include "common/formats/gettext_catalog.h"
 #include "common/formats/xml_tree.h"
+#include "common/formats/zip_package.h"
 #include "common/text/script_converter.h"
 #include "server/http/libretranslate_api.h"
 #include "server/translation_server.h"
@@ -748,7 +748,8 @@ TEST_F(HttpApiTest, ADocxComesBackAsADocxInTheAskedScript) {
   EXPECT_EQ(answer.headers.at("content-type"),
             "application/vnd.openxmlformats-officedocument.wordprocessingml."
             "document");
-  const DocxPackage translated(answer.body);  // Unzips, or throws.
+  const ZipPackage translated(answer.body,
+                              ZipKind::kDocx);  // Unzips, or throws.
   ASSERT_EQ(translated.parts().size(), 1u);
   const std::string expected =
       GrpcTranslation("I love you.", v1::SCRIPT_TRADITIONAL_TAIWAN);
@@ -758,6 +759,60 @@ TEST_F(HttpApiTest, ADocxComesBackAsADocxInTheAskedScript) {
       << translated.parts()[0];
   EXPECT_NO_THROW(XmlTree{translated.parts()[0]});
   EXPECT_EQ(testing_util::ZipEntry(answer.body, "word/styles.xml"), styles);
+}
+
+// An .epub made by EbookLib comes back as an .epub EbookLib reads: each
+// XHTML document as /translate translates it as HTML, the metadata, spine,
+// table of contents and the uncompressed mimetype first, as they were.
+TEST_F(HttpApiTest, AnEpubComesBackAsAnEpub) {
+  const std::string dir = testing_util::MakeTempDir("http_api_epub");
+  const testing_util::CommandResult made = testing_util::RunCommand(
+      "python3 " FANYI_SOURCE_DIR "/tests/epub_book.py make " + dir +
+      "/book.epub 2>&1");
+  ASSERT_EQ(made.exit_code, 0)
+      << made.output << "\n(scripts/test.sh installs EbookLib for python3)";
+  std::ifstream in(dir + "/book.epub", std::ios::binary);
+  const std::string epub((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  const HttpAnswer answer = TranslateFile("book.epub", epub);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.headers.at("content-type"), "application/epub+zip");
+  std::ofstream(dir + "/book.zh.epub", std::ios::binary) << answer.body;
+  const auto read = [&dir](const std::string& name) {
+    const testing_util::CommandResult result = testing_util::RunCommand(
+        "python3 " FANYI_SOURCE_DIR "/tests/epub_book.py read " + dir + "/" +
+        name + " 2>&1");
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    return nlohmann::json::parse(result.output);
+  };
+  const nlohmann::json original = read("book.epub");
+  const nlohmann::json translated = read("book.zh.epub");
+  for (const char* kept :
+       {"title", "language", "author", "spine", "first_entry"}) {
+    EXPECT_EQ(translated[kept], original[kept]) << kept;
+  }
+  // The table of contents: its entries, in their order, in the target,
+  // each as a document's words are (no full stop they lacked).
+  ASSERT_EQ(translated["toc"].size(), original["toc"].size());
+  for (std::size_t i = 0; i < original["toc"].size(); ++i) {
+    EXPECT_EQ(translated["toc"][i],
+              Body(PostJson({{"q", original["toc"][i]},
+                             {"source", "en"},
+                             {"target", "zh"},
+                             {"format", "html"}}))["translatedText"]);
+  }
+  EXPECT_EQ(translated["first_entry_stored"], true);
+  ASSERT_EQ(translated["documents"].size(), 4u);  // Three XHTML, the NCX.
+  for (const auto& [name, document] : original["documents"].items()) {
+    const HttpAnswer html = PostJson({{"q", document},
+                                      {"source", "en"},
+                                      {"target", "zh"},
+                                      {"format", "html"}});
+    ASSERT_EQ(html.status, 200) << html.body;
+    EXPECT_EQ(translated["documents"][name], Body(html)["translatedText"])
+        << name;
+    EXPECT_NE(translated["documents"][name], document) << name;
+  }
 }
 
 // A .docx's template tokens come back once each, a bold one in its run, and
@@ -774,7 +829,8 @@ TEST_F(HttpApiTest, ADocxKeepsItsTemplateTokens) {
       "tokens.docx", testing_util::ZipOf({{"word/document.xml", document}}),
       "zh");
   ASSERT_EQ(answer.status, 200) << answer.body;
-  const std::string part = DocxPackage(answer.body).parts().at(0);
+  const std::string part =
+      ZipPackage(answer.body, ZipKind::kDocx).parts().at(0);
   for (const std::string token : {"%(name)s", "{count}"}) {
     EXPECT_EQ(part.find(token), part.rfind(token)) << token << " in " << part;
     EXPECT_NE(part.find(token), std::string::npos) << token << " in " << part;
@@ -855,7 +911,7 @@ TEST_F(HttpApiTest, BadFilesGet400SayingWhatIsWrong) {
   const std::vector<std::pair<HttpAnswer, std::string>> cases = {
       {TranslateFile("scan.pdf", "%PDF-1.4"),
        "Invalid request: file: files of type .pdf are not supported; send "
-       ".txt, .html, .htm, .srt, .md, .markdown, .docx, .po"},
+       ".txt, .html, .htm, .srt, .md, .markdown, .docx, .epub, .po"},
       {TranslateFile("letter.docx", "PK not really a zip"),
        "Invalid request: file: the file is not a .docx (zip) package"},
       {TranslateFile("talk.srt", "no timings here\n"),

@@ -1,4 +1,4 @@
-// A .docx end to end without the model: DocxPackage reads its text parts,
+// A .docx end to end without the model: ZipPackage reads its text parts,
 // ReadWordXml cuts each paragraph into one text with its differently
 // formatted runs as markers, and the package written back keeps every
 // other entry byte for byte and parses.
@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/formats/docx_package.h"
 #include "common/formats/xml_tree.h"
+#include "common/formats/zip_package.h"
 #include "gtest/gtest.h"
 #include "tests/marked_text.h"
 #include "tests/test_util.h"
@@ -176,7 +176,7 @@ TEST(WordReaderTest, ElementsShareTheirNames) {
             tree.node(body.children[99]).name.data());
 }
 
-TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
+TEST(ZipPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
   const std::string styles = "<w:styles>unchanged</w:styles>";
   const std::string image(3000, '\x89');
   const std::string docx = testing_util::ZipOf(
@@ -188,7 +188,7 @@ TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
         WordXml("<w:p><w:r><w:t>Hello world.</w:t></w:r></w:p>")},
        {"word/styles.xml", styles},
        {"word/media/image1.png", image}});
-  const DocxPackage package(docx);
+  const ZipPackage package(docx, ZipKind::kDocx);
   ASSERT_EQ(
       package.part_names(),
       (std::vector<std::string>{"word/document.xml", "word/header1.xml"}));
@@ -196,7 +196,7 @@ TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
   for (const std::string& part : package.parts()) {
     translated.push_back(RenderRewritten(ReadWordXml(part), UpperCase));
   }
-  const DocxPackage written(package.Write(translated));
+  const ZipPackage written(package.Write(translated), ZipKind::kDocx);
   EXPECT_EQ(written.parts(), translated);
   EXPECT_NE(written.parts()[0].find(">HELLO WORLD.<"), std::string::npos);
   EXPECT_NE(written.parts()[1].find(">A HEADER<"), std::string::npos);
@@ -207,16 +207,16 @@ TEST(DocxPackageTest, RewritesTheTextPartsAndKeepsEveryOtherEntry) {
   EXPECT_EQ(testing_util::ZipEntry(bytes, "word/media/image1.png"), image);
 }
 
-TEST(DocxPackageTest, TextPartsThatExpandTooFarAreRefused) {
+TEST(ZipPackageTest, TextPartsThatExpandTooFarAreRefused) {
   // A few kilobytes of zip that would expand past the limit in memory.
-  const std::string header(DocxPackage::kMaxTextBytes / 2 + 1, ' ');
+  const std::string header(ZipPackage::kMaxTextBytes / 2 + 1, ' ');
   const std::string docx =
       testing_util::ZipOf({{"word/document.xml", WordXml("")},
                            {"word/header1.xml", header},
                            {"word/header2.xml", header}});
   ASSERT_LT(docx.size(), 1u << 20);
   try {
-    DocxPackage package(docx);
+    ZipPackage package(docx, ZipKind::kDocx);
     FAIL() << "a package of " << 2 * header.size() << " bytes of text parts";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("bytes uncompressed"),
@@ -228,7 +228,7 @@ TEST(DocxPackageTest, TextPartsThatExpandTooFarAreRefused) {
 // Entry names are matched in one pass (std::regex once recursed per
 // character and overflowed the stack on a name of 65,000): a long name is
 // one more entry kept as it is, and only the text parts are read.
-TEST(DocxPackageTest, TextPartsAreFoundByTheirNamesAlone) {
+TEST(ZipPackageTest, TextPartsAreFoundByTheirNamesAlone) {
   const std::string long_name =
       "word/header" + std::string(65000, '1') + "x.xml";
   const std::string docx =
@@ -242,16 +242,49 @@ TEST(DocxPackageTest, TextPartsAreFoundByTheirNamesAlone) {
                            {"word/header1.xml.bak", "<x/>"},
                            {"Word/header2.xml", "<x/>"},
                            {"word/sub/header3.xml", "<x/>"}});
-  EXPECT_EQ(DocxPackage(docx).part_names(),
+  EXPECT_EQ(ZipPackage(docx, ZipKind::kDocx).part_names(),
             (std::vector<std::string>{"word/document.xml", "word/header.xml",
                                       "word/footer12.xml", "word/footnotes.xml",
                                       "word/endnotes.xml"}));
 }
 
-TEST(DocxPackageTest, WhatIsNoDocxIsRefused) {
-  EXPECT_THROW(DocxPackage("not a zip at all"), std::invalid_argument);
-  EXPECT_THROW(DocxPackage(testing_util::ZipOf({{"content.xml", "<office/>"}})),
+TEST(ZipPackageTest, WhatIsNoDocxIsRefused) {
+  EXPECT_THROW(ZipPackage("not a zip at all", ZipKind::kDocx),
                std::invalid_argument);
+  EXPECT_THROW(ZipPackage(testing_util::ZipOf({{"content.xml", "<office/>"}}),
+                          ZipKind::kDocx),
+               std::invalid_argument);
+}
+
+// An .epub's XHTML documents are its text parts, whatever their folder and
+// letter case; its mimetype must say it is one.
+TEST(ZipPackageTest, AnEpubsTextPartsAreItsXhtmlDocuments) {
+  const std::string epub =
+      testing_util::ZipOf({{"mimetype", "application/epub+zip"},
+                           {"META-INF/container.xml", "<container/>"},
+                           {"OEBPS/content.opf", "<package/>"},
+                           {"OEBPS/toc.ncx", "<ncx/>"},
+                           {"OEBPS/chapter1.xhtml", "<html/>"},
+                           {"OEBPS/Text/Chapter2.HTML", "<html/>"},
+                           {"OEBPS/nav.xhtml", "<html/>"},
+                           {"OEBPS/style.css", "p {}"},
+                           {"OEBPS/xhtml", "<html/>"}});
+  EXPECT_EQ(ZipPackage(epub, ZipKind::kEpub).part_names(),
+            (std::vector<std::string>{"OEBPS/toc.ncx", "OEBPS/chapter1.xhtml",
+                                      "OEBPS/Text/Chapter2.HTML",
+                                      "OEBPS/nav.xhtml"}));
+  for (const std::string& mimetype :
+       {std::string("application/zip"), std::string(100, 'a')}) {
+    EXPECT_THROW(
+        ZipPackage(testing_util::ZipOf({{"mimetype", mimetype},
+                                        {"OEBPS/chapter1.xhtml", "<html/>"}}),
+                   ZipKind::kEpub),
+        std::invalid_argument);
+  }
+  EXPECT_THROW(
+      ZipPackage(testing_util::ZipOf({{"OEBPS/chapter1.xhtml", "<html/>"}}),
+                 ZipKind::kEpub),
+      std::invalid_argument);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ constexpr FileKind kKinds[] = {
     {".docx", TextFormat::kWordXml,
      "application/vnd.openxmlformats-officedocument.wordprocessingml."
      "document"},
+    {".epub", TextFormat::kHtml, "application/epub+zip"},
     {".po", TextFormat::kText, "text/x-gettext-translation; charset=utf-8"}};
 
 std::string ExtensionOf(const std::string& filename) {
@@ -67,8 +68,9 @@ DocumentFile::DocumentFile(const std::string& filename, std::string content)
   }
   if (content.empty()) throw std::invalid_argument(filename + " is empty");
   format_ = kind->format;
-  if (format_ == TextFormat::kWordXml) {
-    docx_.emplace(std::move(content));
+  if (extension_ == ".docx" || extension_ == ".epub") {
+    package_.emplace(std::move(content),
+                     extension_ == ".docx" ? ZipKind::kDocx : ZipKind::kEpub);
   } else if (extension_ == ".po") {
     po_.emplace(std::move(content));
   } else {
@@ -78,7 +80,7 @@ DocumentFile::DocumentFile(const std::string& filename, std::string content)
 
 const std::vector<std::string>& DocumentFile::texts() const {
   if (po_) return po_->texts();
-  return docx_ ? docx_->parts() : texts_;
+  return package_ ? package_->parts() : texts_;
 }
 
 std::string DocumentFile::language() const {
@@ -93,7 +95,7 @@ std::string DocumentFile::Write(
         " translations for " + std::to_string(texts().size()) + " texts");
   }
   if (po_) return po_->Write(translations);
-  return docx_ ? docx_->Write(translations) : translations.front();
+  return package_ ? package_->Write(translations) : translations.front();
 }
 
 std::string DocumentFile::TranslatedName(const std::string& target_code) const {

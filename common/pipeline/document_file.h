@@ -5,17 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "common/formats/docx_package.h"
 #include "common/formats/po_document.h"
+#include "common/formats/zip_package.h"
 #include "common/pipeline/text_translation.h"
 
 namespace fanyi {
 
 // A file to translate, read by its name's extension: .txt (plain text),
-// .html or .htm, .srt, .md or .markdown, .docx, and gettext's .po. Gives
-// the texts the pipeline translates in the file's format (the file itself,
-// a .docx's text parts, a .po file's untranslated messages as plain text)
-// and writes their translations back as the translated file. Thread-safe
+// .html or .htm, .srt, .md or .markdown, .docx, .epub, and gettext's .po.
+// Gives the texts the pipeline translates in the file's format (the file
+// itself, a .docx's text parts, an .epub's XHTML documents, a .po file's
+// untranslated messages as plain text) and writes their translations back
+// as the translated file. Thread-safe
 // once built (const).
 class DocumentFile {
  public:
@@ -23,14 +24,14 @@ class DocumentFile {
   static const std::vector<std::string>& Extensions();
 
   // Reads `content`, named `filename`. Throws std::invalid_argument for an
-  // unsupported extension, an empty file, a .docx that is no package, or a
-  // .po file PoDocument refuses.
+  // unsupported extension, an empty file, a .docx or .epub that is no such
+  // package, or a .po file PoDocument refuses.
   DocumentFile(const std::string& filename, std::string content);
 
   // The format its texts are in.
   TextFormat format() const { return format_; }
-  // What to translate: the file, the .docx's text parts, or the .po file's
-  // untranslated messages.
+  // What to translate: the file, the package's text parts, or the .po
+  // file's untranslated messages.
   const std::vector<std::string>& texts() const;
 
   // The language a .po file's header says it translates into, or "".
@@ -50,9 +51,9 @@ class DocumentFile {
   std::string filename_;
   std::string extension_;  // Lowercase, with its dot.
   TextFormat format_ = TextFormat::kText;
-  std::vector<std::string> texts_;   // Unless a .docx.
-  std::optional<DocxPackage> docx_;  // A .docx.
-  std::optional<PoDocument> po_;     // A .po file.
+  std::vector<std::string> texts_;     // Unless a package.
+  std::optional<ZipPackage> package_;  // A .docx or .epub.
+  std::optional<PoDocument> po_;       // A .po file.
 };
 
 }  // namespace fanyi

@@ -78,7 +78,7 @@ std::string_view OpenApiSpec() {
     },
     "/translate_file": {
       "post": {
-        "summary": "Translate a file (.txt, .html, .srt, .md, .docx) into the same format",
+        "summary": "Translate a file (.txt, .html, .srt, .md, .docx, .epub, .po) into the same format",
         "description": "SubRip numbering and timings, Markdown code and link targets, and a .docx's formatting, images and styles are kept. The upload is bounded by the server's body limit (413).",
         "requestBody": {
           "required": true,

@@ -1,5 +1,5 @@
 // libFuzzer target: the file formats' readers (ReadSrt, ReadMarkdown,
-// ReadWordXml, and DocxPackage around the last) and MarkedDocument::Render,
+// ReadWordXml, and ZipPackage around the last) and MarkedDocument::Render,
 // on arbitrary documents. The first byte picks the reader ('s', 'm', 'z'
 // for a .docx package whose text parts are read as Word parts, else Word);
 // the rest is the document. Properties:
@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "common/formats/docx_package.h"
 #include "common/formats/markdown_reader.h"
 #include "common/formats/marked_document.h"
 #include "common/formats/srt_reader.h"
 #include "common/formats/word_reader.h"
 #include "common/formats/xml_tree.h"
+#include "common/formats/zip_package.h"
 #include "common/text/utf8.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/marked_text.h"
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string source(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (format == 'z') {
     try {
-      const fanyi::DocxPackage package(source);
+      const fanyi::ZipPackage package(source, fanyi::ZipKind::kDocx);
       for (const std::string& part : package.parts()) {
         fanyi::ReadWordXml(part);
       }

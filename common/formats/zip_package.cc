@@ -1,7 +1,8 @@
-#include "common/formats/docx_package.h"
+#include "common/formats/zip_package.h"
 
 #include <zip.h>
 
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -15,7 +16,7 @@ using Archive = std::unique_ptr<zip_t, void (*)(zip_t*)>;
 
 // Opens `bytes` as a zip archive on a buffer source; `*source` stays alive
 // after the archive closes (libzip writes the new archive into it).
-Archive OpenArchive(const std::string& bytes, int flags,
+Archive OpenArchive(const std::string& bytes, int flags, ZipKind kind,
                     zip_source_t** source) {
   zip_error_t error;
   zip_error_init(&error);
@@ -29,8 +30,9 @@ Archive OpenArchive(const std::string& bytes, int flags,
     const std::string message = zip_error_strerror(&error);
     zip_error_fini(&error);
     zip_source_free(*source);
-    throw std::invalid_argument("the file is not a .docx (zip) package: " +
-                                message);
+    throw std::invalid_argument(std::string("the file is not a ") +
+                                (kind == ZipKind::kDocx ? ".docx" : ".epub") +
+                                " (zip) package: " + message);
   }
   zip_error_fini(&error);
   zip_source_keep(*source);
@@ -38,7 +40,7 @@ Archive OpenArchive(const std::string& bytes, int flags,
 }
 
 // The whole content of entry `index`, counted into `*total` bytes, which
-// must stay within DocxPackage::kMaxTextBytes.
+// must stay within ZipPackage::kMaxTextBytes.
 std::string ReadEntry(zip_t* archive, zip_uint64_t index,
                       const std::string& name, std::size_t* total) {
   zip_stat_t stat;
@@ -47,9 +49,9 @@ std::string ReadEntry(zip_t* archive, zip_uint64_t index,
       (stat.valid & ZIP_STAT_SIZE) == 0) {
     throw std::invalid_argument(name + " cannot be read");
   }
-  if (stat.size > DocxPackage::kMaxTextBytes - *total) {
+  if (stat.size > ZipPackage::kMaxTextBytes - *total) {
     throw std::invalid_argument("the text parts are more than " +
-                                std::to_string(DocxPackage::kMaxTextBytes) +
+                                std::to_string(ZipPackage::kMaxTextBytes) +
                                 " bytes uncompressed, the limit (at " + name +
                                 ")");
   }
@@ -73,10 +75,10 @@ std::string ReadEntry(zip_t* archive, zip_uint64_t index,
   return content;
 }
 
-// True for the parts whose text is translated: word/document.xml,
+// True for a .docx's parts whose text is translated: word/document.xml,
 // word/header<N>.xml, word/footer<N>.xml (N: digits, or none),
 // word/footnotes.xml and word/endnotes.xml. One pass over the name.
-bool IsTextPart(std::string_view name) {
+bool IsWordTextPart(std::string_view name) {
   constexpr std::string_view kFolder = "word/";
   constexpr std::string_view kExtension = ".xml";
   if (name.size() < kFolder.size() + kExtension.size() ||
@@ -97,40 +99,86 @@ bool IsTextPart(std::string_view name) {
   return false;
 }
 
+// True for an .epub's XHTML content documents and its NCX (the EPUB 2
+// table of contents, whose labels are words like a navigation
+// document's), by their extension (any letter case): .xhtml, .html, .htm,
+// .ncx.
+bool IsEpubTextPart(std::string_view name) {
+  for (std::string_view extension : {".xhtml", ".html", ".htm", ".ncx"}) {
+    if (name.size() <= extension.size()) continue;
+    const std::string_view tail = name.substr(name.size() - extension.size());
+    bool same = true;
+    for (std::size_t i = 0; i < tail.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(tail[i])) == extension[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-DocxPackage::DocxPackage(std::string bytes) : bytes_(std::move(bytes)) {
+ZipPackage::ZipPackage(std::string bytes, ZipKind kind)
+    : bytes_(std::move(bytes)), kind_(kind) {
   zip_source_t* source = nullptr;
-  Archive archive = OpenArchive(bytes_, ZIP_RDONLY, &source);
+  Archive archive = OpenArchive(bytes_, ZIP_RDONLY, kind, &source);
   std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
                                                                zip_source_free);
   const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
   std::size_t total = 0;
+  if (kind == ZipKind::kEpub) {
+    // The EPUB container's first entry: its media type, as written.
+    const zip_int64_t mimetype = zip_name_locate(archive.get(), "mimetype", 0);
+    std::string media_type;
+    if (mimetype >= 0) {
+      std::size_t room = ZipPackage::kMaxTextBytes - 64;  // 64 bytes read.
+      try {
+        media_type =
+            ReadEntry(archive.get(), static_cast<zip_uint64_t>(mimetype),
+                      "mimetype", &room);
+      } catch (const std::invalid_argument&) {
+        media_type.clear();
+      }
+    }
+    if (media_type != "application/epub+zip") {
+      throw std::invalid_argument(
+          "the file is a zip package whose mimetype is not "
+          "application/epub+zip: not an .epub");
+    }
+  }
   for (zip_int64_t i = 0; i < entries; ++i) {
     const char* name = zip_get_name(archive.get(), i, 0);
-    if (name == nullptr || !IsTextPart(name)) continue;
+    if (name == nullptr || !(kind == ZipKind::kDocx ? IsWordTextPart(name)
+                                                    : IsEpubTextPart(name))) {
+      continue;
+    }
     std::string part = ReadEntry(archive.get(), i, name, &total);
-    // The document itself first.
+    // A .docx's document itself first.
     const bool main = std::string(name) == "word/document.xml";
     names_.insert(main ? names_.begin() : names_.end(), name);
     parts_.insert(main ? parts_.begin() : parts_.end(), std::move(part));
     indices_.insert(main ? indices_.begin() : indices_.end(), i);
   }
-  if (names_.empty() || names_.front() != "word/document.xml") {
+  if (kind == ZipKind::kDocx &&
+      (names_.empty() || names_.front() != "word/document.xml")) {
     throw std::invalid_argument(
         "the file is a zip package without word/document.xml: not a .docx");
   }
+  if (kind == ZipKind::kEpub && names_.empty()) {
+    throw std::invalid_argument(
+        "the .epub holds no XHTML content documents to translate");
+  }
 }
 
-std::string DocxPackage::Write(const std::vector<std::string>& parts) const {
+std::string ZipPackage::Write(const std::vector<std::string>& parts) const {
   if (parts.size() != parts_.size()) {
     throw std::invalid_argument(
-        "DocxPackage::Write: " + std::to_string(parts.size()) + " parts for " +
+        "ZipPackage::Write: " + std::to_string(parts.size()) + " parts for " +
         std::to_string(parts_.size()));
   }
   // A copy to write into: libzip rewrites the buffer source on close.
   zip_source_t* source = nullptr;
-  Archive archive = OpenArchive(bytes_, 0, &source);
+  Archive archive = OpenArchive(bytes_, 0, kind_, &source);
   std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
                                                                zip_source_free);
   for (std::size_t i = 0; i < parts.size(); ++i) {
