@@ -1,7 +1,8 @@
 // libFuzzer target: the file formats' readers (ReadSrt, ReadMarkdown,
-// ReadWordXml, and ZipPackage around the last) and MarkedDocument::Render,
-// on arbitrary documents. The first byte picks the reader ('s', 'm', 'z'
-// for a .docx package whose text parts are read as Word parts, else Word);
+// ReadWordXml, and ZipPackage around it and ReadHtml) and
+// MarkedDocument::Render, on arbitrary documents. The first byte picks the
+// reader ('s', 'm', 'z' for a .docx package whose text parts are read as
+// Word parts, 'e' for an .epub whose parts are read as HTML, else Word);
 // the rest is the document. Properties:
 //   - reading throws nothing but std::invalid_argument (a refusal), and
 //     rendering nothing at all;
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/formats/html_reader.h"
 #include "common/formats/markdown_reader.h"
 #include "common/formats/marked_document.h"
 #include "common/formats/srt_reader.h"
@@ -51,11 +53,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const char format = static_cast<char>(data[0]);
   const std::string source(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (format == 'z') {
+  if (format == 'z' || format == 'e') {
     try {
-      const fanyi::ZipPackage package(source, fanyi::ZipKind::kDocx);
+      const fanyi::ZipPackage package(
+          source, format == 'z' ? fanyi::ZipKind::kDocx : fanyi::ZipKind::kEpub);
       for (const std::string& part : package.parts()) {
-        fanyi::ReadWordXml(part);
+        if (format == 'z') {
+          fanyi::ReadWordXml(part);
+        } else {
+          fanyi::ReadHtml(part);
+        }
       }
     } catch (const std::invalid_argument&) {
     }
