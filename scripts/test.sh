@@ -59,6 +59,16 @@ if ! python3 -c 'import ebooklib' 2>/dev/null; then
   fi
 fi
 
+# tests/libretranslate_own_tests.sh runs LibreTranslate's own API tests
+# with pytest, for the same python3; without it that test skips.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'pytest>=7,<9'; then
+    echo "test.sh: warning: could not install pytest for python3;" \
+      "libretranslate_own_tests will be skipped" >&2
+  fi
+fi
+
 # tests/web_page_test drives the page in Chromium through Selenium, for the
 # same python3.
 if ! python3 -c 'import selenium' 2>/dev/null; then
