@@ -181,6 +181,10 @@ ABSL_FLAG(bool, trust_forwarded_for, false,
 ABSL_FLAG(std::string, trusted_proxies, "127.0.0.0/8,::1",
           "The proxies whose forwarded addresses --trust_forwarded_for "
           "believes: IP ranges (CIDR), commas between.");
+ABSL_FLAG(std::string, forwarded_header, "x-forwarded-for",
+          "The header --trusted_proxies write the client's address into: "
+          "x-forwarded-for or forwarded (RFC 7239); the other is never read, "
+          "since a client may have sent it.");
 ABSL_FLAG(std::string, api_keys_file, "",
           "File of API keys, one per line: every HTTP request to /translate, "
           "/detect, /translate_file and /suggest then needs one in api_key "
@@ -287,6 +291,7 @@ int main(int argc, char** argv) {
   options.http_frontend_timeout_ms = absl::GetFlag(FLAGS_frontend_timeout_ms);
   options.trust_forwarded_for = absl::GetFlag(FLAGS_trust_forwarded_for);
   options.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
+  options.forwarded_header = absl::GetFlag(FLAGS_forwarded_header);
   options.http_file_ttl_s = absl::GetFlag(FLAGS_http_file_ttl_s);
   options.http_file_store_bytes = absl::GetFlag(FLAGS_http_file_store_bytes);
   options.http_file_store_client_bytes =

@@ -1,5 +1,7 @@
 #include "server/translation_cache.h"
 
+#include <openssl/sha.h>
+
 #include <utility>
 
 namespace fanyi {
@@ -10,8 +12,10 @@ void AppendKeyPart(std::string_view part, std::string* key) {
   key->append(part);
 }
 
-std::string RouteCacheKey(const ModelRoute& route, const TextRequest& request) {
+std::string RouteCacheKey(const std::string& surface, const ModelRoute& route,
+                          const TextRequest& request) {
   std::string key;
+  AppendKeyPart(surface, &key);
   AppendKeyPart(std::to_string(route.size()), &key);
   for (const std::shared_ptr<ServedModel>& model : route) {
     AppendKeyPart(model->name(), &key);
@@ -33,7 +37,16 @@ std::string RouteCacheKey(const ModelRoute& route, const TextRequest& request) {
   for (const std::string& term : request.do_not_translate) {
     AppendKeyPart(term, &key);
   }
-  return key;
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(),
+         digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hashed;
+  for (const unsigned char byte : digest) {
+    hashed += kHex[byte >> 4];
+    hashed += kHex[byte & 15];
+  }
+  return hashed;
 }
 
 TranslationCache::TranslationCache(std::size_t max_bytes,

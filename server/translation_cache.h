@@ -80,11 +80,15 @@ class TranslationCache {
 // of parts make the same key.
 void AppendKeyPart(std::string_view part, std::string* key);
 
-// The start of the key of each text of `request` through `route`: every
-// model's name and version, and every option of `request` that changes a
-// translation (format, beam, alternatives, script, glossary, terms kept,
-// template tokens); the text is appended to it (AppendKeyPart).
-std::string RouteCacheKey(const ModelRoute& route, const TextRequest& request);
+// The start of the key of each text of `request` through `route`, for
+// answers kept in the form of `surface` ("http", "grpc": each keeps its
+// own): the SHA-256 of every model's name and version and every option of
+// `request` that changes a translation (format, beam, alternatives, script,
+// glossary, terms kept, template tokens), so that a key is its text's
+// length plus 64 bytes however long the options; the text is appended to
+// it (AppendKeyPart).
+std::string RouteCacheKey(const std::string& surface, const ModelRoute& route,
+                          const TextRequest& request);
 
 }  // namespace fanyi
 

@@ -112,6 +112,12 @@ void ValidateOptions(const ServerOptions& options) {
         "not be negative (0: no limit)");
   }
   AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
+  if (options.forwarded_header != "x-forwarded-for" &&
+      options.forwarded_header != "forwarded") {
+    throw std::invalid_argument(
+        "forwarded_header must be x-forwarded-for or forwarded, not \"" +
+        options.forwarded_header + "\"");
+  }
   if (!options.redis_url.empty()) RedisAddress::Parse(options.redis_url);
   if (!options.url_prefix.empty() &&
       (options.url_prefix.front() != '/' || options.url_prefix.back() == '/' ||
@@ -321,6 +327,9 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   api_options.access.require_api_key = options.require_api_key;
   api_options.trust_forwarded_for = options.trust_forwarded_for;
   api_options.trusted_proxies = options.trusted_proxies;
+  api_options.forwarded_header = options.forwarded_header == "forwarded"
+                                     ? ForwardedHeader::kForwarded
+                                     : ForwardedHeader::kXForwardedFor;
   api_options.parsing_threads = options.http_parsing_threads;
   api_options.file_time_to_live = std::chrono::seconds(options.http_file_ttl_s);
   api_options.max_stored_file_bytes =

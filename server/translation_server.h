@@ -142,6 +142,8 @@ struct ServerOptions {
   // their connection comes from one of trusted_proxies (CIDR ranges).
   bool trust_forwarded_for = false;
   std::string trusted_proxies = "127.0.0.0/8,::1";
+  // The header they write it into: "x-forwarded-for" or "forwarded".
+  std::string forwarded_header = "x-forwarded-for";
   // How long a file translated by HTTP /translate_file waits for its
   // download (it is removed once downloaded).
   int http_file_ttl_s = 600;

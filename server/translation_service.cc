@@ -415,7 +415,7 @@ int TranslationService::TakeFromCache(
     std::vector<v1::Translation*>* outputs,
     std::vector<std::string>* cache_keys) const {
   if (cache_ == nullptr) return 0;
-  const std::string key_start = RouteCacheKey(route, *request);
+  const std::string key_start = RouteCacheKey("grpc", route, *request);
   int beam_size = 0;
   TextRequest missed = *request;
   missed.texts.clear();

@@ -489,6 +489,12 @@ TEST_F(HttpApiTest, ChineseIntoAnotherScriptIsConvertedWithoutAModel) {
                                          {"target", "zh-Hant"}});
   EXPECT_EQ(both[0], taiwan);
   EXPECT_EQ(both[1], GrpcTranslation("Hello.", v1::SCRIPT_TRADITIONAL_TAIWAN));
+  // Checked as any text is before OpenCC reads it.
+  const HttpAnswer broken =
+      Call("POST", "/translate", "q=%E4%B8&source=zh&target=zh-Hant",
+           "application/x-www-form-urlencoded");
+  EXPECT_EQ(broken.status, 400) << broken.body;
+  EXPECT_NE(broken.body.find("UTF-8"), std::string::npos) << broken.body;
   // gRPC alike: Chinese into Chinese, in the script asked for.
   auto stub = v1::Translator::NewStub(
       grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
@@ -941,8 +947,15 @@ TEST_F(HttpApiTest, AFilesLanguageIsDetectedFromItsWords) {
   const std::string html =
       "<html><body><p>The weather is lovely today.</p><p>We are going for a "
       "walk in the park.</p></body></html>";
+  const std::string docx = testing_util::ZipOf(
+      {{"word/document.xml",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><w:document xmlns:w=\""
+        "http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+        "<w:body><w:p><w:r><w:t>The weather is lovely today.</w:t></w:r></w:p>"
+        "</w:body></w:document>"}});
   for (const auto& [name, content] :
-       {std::pair{"walk.txt", text}, std::pair{"walk.html", html}}) {
+       {std::pair{"walk.txt", text}, std::pair{"walk.html", html},
+        std::pair{"walk.docx", docx}}) {
     const HttpAnswer answer =
         Call("POST", "/translate_file",
              Multipart({{"source", "auto"}, {"target", "zh"}}, name, content),

@@ -194,6 +194,19 @@ TEST_F(CachedServerTest, GrpcAnswersFromTheSameCache) {
             translate("It is raining.").translation().text());
   EXPECT_EQ(Metric("fanyi_cache_hits_total"), hits + 3);
   EXPECT_EQ(answered.beam_size(), 2);
+
+  // The same text asked the same way over gRPC, then HTTP: each surface
+  // keeps its answers its own way, and each is answered.
+  grpc::ClientContext script_context;
+  v1::TranslateRequest simplified;
+  simplified.set_text("They are brothers.");
+  simplified.set_script(v1::SCRIPT_SIMPLIFIED);
+  simplified.set_beam_size(4);
+  v1::TranslateResponse grpc_answer;
+  ASSERT_TRUE(stub->Translate(&script_context, simplified, &grpc_answer).ok());
+  const nlohmann::json http_answer =
+      Translate({{"q", "They are brothers."}, {"beam_size", 4}});
+  EXPECT_EQ(http_answer["translatedText"], grpc_answer.translation().text());
 }
 
 }  // namespace

@@ -57,6 +57,21 @@ std::vector<std::string> HeaderList(const HttpRequest& request,
   return entries;
 }
 
+// `entry` without a port: "[v6]:port" and "v4:port" as their addresses.
+std::string WithoutPort(const std::string& entry) {
+  if (!entry.empty() && entry.front() == '[') {
+    const std::size_t close = entry.find(']');
+    return close == std::string::npos ? "" : entry.substr(1, close - 1);
+  }
+  const std::size_t colon = entry.find(':');
+  // One colon: IPv4 and a port. More: an IPv6 address without brackets.
+  if (colon != std::string::npos &&
+      entry.find(':', colon + 1) == std::string::npos) {
+    return entry.substr(0, colon);
+  }
+  return entry;
+}
+
 // The address of a Forwarded element's for= (RFC 7239): quotes, IPv6
 // brackets and ports taken off; empty when it has none.
 std::string ForwardedFor(const std::string& element) {
@@ -71,17 +86,7 @@ std::string ForwardedFor(const std::string& element) {
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
       value = value.substr(1, value.size() - 2);
     }
-    if (!value.empty() && value.front() == '[') {
-      const std::size_t close = value.find(']');
-      return close == std::string::npos ? "" : value.substr(1, close - 1);
-    }
-    const std::size_t colon = value.find(':');
-    // One colon: IPv4 and a port. More: an IPv6 address without brackets.
-    if (colon != std::string::npos &&
-        value.find(':', colon + 1) == std::string::npos) {
-      value = value.substr(0, colon);
-    }
-    return value;
+    return WithoutPort(value);
   }
   return "";
 }
@@ -135,10 +140,15 @@ bool AddressRanges::Contains(const std::string& address) const {
 }
 
 std::string ClientAddress(const HttpRequest& request,
-                          const AddressRanges& trusted) {
+                          const AddressRanges& trusted,
+                          ForwardedHeader header) {
   if (!trusted.Contains(request.peer)) return request.peer;
-  std::vector<std::string> chain = HeaderList(request, "x-forwarded-for");
-  if (chain.empty()) {
+  std::vector<std::string> chain;
+  if (header == ForwardedHeader::kXForwardedFor) {
+    for (const std::string& entry : HeaderList(request, "x-forwarded-for")) {
+      chain.push_back(WithoutPort(entry));
+    }
+  } else {
     for (const std::string& element : HeaderList(request, "forwarded")) {
       chain.push_back(ForwardedFor(element));
     }

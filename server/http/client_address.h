@@ -35,14 +35,21 @@ class AddressRanges {
   std::vector<Range> ranges_;
 };
 
+// The header trusted proxies write the client's address into.
+enum class ForwardedHeader {
+  kXForwardedFor,  // X-Forwarded-For: 203.0.113.7, 10.0.0.3
+  kForwarded,      // RFC 7239's Forwarded: for=203.0.113.7, for=10.0.0.3
+};
+
 // The client's address for `request` (whose peer is the connection's
 // address): the peer itself unless it is in `trusted`; then the nearest
-// address in its X-Forwarded-For (or else Forwarded's for=) chain that is
-// not a trusted proxy, read from the right (the hop nearest the server),
-// at most 64 hops. Where the chain is missing or an entry is not an
+// address in the chain of `header` (the other is never read: a client
+// could have sent it, passed on untouched) that is not a trusted proxy,
+// read from the right (the hop nearest the server), at most 64 hops; an
+// entry's port is dropped. Where the chain is missing or an entry is not an
 // address, the last trusted hop before it stands for the client.
 std::string ClientAddress(const HttpRequest& request,
-                          const AddressRanges& trusted);
+                          const AddressRanges& trusted, ForwardedHeader header);
 
 }  // namespace fanyi
 

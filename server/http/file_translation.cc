@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "common/formats/html_reader.h"
+#include "common/formats/markdown_reader.h"
+#include "common/formats/srt_reader.h"
 #include "common/formats/translation_memory.h"
+#include "common/formats/word_reader.h"
 #include "common/pipeline/document_file.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
@@ -194,9 +197,23 @@ DetectedLanguage FileTranslation::DetectFileLanguage(
   for (const std::string& text : file.texts()) {
     if (words.size() >= kSampleBytes) break;
     try {
-      words += file.format() == TextFormat::kHtml
-                   ? ReadHtml(text, depth).Words()
-                   : text;
+      switch (file.format()) {
+        case TextFormat::kHtml:
+          words += ReadHtml(text, depth).Words();
+          break;
+        case TextFormat::kWordXml:
+          words += ReadWordXml(text, depth).Words();
+          break;
+        case TextFormat::kSrt:
+          words += ReadSrt(text).Words();
+          break;
+        case TextFormat::kMarkdown:
+          words += ReadMarkdown(text).Words();
+          break;
+        case TextFormat::kText:
+          words += text;
+          break;
+      }
     } catch (const std::invalid_argument&) {
       continue;  // The translation will say what is wrong with it.
     }

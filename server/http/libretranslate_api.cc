@@ -44,14 +44,20 @@ std::string TranslationForCache(const TextTranslation& translation) {
       .dump();
 }
 
-TextTranslation TranslationFromCache(const std::string& kept) {
-  const nlohmann::json value = nlohmann::json::parse(kept);
-  TextTranslation translation;
-  translation.text = value.at("text").get<std::string>();
-  translation.alternatives =
-      value.at("alternatives").get<std::vector<std::string>>();
-  translation.confidence = value.at("confidence").get<double>();
-  return translation;
+// What TranslationForCache kept; nullopt for anything else (translated
+// again, then).
+std::optional<TextTranslation> TranslationFromCache(const std::string& kept) {
+  try {
+    const nlohmann::json value = nlohmann::json::parse(kept);
+    TextTranslation translation;
+    translation.text = value.at("text").get<std::string>();
+    translation.alternatives =
+        value.at("alternatives").get<std::vector<std::string>>();
+    translation.confidence = value.at("confidence").get<double>();
+    return translation;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
 }
 
 // What a request costs of its client's characters: the texts of
@@ -138,7 +144,8 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
 void LibreTranslateApi::Handle(HttpRequest request,
                                HttpResponder respond) const {
   if (options_.trust_forwarded_for) {
-    request.peer = ClientAddress(request, trusted_proxies_);
+    request.peer =
+        ClientAddress(request, trusted_proxies_, options_.forwarded_header);
   }
   const std::string& prefix = options_.url_prefix;
   if (!prefix.empty() && request.path.compare(0, prefix.size(), prefix) == 0) {
@@ -439,9 +446,22 @@ void LibreTranslateApi::Translate(
   // target's script (OpenCC): zh to zh-Hant converts, with no model.
   if (IsChineseLanguage(target->language) && target->script) {
     for (std::size_t i = 0; i < texts.size(); ++i) {
-      if (languages[i] == target->language && !IsBlank(texts[i])) {
-        answer->outputs[i] = converters_.For(*target->script).Convert(texts[i]);
+      if (languages[i] != target->language || IsBlank(texts[i])) continue;
+      // Checked as a text to translate is, before OpenCC reads it.
+      const std::string name =
+          answer->is_array ? "q[" + std::to_string(i) + "]" : "q";
+      std::size_t characters = 0;
+      try {
+        characters = DecodeUtf8(texts[i]).size();
+      } catch (const std::invalid_argument& e) {
+        throw HttpError(400, name + ": " + e.what());
       }
+      if (characters > static_cast<std::size_t>(limits.max_input_chars)) {
+        throw HttpError(400, name + " has " + std::to_string(characters) +
+                                 " characters; the limit is " +
+                                 std::to_string(limits.max_input_chars));
+      }
+      answer->outputs[i] = converters_.For(*target->script).Convert(texts[i]);
     }
   }
   answer->alternatives.resize(texts.size());
@@ -483,14 +503,17 @@ void LibreTranslateApi::Translate(
     std::vector<std::size_t> missed;
     std::vector<std::string> keys;
     const std::string key_start =
-        options_.cache != nullptr ? RouteCacheKey(route, request) : "";
+        options_.cache != nullptr ? RouteCacheKey("http", route, request) : "";
     for (std::size_t i : indices) {
       if (options_.cache != nullptr) {
         std::string key = key_start;
         AppendKeyPart(texts[i], &key);
         if (std::optional<std::string> kept = options_.cache->Get(key)) {
-          answer->Fill(i, TranslationFromCache(*kept));
-          continue;
+          if (std::optional<TextTranslation> cached =
+                  TranslationFromCache(*kept)) {
+            answer->Fill(i, std::move(*cached));
+            continue;
+          }
         }
         keys.push_back(std::move(key));
       }

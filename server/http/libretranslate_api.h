@@ -55,6 +55,9 @@ struct LibreTranslateOptions {
   // limits, the file store and the parsing turns (ClientAddress).
   bool trust_forwarded_for = false;
   std::string trusted_proxies = "127.0.0.0/8,::1";
+  // The header those proxies write the address into; the other is never
+  // read.
+  ForwardedHeader forwarded_header = ForwardedHeader::kXForwardedFor;
   // How long a /translate request may take before it fails with 504.
   std::chrono::milliseconds translate_timeout{60000};
   // How long a translated file waits for its download.
