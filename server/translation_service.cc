@@ -278,11 +278,7 @@ void TranslationService::TranslateText(grpc::CallbackServerContext* context,
     TextRequest text_request;
     grpc::Status status = ReadRequest(request, &text_request);
     if (status.ok()) {
-      const ChineseScript script =
-          text_request.script.value_or(ChineseScript::kSimplified);
-      response->mutable_translation()->set_text(
-          converters_.For(script).Convert(request.text()));
-      response->set_script(ScriptToProto(script));
+      WriteInScript(text_request, {response->mutable_translation()}, response);
     }
     completion.Answer(status);
     return;
@@ -310,24 +306,9 @@ void TranslationService::TranslateText(grpc::CallbackServerContext* context,
     completion.Answer(status);
     return;
   }
-  std::vector<v1::Translation*> outputs = {response->mutable_translation()};
-  std::vector<std::string> cache_keys;
-  if (const int beam_size =
-          TakeFromCache(route, &text_request, &outputs, &cache_keys);
-      beam_size > 0 && outputs.empty()) {
-    DescribeCall(route, beam_size, text_request, response);
-    completion.Answer(grpc::Status::OK);
-    return;
-  }
-  std::vector<PreparedText> texts;
-  if (grpc::Status status = PrepareRequest(route, text_request, &texts);
-      !status.ok()) {
-    completion.Answer(status);
-    return;
-  }
-  DescribeCall(route, texts.front().beam_size, text_request, response);
-  Submit(context, completion, route, std::move(texts), text_request,
-         std::move(outputs), std::move(cache_keys), /*batch_call=*/false);
+  PrepareAndSubmit(context, completion, route, std::move(text_request),
+                   {response->mutable_translation()}, response,
+                   /*batch_call=*/false);
 }
 
 void TranslationService::TranslateTexts(
@@ -339,13 +320,11 @@ void TranslationService::TranslateTexts(
     TextRequest text_request;
     grpc::Status status = ReadRequest(request, &text_request);
     if (status.ok()) {
-      const ChineseScript script =
-          text_request.script.value_or(ChineseScript::kSimplified);
-      for (const std::string& text : request.texts()) {
-        response->add_translations()->set_text(
-            converters_.For(script).Convert(text));
+      std::vector<v1::Translation*> outputs;
+      for (int i = 0; i < request.texts_size(); ++i) {
+        outputs.push_back(response->add_translations());
       }
-      response->set_script(ScriptToProto(script));
+      WriteInScript(text_request, outputs, response);
     }
     completion.Answer(status);
     return;
@@ -391,6 +370,17 @@ void TranslationService::TranslateTexts(
       *outputs.back()->mutable_detected_language() = detected[i];
     }
   }
+  PrepareAndSubmit(context, completion, route, std::move(text_request),
+                   std::move(outputs), response, /*batch_call=*/true);
+}
+
+template <typename Response>
+void TranslationService::PrepareAndSubmit(grpc::CallbackServerContext* context,
+                                          const RpcCompletion& completion,
+                                          const ModelRoute& route,
+                                          TextRequest text_request,
+                                          std::vector<v1::Translation*> outputs,
+                                          Response* response, bool batch_call) {
   std::vector<std::string> cache_keys;
   const int cached_beam_size =
       TakeFromCache(route, &text_request, &outputs, &cache_keys);
@@ -407,7 +397,19 @@ void TranslationService::TranslateTexts(
   }
   DescribeCall(route, texts.front().beam_size, text_request, response);
   Submit(context, completion, route, std::move(texts), text_request,
-         std::move(outputs), std::move(cache_keys), /*batch_call=*/true);
+         std::move(outputs), std::move(cache_keys), batch_call);
+}
+
+template <typename Response>
+void TranslationService::WriteInScript(
+    const TextRequest& request, const std::vector<v1::Translation*>& outputs,
+    Response* response) const {
+  const ChineseScript script =
+      request.script.value_or(ChineseScript::kSimplified);
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i]->set_text(converters_.For(script).Convert(request.texts[i]));
+  }
+  response->set_script(ScriptToProto(script));
 }
 
 int TranslationService::TakeFromCache(

@@ -116,6 +116,22 @@ class TranslationService final
   // TextJob, or a PivotJob asking `request` of its second leg; their
   // translations go to `outputs`, one per text, and the job's completion
   // (on the assembly pool) finishes the RPC.
+  // The cached texts of `text_request` (TakeFromCache) into their
+  // `outputs`, the others prepared for the route's first model and
+  // submitted (Submit); what the call got described in `response`
+  // (a Translate or TranslateBatch response).
+  template <typename Response>
+  void PrepareAndSubmit(grpc::CallbackServerContext* context,
+                        const RpcCompletion& completion,
+                        const ModelRoute& route, TextRequest text_request,
+                        std::vector<v1::Translation*> outputs,
+                        Response* response, bool batch_call);
+  // Chinese into Chinese, with no model: each text of `request` written in
+  // its script into its output, and the script in `response`.
+  template <typename Response>
+  void WriteInScript(const TextRequest& request,
+                     const std::vector<v1::Translation*>& outputs,
+                     Response* response) const;
   // Keeps each text's translation in the cache under its key of
   // `cache_keys` (none when empty).
   void Submit(grpc::CallbackServerContext* context,

@@ -10,14 +10,6 @@ namespace {
 
 constexpr std::size_t kMaxTermBytes = 256;
 
-// Characters in valid or invalid UTF-8 alike: every byte that does not
-// continue a sequence starts a character. No decoding, no allocation.
-std::size_t CountCharacters(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(
-      text.begin(), text.end(),
-      [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
 // Checks one glossary term: UTF-8, not blank, not too long.
 void CheckTerm(const std::string& term, const std::string& field,
                bool may_be_empty) {
@@ -112,7 +104,7 @@ void RequestLimits::CheckText(std::string_view text,
                                 " characters; the limit is " +
                                 std::to_string(limit) + " characters");
   }
-  if (const std::size_t characters = CountCharacters(text);
+  if (const std::size_t characters = CountUtf8Characters(text);
       characters > limit) {
     throw std::invalid_argument(field + " has " + std::to_string(characters) +
                                 " characters; the limit is " +

@@ -1,5 +1,6 @@
 #include "common/text/utf8.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -139,6 +140,12 @@ std::u32string DecodeUtf8(std::string_view text) {
     i += length;
   }
   return code_points;
+}
+
+std::size_t CountUtf8Characters(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(),
+      [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string Utf8OrElse(const std::string& text, const std::string& fallback) {

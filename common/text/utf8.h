@@ -3,6 +3,7 @@
 #ifndef FANYI_COMMON_TEXT_UTF8_H_
 #define FANYI_COMMON_TEXT_UTF8_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,10 @@ namespace fanyi {
 // surrogates, truncated sequences, stray continuation bytes or values above
 // U+10FFFF.
 std::u32string DecodeUtf8(std::string_view text);
+
+// The characters of `text`, valid UTF-8 or not: every byte that does not
+// continue a sequence starts one. One pass, no decoding, no allocation.
+std::size_t CountUtf8Characters(std::string_view text);
 
 // `text` when it is valid UTF-8 (JSON keeps only that: names taken from
 // file and directory names), else `fallback`.

@@ -11,14 +11,6 @@
 
 namespace fanyi {
 
-int64_t CountCharacters(const std::string& text) {
-  int64_t count = 0;
-  for (const char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) ++count;
-  }
-  return count;
-}
-
 ApiAccess::ApiAccess(ApiAccessOptions options, HttpMetrics& metrics)
     : options_(std::move(options)),
       store_(options_.api_keys_db.empty()

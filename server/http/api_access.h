@@ -133,10 +133,6 @@ class ApiAccess {
 // IPv6 its network of /64 ("address 2001:db8::/64").
 std::string ClientOfAddress(const std::string& peer);
 
-// The characters of `text` (UTF-8 code points; a byte of broken UTF-8
-// counts as one, too): linear, and never more than its bytes.
-int64_t CountCharacters(const std::string& text);
-
 }  // namespace fanyi
 
 #endif  // FANYI_SERVER_HTTP_API_ACCESS_H_

@@ -76,8 +76,8 @@ RequestCost CostOf(const HttpRequest& request, const RequestFields& fields) {
   const nlohmann::json& q = fields.Get("q");
   const auto add = [&cost](const nlohmann::json& text) {
     if (!text.is_string()) return;
-    const int64_t characters =
-        CountCharacters(text.get_ref<const std::string&>());
+    const auto characters = static_cast<int64_t>(
+        CountUtf8Characters(text.get_ref<const std::string&>()));
     cost.characters += characters;
     cost.longest_text = std::max(cost.longest_text, characters);
   };
@@ -450,16 +450,15 @@ void LibreTranslateApi::Translate(
       // Checked as a text to translate is, before OpenCC reads it.
       const std::string name =
           answer->is_array ? "q[" + std::to_string(i) + "]" : "q";
-      std::size_t characters = 0;
       try {
-        characters = DecodeUtf8(texts[i]).size();
+        RequestLimits(limits).CheckText(texts[i], name);  // Names it.
+      } catch (const std::invalid_argument& e) {
+        throw HttpError(400, e.what());
+      }
+      try {
+        DecodeUtf8(texts[i]);
       } catch (const std::invalid_argument& e) {
         throw HttpError(400, name + ": " + e.what());
-      }
-      if (characters > static_cast<std::size_t>(limits.max_input_chars)) {
-        throw HttpError(400, name + " has " + std::to_string(characters) +
-                                 " characters; the limit is " +
-                                 std::to_string(limits.max_input_chars));
       }
       answer->outputs[i] = converters_.For(*target->script).Convert(texts[i]);
     }

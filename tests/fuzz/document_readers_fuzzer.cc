@@ -55,8 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string source(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (format == 'z' || format == 'e') {
     try {
-      const fanyi::ZipPackage package(
-          source, format == 'z' ? fanyi::ZipKind::kDocx : fanyi::ZipKind::kEpub);
+      const fanyi::ZipPackage package(source, format == 'z'
+                                                  ? fanyi::ZipKind::kDocx
+                                                  : fanyi::ZipKind::kEpub);
       for (const std::string& part : package.parts()) {
         if (format == 'z') {
           fanyi::ReadWordXml(part);
