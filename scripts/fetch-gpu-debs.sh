@@ -41,6 +41,14 @@ packages=(
   # SQLite: users' suggestions (POST /suggest, fanyi-train); its shell for
   # the tests.
   libsqlite3-dev libsqlite3-0 sqlite3
+  # hiredis: request limits shared through Redis (--redis_url).
+  libhiredis-dev libhiredis0.14
+  # poppler's C++ API, the text of .pdf files, and the libraries poppler
+  # loads (fonts, images, colour profiles, NSS for signatures).
+  libpoppler-cpp-dev libpoppler-cpp0v5 libpoppler-dev libpoppler126
+  libfontconfig1 fontconfig-config libfreetype6 libbrotli1 libjpeg62-turbo
+  liblcms2-2 libnspr4 libnss3 libopenjp2-7 libpng16-16 libtiff6 libdeflate0
+  libjbig0 liblerc4 libwebp7
   pkgconf pkgconf-bin libpkgconf3
   # Gloo's headers, which c10d's ProcessGroupGloo.hpp includes (the wheels
   # do not ship them).

@@ -27,8 +27,9 @@ packages=(
   # Language detection (CLD2) for source "auto"; HTML5 parsing (Gumbo) for
   # format=html.
   libcld2-dev libgumbo-dev
-  # Files: .docx packages (libzip) and their XML (Expat).
-  libzip-dev libexpat1-dev
+  # Files: .docx, .pptx, .odt, .odp and .epub packages (libzip) and their
+  # XML (Expat); the text of .pdf files (poppler).
+  libzip-dev libexpat1-dev libpoppler-cpp-dev
   # Gettext catalogs: gettext's own tools (msgfmt, msgunfmt, msgconv) and
   # reader (libgettextpo), which the catalog tests check fanyi's against.
   gettext libgettextpo-dev
@@ -61,6 +62,10 @@ if [ "${1:-}" = "--tests" ]; then
   packages+=(chromium chromium-driver)
   # The limits shared through a real Redis (tests/redis_limits_test.cc).
   packages+=(redis-server)
+  # Documents made and opened by their real producers
+  # (tests/office_documents.py): LibreOffice writes .pdf files and opens
+  # the translated .odt, .odp, .pptx and .docx; pdftotext reads .pdf files.
+  packages+=(libreoffice-writer-nogui libreoffice-impress-nogui poppler-utils)
 fi
 # kubectl for the same test: Debian's kubernetes-client, unless a kubectl is
 # already there (another package's /usr/bin/kubectl would conflict).

@@ -915,9 +915,19 @@ TEST_F(HttpApiTest, AFileIsDownloadedOnce) {
 TEST_F(HttpApiTest, BadFilesGet400SayingWhatIsWrong) {
   const std::string form = "multipart/form-data; boundary=" + kBoundary;
   const std::vector<std::pair<HttpAnswer, std::string>> cases = {
+      {TranslateFile("scan.xls", "PK"),
+       "Invalid request: file: files of type .xls are not supported; send "
+       ".txt, .html, .htm, .srt, .md, .markdown, .docx, .pptx, .odt, .odp, "
+       ".epub, .pdf, .po"},
       {TranslateFile("scan.pdf", "%PDF-1.4"),
-       "Invalid request: file: files of type .pdf are not supported; send "
-       ".txt, .html, .htm, .srt, .md, .markdown, .docx, .epub, .po"},
+       "Invalid request: file: the file is not a .pdf that can be read"},
+      {TranslateFile("slides.odp",
+                     testing_util::ZipOf({{"content.xml", "<x/>"},
+                                          {"mimetype", "text/plain"}})),
+       "mimetype is not application/vnd.oasis.opendocument.presentation, so "
+       "it is no .odp"},
+      {TranslateFile("slides.pptx", testing_util::ZipOf({{"x.xml", "<x/>"}})),
+       "without ppt/presentation.xml, so it is no .pptx"},
       {TranslateFile("letter.docx", "PK not really a zip"),
        "Invalid request: file: the file is not a .docx (zip) package"},
       {TranslateFile("talk.srt", "no timings here\n"),

@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/formats/zip_package.h"
+
 namespace fanyi::testing_util {
 namespace {
 
@@ -31,30 +33,7 @@ Archive OpenZip(const std::string& zip) {
 
 std::string ZipOf(
     const std::vector<std::pair<std::string, std::string>>& entries) {
-  zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
-  zip_t* archive = zip_open_from_source(buffer, ZIP_TRUNCATE, &error);
-  zip_error_fini(&error);
-  if (archive == nullptr) throw std::runtime_error("libzip: cannot make a zip");
-  zip_source_keep(buffer);
-  for (const auto& [name, content] : entries) {
-    zip_source_t* source =
-        zip_source_buffer(archive, content.data(), content.size(), 0);
-    if (zip_file_add(archive, name.c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
-      zip_source_free(source);
-      throw std::runtime_error("libzip: cannot add " + name);
-    }
-  }
-  if (zip_close(archive) != 0) throw std::runtime_error("libzip: close");
-  zip_source_open(buffer);
-  zip_source_seek(buffer, 0, SEEK_END);
-  std::string bytes(static_cast<std::size_t>(zip_source_tell(buffer)), '\0');
-  zip_source_seek(buffer, 0, SEEK_SET);
-  zip_source_read(buffer, bytes.data(), bytes.size());
-  zip_source_close(buffer);
-  zip_source_free(buffer);
-  return bytes;
+  return WriteZip(entries);
 }
 
 std::string ZipEntry(const std::string& zip, const std::string& name) {

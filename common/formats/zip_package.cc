@@ -4,7 +4,10 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -15,13 +18,26 @@ namespace {
 using Archive = std::unique_ptr<zip_t, void (*)(zip_t*)>;
 
 // Opens `bytes` as a zip archive on a buffer source; `*source` stays alive
-// after the archive closes (libzip writes the new archive into it).
-Archive OpenArchive(const std::string& bytes, int flags, ZipKind kind,
-                    zip_source_t** source) {
+// after the archive closes (libzip writes the new archive into it). For
+// writing (`flags` without ZIP_RDONLY) the source owns a malloc'd copy:
+// libzip keeps the unchanged start of the archive by sharing the old
+// buffer's memory with the new one, and the new one frees it later, which
+// must not be memory libzip was only lent.
+Archive OpenArchive(const std::string& bytes, int flags,
+                    std::string_view extension, zip_source_t** source) {
   zip_error_t error;
   zip_error_init(&error);
-  *source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  const bool writing = (flags & ZIP_RDONLY) == 0;
+  void* data = const_cast<char*>(bytes.data());
+  if (writing) {
+    data = std::malloc(bytes.empty() ? 1 : bytes.size());
+    if (data == nullptr) throw std::bad_alloc();
+    std::memcpy(data, bytes.data(), bytes.size());
+  }
+  *source =
+      zip_source_buffer_create(data, bytes.size(), writing ? 1 : 0, &error);
   if (*source == nullptr) {
+    if (writing) std::free(data);
     zip_error_fini(&error);
     throw std::runtime_error("libzip: cannot make a buffer source");
   }
@@ -30,13 +46,30 @@ Archive OpenArchive(const std::string& bytes, int flags, ZipKind kind,
     const std::string message = zip_error_strerror(&error);
     zip_error_fini(&error);
     zip_source_free(*source);
-    throw std::invalid_argument(std::string("the file is not a ") +
-                                (kind == ZipKind::kDocx ? ".docx" : ".epub") +
+    throw std::invalid_argument("the file is not a " + std::string(extension) +
                                 " (zip) package: " + message);
   }
   zip_error_fini(&error);
   zip_source_keep(*source);
   return Archive(archive, zip_discard);
+}
+
+// What libzip wrote into buffer source `source` when its archive closed.
+std::string WrittenBytes(zip_source_t* source) {
+  if (zip_source_open(source) != 0) {
+    throw std::runtime_error("libzip: cannot read the written archive");
+  }
+  zip_source_seek(source, 0, SEEK_END);
+  const zip_int64_t size = zip_source_tell(source);
+  zip_source_seek(source, 0, SEEK_SET);
+  std::string written(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+  const zip_int64_t read =
+      zip_source_read(source, written.data(), written.size());
+  zip_source_close(source);
+  if (size <= 0 || read != size) {
+    throw std::runtime_error("libzip: cannot read the written archive");
+  }
+  return written;
 }
 
 // The whole content of entry `index`, counted into `*total` bytes, which
@@ -75,28 +108,37 @@ std::string ReadEntry(zip_t* archive, zip_uint64_t index,
   return content;
 }
 
-// True for a .docx's parts whose text is translated: word/document.xml,
-// word/header<N>.xml, word/footer<N>.xml (N: digits, or none),
-// word/footnotes.xml and word/endnotes.xml. One pass over the name.
-bool IsWordTextPart(std::string_view name) {
-  constexpr std::string_view kFolder = "word/";
-  constexpr std::string_view kExtension = ".xml";
-  if (name.size() < kFolder.size() + kExtension.size() ||
-      name.substr(0, kFolder.size()) != kFolder ||
-      name.substr(name.size() - kExtension.size()) != kExtension) {
+// True when `name` is `prefix`, digits (or none) and `suffix`.
+bool IsNumbered(std::string_view name, std::string_view prefix,
+                std::string_view suffix) {
+  if (name.size() < prefix.size() + suffix.size() ||
+      name.substr(0, prefix.size()) != prefix ||
+      name.substr(name.size() - suffix.size()) != suffix) {
     return false;
   }
-  std::string_view stem = name.substr(
-      kFolder.size(), name.size() - kFolder.size() - kExtension.size());
-  if (stem == "document" || stem == "footnotes" || stem == "endnotes") {
-    return true;
-  }
-  for (std::string_view numbered : {"header", "footer"}) {
-    if (stem.substr(0, numbered.size()) != numbered) continue;
-    stem.remove_prefix(numbered.size());
-    return stem.find_first_not_of("0123456789") == std::string_view::npos;
-  }
-  return false;
+  return name.substr(prefix.size(), name.size() - prefix.size() - suffix.size())
+             .find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// True for a .docx's parts whose text is translated: word/document.xml,
+// word/header<N>.xml, word/footer<N>.xml (N: digits, or none),
+// word/footnotes.xml and word/endnotes.xml.
+bool IsWordTextPart(std::string_view name) {
+  return name == "word/document.xml" || name == "word/footnotes.xml" ||
+         name == "word/endnotes.xml" ||
+         IsNumbered(name, "word/header", ".xml") ||
+         IsNumbered(name, "word/footer", ".xml");
+}
+
+// True for a .pptx's slides and notes.
+bool IsSlideTextPart(std::string_view name) {
+  return IsNumbered(name, "ppt/slides/slide", ".xml") ||
+         IsNumbered(name, "ppt/notesSlides/notesSlide", ".xml");
+}
+
+// True for an OpenDocument's content and styles (headers, footers).
+bool IsOpenDocumentTextPart(std::string_view name) {
+  return name == "content.xml" || name == "styles.xml";
 }
 
 // True for an .epub's XHTML content documents and its NCX (the EPUB 2
@@ -116,57 +158,107 @@ bool IsEpubTextPart(std::string_view name) {
   return false;
 }
 
+// What makes a package one of its kind, and which of its parts are text.
+struct PackageRules {
+  std::string_view extension;
+  // What its mimetype entry must say; empty: none is read. An OpenDocument
+  // may lack the entry, an EPUB must have it.
+  std::string_view media_type;
+  bool media_type_required = false;
+  // An entry it must have: its main part, first of the text parts when it
+  // is one.
+  std::string_view main_part;
+  std::string_view text_parts;  // What they are, for a message.
+  bool (*is_text_part)(std::string_view name);
+};
+
+const PackageRules& RulesOf(ZipKind kind) {
+  static const PackageRules kDocx{
+      ".docx", "", false, "word/document.xml", "document", IsWordTextPart};
+  static const PackageRules kPptx{
+      ".pptx", "", false, "ppt/presentation.xml", "slides", IsSlideTextPart};
+  static const PackageRules kOdt{
+      ".odt",    "application/vnd.oasis.opendocument.text",
+      false,     "content.xml",
+      "content", IsOpenDocumentTextPart};
+  static const PackageRules kOdp{
+      ".odp",    "application/vnd.oasis.opendocument.presentation",
+      false,     "content.xml",
+      "content", IsOpenDocumentTextPart};
+  static const PackageRules kEpub{
+      ".epub", "application/epub+zip",    true,
+      "",      "XHTML content documents", IsEpubTextPart};
+  switch (kind) {
+    case ZipKind::kDocx:
+      return kDocx;
+    case ZipKind::kPptx:
+      return kPptx;
+    case ZipKind::kOdt:
+      return kOdt;
+    case ZipKind::kOdp:
+      return kOdp;
+    case ZipKind::kEpub:
+      break;
+  }
+  return kEpub;
+}
+
+// Throws unless the archive's mimetype entry says what `rules` ask.
+void CheckMediaType(zip_t* archive, const PackageRules& rules) {
+  if (rules.media_type.empty()) return;
+  const zip_int64_t entry = zip_name_locate(archive, "mimetype", 0);
+  if (entry < 0 && !rules.media_type_required) return;
+  std::string media_type;
+  if (entry >= 0) {
+    std::size_t room = ZipPackage::kMaxTextBytes - 128;  // 128 bytes read.
+    try {
+      media_type = ReadEntry(archive, static_cast<zip_uint64_t>(entry),
+                             "mimetype", &room);
+    } catch (const std::invalid_argument&) {
+      media_type.clear();
+    }
+  }
+  if (media_type != rules.media_type) {
+    throw std::invalid_argument(
+        "the file is a zip package whose mimetype is "
+        "not " +
+        std::string(rules.media_type) + ", so it is no " +
+        std::string(rules.extension));
+  }
+}
+
 }  // namespace
 
 ZipPackage::ZipPackage(std::string bytes, ZipKind kind)
     : bytes_(std::move(bytes)), kind_(kind) {
+  const PackageRules& rules = RulesOf(kind);
   zip_source_t* source = nullptr;
-  Archive archive = OpenArchive(bytes_, ZIP_RDONLY, kind, &source);
+  Archive archive = OpenArchive(bytes_, ZIP_RDONLY, rules.extension, &source);
   std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
                                                                zip_source_free);
+  CheckMediaType(archive.get(), rules);
+  if (!rules.main_part.empty() &&
+      zip_name_locate(archive.get(), std::string(rules.main_part).c_str(), 0) <
+          0) {
+    throw std::invalid_argument(
+        "the file is a zip package without " + std::string(rules.main_part) +
+        ", so it is no " + std::string(rules.extension));
+  }
   const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
   std::size_t total = 0;
-  if (kind == ZipKind::kEpub) {
-    // The EPUB container's first entry: its media type, as written.
-    const zip_int64_t mimetype = zip_name_locate(archive.get(), "mimetype", 0);
-    std::string media_type;
-    if (mimetype >= 0) {
-      std::size_t room = ZipPackage::kMaxTextBytes - 64;  // 64 bytes read.
-      try {
-        media_type =
-            ReadEntry(archive.get(), static_cast<zip_uint64_t>(mimetype),
-                      "mimetype", &room);
-      } catch (const std::invalid_argument&) {
-        media_type.clear();
-      }
-    }
-    if (media_type != "application/epub+zip") {
-      throw std::invalid_argument(
-          "the file is a zip package whose mimetype is not "
-          "application/epub+zip: not an .epub");
-    }
-  }
   for (zip_int64_t i = 0; i < entries; ++i) {
     const char* name = zip_get_name(archive.get(), i, 0);
-    if (name == nullptr || !(kind == ZipKind::kDocx ? IsWordTextPart(name)
-                                                    : IsEpubTextPart(name))) {
-      continue;
-    }
+    if (name == nullptr || !rules.is_text_part(name)) continue;
     std::string part = ReadEntry(archive.get(), i, name, &total);
-    // A .docx's document itself first.
-    const bool main = std::string(name) == "word/document.xml";
+    const bool main = rules.main_part == name;  // First.
     names_.insert(main ? names_.begin() : names_.end(), name);
     parts_.insert(main ? parts_.begin() : parts_.end(), std::move(part));
     indices_.insert(main ? indices_.begin() : indices_.end(), i);
   }
-  if (kind == ZipKind::kDocx &&
-      (names_.empty() || names_.front() != "word/document.xml")) {
-    throw std::invalid_argument(
-        "the file is a zip package without word/document.xml: not a .docx");
-  }
-  if (kind == ZipKind::kEpub && names_.empty()) {
-    throw std::invalid_argument(
-        "the .epub holds no XHTML content documents to translate");
+  if (names_.empty()) {
+    throw std::invalid_argument("the " + std::string(rules.extension) +
+                                " holds no " + std::string(rules.text_parts) +
+                                " to translate");
   }
 }
 
@@ -178,7 +270,7 @@ std::string ZipPackage::Write(const std::vector<std::string>& parts) const {
   }
   // A copy to write into: libzip rewrites the buffer source on close.
   zip_source_t* source = nullptr;
-  Archive archive = OpenArchive(bytes_, 0, kind_, &source);
+  Archive archive = OpenArchive(bytes_, 0, RulesOf(kind_).extension, &source);
   std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
                                                                zip_source_free);
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -196,20 +288,41 @@ std::string ZipPackage::Write(const std::vector<std::string>& parts) const {
                              zip_strerror(archive.get()));
   }
   archive.release();  // Closed: freed by zip_close.
-  if (zip_source_open(source) != 0) {
-    throw std::runtime_error("libzip: cannot read the written package");
+  return WrittenBytes(source);
+}
+
+std::string WriteZip(
+    const std::vector<std::pair<std::string, std::string>>& entries) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(nullptr, 0, 0, &error);
+  zip_t* opened = source == nullptr
+                      ? nullptr
+                      : zip_open_from_source(source, ZIP_TRUNCATE, &error);
+  zip_error_fini(&error);
+  if (opened == nullptr) {
+    if (source != nullptr) zip_source_free(source);
+    throw std::runtime_error("libzip: cannot make a zip archive");
   }
-  zip_source_seek(source, 0, SEEK_END);
-  const zip_int64_t size = zip_source_tell(source);
-  zip_source_seek(source, 0, SEEK_SET);
-  std::string written(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
-  const zip_int64_t read =
-      zip_source_read(source, written.data(), written.size());
-  zip_source_close(source);
-  if (size <= 0 || read != size) {
-    throw std::runtime_error("libzip: cannot read the written package");
+  zip_source_keep(source);
+  Archive archive(opened, zip_discard);
+  std::unique_ptr<zip_source_t, void (*)(zip_source_t*)> owned(source,
+                                                               zip_source_free);
+  for (const auto& [name, content] : entries) {
+    zip_source_t* entry =
+        zip_source_buffer(archive.get(), content.data(), content.size(), 0);
+    if (entry == nullptr || zip_file_add(archive.get(), name.c_str(), entry,
+                                         ZIP_FL_ENC_UTF_8) < 0) {
+      if (entry != nullptr) zip_source_free(entry);
+      throw std::runtime_error("libzip: cannot add " + name);
+    }
   }
-  return written;
+  if (zip_close(archive.get()) != 0) {
+    throw std::runtime_error(std::string("libzip: cannot write the archive: ") +
+                             zip_strerror(archive.get()));
+  }
+  archive.release();  // Closed: freed by zip_close.
+  return WrittenBytes(source);
 }
 
 }  // namespace fanyi

@@ -5,27 +5,69 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/formats/pdf_text.h"
+
 namespace fanyi {
 namespace {
+
+// How a file's texts are held.
+enum class Holding {
+  kWhole,    // The file is the text.
+  kPackage,  // A zip package's parts (ZipPackage).
+  kPdf,      // A .pdf's text, as a .docx (PdfText).
+  kCatalog   // A .po file's untranslated messages (PoDocument).
+};
 
 struct FileKind {
   const char* extension;
   TextFormat format;
+  Holding holding;
+  ZipKind package;  // For kPackage.
+  // What the translated file is: its extension (its own, unless given)
+  // and media type.
+  const char* written_extension;
   const char* content_type;
 };
 
+constexpr char kDocxType[] =
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+
 constexpr FileKind kKinds[] = {
-    {".txt", TextFormat::kText, "text/plain; charset=utf-8"},
-    {".html", TextFormat::kHtml, "text/html; charset=utf-8"},
-    {".htm", TextFormat::kHtml, "text/html; charset=utf-8"},
-    {".srt", TextFormat::kSrt, "application/x-subrip; charset=utf-8"},
-    {".md", TextFormat::kMarkdown, "text/markdown; charset=utf-8"},
-    {".markdown", TextFormat::kMarkdown, "text/markdown; charset=utf-8"},
-    {".docx", TextFormat::kWordXml,
-     "application/vnd.openxmlformats-officedocument.wordprocessingml."
-     "document"},
-    {".epub", TextFormat::kHtml, "application/epub+zip"},
-    {".po", TextFormat::kText, "text/x-gettext-translation; charset=utf-8"}};
+    {".txt", TextFormat::kText, Holding::kWhole, ZipKind::kDocx, nullptr,
+     "text/plain; charset=utf-8"},
+    {".html", TextFormat::kHtml, Holding::kWhole, ZipKind::kDocx, nullptr,
+     "text/html; charset=utf-8"},
+    {".htm", TextFormat::kHtml, Holding::kWhole, ZipKind::kDocx, nullptr,
+     "text/html; charset=utf-8"},
+    {".srt", TextFormat::kSrt, Holding::kWhole, ZipKind::kDocx, nullptr,
+     "application/x-subrip; charset=utf-8"},
+    {".md", TextFormat::kMarkdown, Holding::kWhole, ZipKind::kDocx, nullptr,
+     "text/markdown; charset=utf-8"},
+    {".markdown", TextFormat::kMarkdown, Holding::kWhole, ZipKind::kDocx,
+     nullptr, "text/markdown; charset=utf-8"},
+    {".docx", TextFormat::kOfficeXml, Holding::kPackage, ZipKind::kDocx,
+     nullptr, kDocxType},
+    {".pptx", TextFormat::kOfficeXml, Holding::kPackage, ZipKind::kPptx,
+     nullptr,
+     "application/"
+     "vnd.openxmlformats-officedocument.presentationml.presentation"},
+    {".odt", TextFormat::kOfficeXml, Holding::kPackage, ZipKind::kOdt, nullptr,
+     "application/vnd.oasis.opendocument.text"},
+    {".odp", TextFormat::kOfficeXml, Holding::kPackage, ZipKind::kOdp, nullptr,
+     "application/vnd.oasis.opendocument.presentation"},
+    {".epub", TextFormat::kHtml, Holding::kPackage, ZipKind::kEpub, nullptr,
+     "application/epub+zip"},
+    {".pdf", TextFormat::kOfficeXml, Holding::kPdf, ZipKind::kDocx, ".docx",
+     kDocxType},
+    {".po", TextFormat::kText, Holding::kCatalog, ZipKind::kDocx, nullptr,
+     "text/x-gettext-translation; charset=utf-8"}};
+
+const FileKind* KindOf(const std::string& extension) {
+  for (const FileKind& kind : kKinds) {
+    if (extension == kind.extension) return &kind;
+  }
+  return nullptr;
+}
 
 std::string ExtensionOf(const std::string& filename) {
   const std::size_t dot = filename.rfind('.');
@@ -52,10 +94,7 @@ const std::vector<std::string>& DocumentFile::Extensions() {
 
 DocumentFile::DocumentFile(const std::string& filename, std::string content)
     : filename_(filename), extension_(ExtensionOf(filename)) {
-  const FileKind* kind = nullptr;
-  for (const FileKind& each : kKinds) {
-    if (extension_ == each.extension) kind = &each;
-  }
+  const FileKind* kind = KindOf(extension_);
   if (kind == nullptr) {
     std::string listed;
     for (const std::string& extension : Extensions()) {
@@ -68,13 +107,19 @@ DocumentFile::DocumentFile(const std::string& filename, std::string content)
   }
   if (content.empty()) throw std::invalid_argument(filename + " is empty");
   format_ = kind->format;
-  if (extension_ == ".docx" || extension_ == ".epub") {
-    package_.emplace(std::move(content),
-                     extension_ == ".docx" ? ZipKind::kDocx : ZipKind::kEpub);
-  } else if (extension_ == ".po") {
-    po_.emplace(std::move(content));
-  } else {
-    texts_.push_back(std::move(content));
+  switch (kind->holding) {
+    case Holding::kPackage:
+      package_.emplace(std::move(content), kind->package);
+      break;
+    case Holding::kPdf:
+      package_.emplace(PdfText(content).WordDocument(), ZipKind::kDocx);
+      break;
+    case Holding::kCatalog:
+      po_.emplace(std::move(content));
+      break;
+    case Holding::kWhole:
+      texts_.push_back(std::move(content));
+      break;
   }
 }
 
@@ -100,14 +145,13 @@ std::string DocumentFile::Write(
 
 std::string DocumentFile::TranslatedName(const std::string& target_code) const {
   const std::size_t stem = filename_.size() - extension_.size();
-  return filename_.substr(0, stem) + "." + target_code + filename_.substr(stem);
+  const char* written = KindOf(extension_)->written_extension;
+  return filename_.substr(0, stem) + "." + target_code +
+         (written != nullptr ? written : filename_.substr(stem));
 }
 
 std::string DocumentFile::ContentType() const {
-  for (const FileKind& kind : kKinds) {
-    if (extension_ == kind.extension) return kind.content_type;
-  }
-  return "application/octet-stream";
+  return KindOf(extension_)->content_type;
 }
 
 }  // namespace fanyi

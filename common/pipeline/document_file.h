@@ -12,20 +12,21 @@
 namespace fanyi {
 
 // A file to translate, read by its name's extension: .txt (plain text),
-// .html or .htm, .srt, .md or .markdown, .docx, .epub, and gettext's .po.
-// Gives the texts the pipeline translates in the file's format (the file
-// itself, a .docx's text parts, an .epub's XHTML documents, a .po file's
-// untranslated messages as plain text) and writes their translations back
-// as the translated file. Thread-safe
-// once built (const).
+// .html or .htm, .srt, .md or .markdown, .docx, .pptx, .odt, .odp, .epub,
+// .pdf, and gettext's .po. Gives the texts the pipeline translates in the
+// file's format (the file itself, a package's text parts, a .pdf's text as
+// a .docx's document, a .po file's untranslated messages as plain text)
+// and writes their translations back as the translated file: the same
+// format, but a .docx for a .pdf (a PDF's text cannot be put back in its
+// place). Thread-safe once built (const).
 class DocumentFile {
  public:
   // The extensions read, as LibreTranslate lists them.
   static const std::vector<std::string>& Extensions();
 
   // Reads `content`, named `filename`. Throws std::invalid_argument for an
-  // unsupported extension, an empty file, a .docx or .epub that is no such
-  // package, or a .po file PoDocument refuses.
+  // unsupported extension, an empty file, a package that is no such
+  // package, a .pdf PdfText refuses, or a .po file PoDocument refuses.
   DocumentFile(const std::string& filename, std::string content);
 
   // The format its texts are in.
@@ -42,7 +43,8 @@ class DocumentFile {
   std::string Write(const std::vector<std::string>& translations) const;
 
   // What the translated file is called: the name with the target language
-  // before its extension ("notes.zh-Hans.md").
+  // before its extension ("notes.zh-Hans.md"; "report.zh.docx" for
+  // "report.pdf").
   std::string TranslatedName(const std::string& target_code) const;
   // Its media type, for a download.
   std::string ContentType() const;
@@ -52,7 +54,7 @@ class DocumentFile {
   std::string extension_;  // Lowercase, with its dot.
   TextFormat format_ = TextFormat::kText;
   std::vector<std::string> texts_;     // Unless a package.
-  std::optional<ZipPackage> package_;  // A .docx or .epub.
+  std::optional<ZipPackage> package_;  // A package, or a .pdf's .docx.
   std::optional<PoDocument> po_;       // A .po file.
 };
 

@@ -11,7 +11,7 @@
 #include "common/formats/markdown_reader.h"
 #include "common/formats/marked_document.h"
 #include "common/formats/srt_reader.h"
-#include "common/formats/word_reader.h"
+#include "common/formats/office_xml_reader.h"
 #include "common/model/checkpoint.h"
 #include "common/text/clause_splitter.h"
 #include "common/text/placeholders.h"
@@ -335,8 +335,8 @@ MarkedDocument TextPipeline::ReadDocument(std::string_view text,
       return ReadSrt(std::move(source));
     case TextFormat::kMarkdown:
       return ReadMarkdown(std::move(source));
-    case TextFormat::kWordXml:
-      return ReadWordXml(std::move(source), max_depth);
+    case TextFormat::kOfficeXml:
+      return ReadOfficeXml(std::move(source), max_depth);
     case TextFormat::kText:
       break;
   }

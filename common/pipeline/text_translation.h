@@ -42,7 +42,8 @@ enum class TextFormat {
   kHtml,      // An HTML document or fragment (html_reader.h).
   kSrt,       // SubRip subtitles (srt_reader.h).
   kMarkdown,  // Markdown (markdown_reader.h).
-  kWordXml    // A WordprocessingML part of a .docx (word_reader.h).
+  kOfficeXml  // An office document's XML part: .docx, .pptx, .odt, .odp
+              // (office_xml_reader.h).
 };
 
 // How to translate one text, once a request's options are checked.

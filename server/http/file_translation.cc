@@ -8,11 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/formats/html_reader.h"
-#include "common/formats/markdown_reader.h"
-#include "common/formats/srt_reader.h"
 #include "common/formats/translation_memory.h"
-#include "common/formats/word_reader.h"
 #include "common/pipeline/document_file.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
@@ -183,13 +179,8 @@ DetectedLanguage FileTranslation::DetectFileLanguage(
   if (candidates.empty()) {
     throw HttpError(400, target.language + " is not supported");
   }
-  const int depth = models_.Models()
-                        .front()
-                        ->translator()
-                        .pipeline()
-                        .limits()
-                        .text_limits()
-                        .max_document_depth;
+  const TextPipeline& pipeline =
+      models_.Models().front()->translator().pipeline();
   // The document's words, not its markup, up to a sample's worth: CLD2
   // needs a few hundred letters, and a long file's first pages tell.
   constexpr std::size_t kSampleBytes = 64 << 10;
@@ -197,23 +188,9 @@ DetectedLanguage FileTranslation::DetectFileLanguage(
   for (const std::string& text : file.texts()) {
     if (words.size() >= kSampleBytes) break;
     try {
-      switch (file.format()) {
-        case TextFormat::kHtml:
-          words += ReadHtml(text, depth).Words();
-          break;
-        case TextFormat::kWordXml:
-          words += ReadWordXml(text, depth).Words();
-          break;
-        case TextFormat::kSrt:
-          words += ReadSrt(text).Words();
-          break;
-        case TextFormat::kMarkdown:
-          words += ReadMarkdown(text).Words();
-          break;
-        case TextFormat::kText:
-          words += text;
-          break;
-      }
+      words += file.format() == TextFormat::kText
+                   ? text
+                   : pipeline.ReadDocument(text, file.format()).Words();
     } catch (const std::invalid_argument&) {
       continue;  // The translation will say what is wrong with it.
     }

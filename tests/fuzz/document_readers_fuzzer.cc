@@ -1,15 +1,16 @@
 // libFuzzer target: the file formats' readers (ReadSrt, ReadMarkdown,
-// ReadWordXml, and ZipPackage around it and ReadHtml) and
+// ReadOfficeXml, ZipPackage around it and ReadHtml, PdfText) and
 // MarkedDocument::Render, on arbitrary documents. The first byte picks the
-// reader ('s', 'm', 'z' for a .docx package whose text parts are read as
-// Word parts, 'e' for an .epub whose parts are read as HTML, else Word);
-// the rest is the document. Properties:
+// reader ('s', 'm'; a package whose text parts are read: 'z' a .docx, 'p'
+// a .pptx, 'o' an .odt, 'e' an .epub (as HTML); 'd' a .pdf, whose text is
+// laid out as a .docx and read back; else an office XML part, Word's,
+// DrawingML or OpenDocument); the rest is the document. Properties:
 //   - reading throws nothing but std::invalid_argument (a refusal), and
 //     rendering nothing at all;
 //   - SubRip and Markdown, with every text upper-cased and its markers
 //     reversed, come back with the same characters, letter case, spacing
 //     and order aside: nothing is lost or doubled;
-//   - a Word part so rendered is still well-formed XML.
+//   - an office XML part so rendered is still well-formed XML.
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
@@ -21,8 +22,9 @@
 #include "common/formats/html_reader.h"
 #include "common/formats/markdown_reader.h"
 #include "common/formats/marked_document.h"
+#include "common/formats/office_xml_reader.h"
+#include "common/formats/pdf_text.h"
 #include "common/formats/srt_reader.h"
-#include "common/formats/word_reader.h"
 #include "common/formats/xml_tree.h"
 #include "common/formats/zip_package.h"
 #include "common/text/utf8.h"
@@ -53,16 +55,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const char format = static_cast<char>(data[0]);
   const std::string source(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (format == 'z' || format == 'e') {
+  const std::string packages = "zpoed";
+  if (packages.find(format) != std::string::npos) {
     try {
-      const fanyi::ZipPackage package(source, format == 'z'
-                                                  ? fanyi::ZipKind::kDocx
+      const fanyi::ZipPackage package =
+          format == 'd'
+              ? fanyi::ZipPackage(fanyi::PdfText(source).WordDocument(),
+                                  fanyi::ZipKind::kDocx)
+              : fanyi::ZipPackage(source,
+                                  format == 'z'   ? fanyi::ZipKind::kDocx
+                                  : format == 'p' ? fanyi::ZipKind::kPptx
+                                  : format == 'o' ? fanyi::ZipKind::kOdt
                                                   : fanyi::ZipKind::kEpub);
       for (const std::string& part : package.parts()) {
-        if (format == 'z') {
-          fanyi::ReadWordXml(part);
-        } else {
+        if (format == 'e') {
           fanyi::ReadHtml(part);
+        } else {
+          fanyi::ReadOfficeXml(part);
         }
       }
     } catch (const std::invalid_argument&) {
@@ -73,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     document = format == 's'   ? fanyi::ReadSrt(source)
                : format == 'm' ? fanyi::ReadMarkdown(source)
-                               : fanyi::ReadWordXml(source);
+                               : fanyi::ReadOfficeXml(source);
   } catch (const std::invalid_argument&) {
     return 0;
   }
