@@ -59,6 +59,17 @@ if ! python3 -c 'import ebooklib' 2>/dev/null; then
   fi
 fi
 
+# tests/document_files_test makes and reads .odt, .odp and .pptx files with
+# odfpy and python-pptx (and LibreOffice, from install-deps.sh --tests),
+# for the same python3.
+if ! python3 -c 'import odf, pptx' 2>/dev/null; then
+  if ! python3 -m pip install --quiet --retries 1 --timeout 20 \
+      'odfpy>=1.4,<2' 'python-pptx>=1,<2'; then
+    echo "test.sh: warning: could not install odfpy and python-pptx for" \
+      "python3; document_files_test will fail" >&2
+  fi
+fi
+
 # tests/libretranslate_own_tests.sh runs LibreTranslate's own API tests
 # with pytest, for the same python3; without it that test skips.
 if ! python3 -c 'import pytest' 2>/dev/null; then
