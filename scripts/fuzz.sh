@@ -40,6 +40,7 @@ fi
 
 export ASAN_OPTIONS="halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan_suppressions.txt"
 failed=()
 for target in "${targets[@]}"; do
   binary="$(find "$build_dir/tests/fuzz" -maxdepth 1 -name "$target" -type f)"

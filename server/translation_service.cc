@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/formats/html_reader.h"
+#include "common/pipeline/documents.h"
 #include "common/text/language_detection.h"
 #include "server/pivot_job.h"
 #include "server/raw_messages.h"
@@ -278,7 +279,8 @@ void TranslationService::TranslateText(grpc::CallbackServerContext* context,
     TextRequest text_request;
     grpc::Status status = ReadRequest(request, &text_request);
     if (status.ok()) {
-      WriteInScript(text_request, {response->mutable_translation()}, response);
+      status = WriteInScript(text_request, {response->mutable_translation()},
+                             response);
     }
     completion.Answer(status);
     return;
@@ -324,7 +326,7 @@ void TranslationService::TranslateTexts(
       for (int i = 0; i < request.texts_size(); ++i) {
         outputs.push_back(response->add_translations());
       }
-      WriteInScript(text_request, outputs, response);
+      status = WriteInScript(text_request, outputs, response);
     }
     completion.Answer(status);
     return;
@@ -401,15 +403,33 @@ void TranslationService::PrepareAndSubmit(grpc::CallbackServerContext* context,
 }
 
 template <typename Response>
-void TranslationService::WriteInScript(
+grpc::Status TranslationService::WriteInScript(
     const TextRequest& request, const std::vector<v1::Translation*>& outputs,
     Response* response) const {
   const ChineseScript script =
       request.script.value_or(ChineseScript::kSimplified);
+  // Every served model has the server's limits.
+  const int max_depth = registry_.Models()
+                            .front()
+                            ->translator()
+                            .pipeline()
+                            .limits()
+                            .text_limits()
+                            .max_document_depth;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    outputs[i]->set_text(converters_.For(script).Convert(request.texts[i]));
+    try {
+      outputs[i]->set_text(ConvertScript(converters_.For(script),
+                                         request.texts[i], request.format,
+                                         max_depth));
+    } catch (const std::invalid_argument& e) {
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          (outputs.size() > 1 ? "texts[" + std::to_string(i) + "]" : "text") +
+              ": " + e.what());
+    }
   }
   response->set_script(ScriptToProto(script));
+  return grpc::Status::OK;
 }
 
 int TranslationService::TakeFromCache(

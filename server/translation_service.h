@@ -128,10 +128,12 @@ class TranslationService final
                         Response* response, bool batch_call);
   // Chinese into Chinese, with no model: each text of `request` written in
   // its script into its output, and the script in `response`.
+  // An HTML text's words are converted, not its markup. Fails with
+  // INVALID_ARGUMENT, naming the text, for HTML the reader refuses.
   template <typename Response>
-  void WriteInScript(const TextRequest& request,
-                     const std::vector<v1::Translation*>& outputs,
-                     Response* response) const;
+  grpc::Status WriteInScript(const TextRequest& request,
+                             const std::vector<v1::Translation*>& outputs,
+                             Response* response) const;
   // Keeps each text's translation in the cache under its key of
   // `cache_keys` (none when empty).
   void Submit(grpc::CallbackServerContext* context,

@@ -512,12 +512,25 @@ TEST_F(HttpApiTest, ChineseIntoAnotherScriptIsConvertedWithoutAModel) {
   EXPECT_EQ(converted.translations(0).text(), taiwan);
   EXPECT_EQ(converted.translations(1).text(), taiwan);
   EXPECT_EQ(converted.script(), v1::SCRIPT_TRADITIONAL_TAIWAN);
-  // HTML keeps its markup.
-  EXPECT_EQ(translate({{"q", "<p>" + simplified + "</p>"},
+  // HTML keeps its markup, and its code and what it marks not to translate
+  // as written, as a translation would; gRPC alike.
+  const std::string keep =
+      " <code>软件</code> <span translate=\"no\">简体</span>";
+  EXPECT_EQ(translate({{"q", "<p>" + simplified + keep + "</p>"},
                        {"source", "zh"},
                        {"target", "zh-Hant"},
                        {"format", "html"}}),
-            "<p>" + taiwan + "</p>");
+            "<p>" + taiwan + keep + "</p>");
+  grpc::ClientContext html_context;
+  v1::TranslateRequest html;
+  html.set_text("<p>" + simplified + keep + "</p>");
+  html.set_format(v1::FORMAT_HTML);
+  *html.mutable_model() = batch.model();
+  html.set_script(v1::SCRIPT_TRADITIONAL_TAIWAN);
+  v1::TranslateResponse html_converted;
+  ASSERT_TRUE(stub->Translate(&html_context, html, &html_converted).ok());
+  EXPECT_EQ(html_converted.translation().text(),
+            "<p>" + taiwan + keep + "</p>");
 }
 
 TEST_F(HttpApiTest, ErrorsAnswerWithLibreTranslatesStatusesAndMessages) {

@@ -339,7 +339,7 @@ TEST(ZipPackageTest, WhatIsNoDocxIsRefused) {
 }
 
 // An .epub's XHTML documents are its text parts, whatever their folder and
-// letter case; its mimetype must say it is one.
+// letter case, but for an empty one; its mimetype must say it is one.
 TEST(ZipPackageTest, AnEpubsTextPartsAreItsXhtmlDocuments) {
   const std::string epub =
       testing_util::ZipOf({{"mimetype", "application/epub+zip"},
@@ -349,6 +349,7 @@ TEST(ZipPackageTest, AnEpubsTextPartsAreItsXhtmlDocuments) {
                            {"OEBPS/chapter1.xhtml", "<html/>"},
                            {"OEBPS/Text/Chapter2.HTML", "<html/>"},
                            {"OEBPS/nav.xhtml", "<html/>"},
+                           {"OEBPS/blank.xhtml", ""},
                            {"OEBPS/style.css", "p {}"},
                            {"OEBPS/xhtml", "<html/>"}});
   EXPECT_EQ(ZipPackage(epub, ZipKind::kEpub).part_names(),

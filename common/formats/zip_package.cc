@@ -250,6 +250,7 @@ ZipPackage::ZipPackage(std::string bytes, ZipKind kind)
     const char* name = zip_get_name(archive.get(), i, 0);
     if (name == nullptr || !rules.is_text_part(name)) continue;
     std::string part = ReadEntry(archive.get(), i, name, &total);
+    if (part.empty()) continue;  // Nothing to translate: kept as it is.
     const bool main = rules.main_part == name;  // First.
     names_.insert(main ? names_.begin() : names_.end(), name);
     parts_.insert(main ? parts_.begin() : parts_.end(), std::move(part));

@@ -46,7 +46,7 @@ class ZipPackage {
 
   // The text parts' names (a .docx's word/document.xml and an
   // OpenDocument's content.xml first, the rest in the zip's order) and their
-  // XML.
+  // XML. An empty part is none: it is kept as it is.
   const std::vector<std::string>& part_names() const { return names_; }
   const std::vector<std::string>& parts() const { return parts_; }
 

@@ -7,12 +7,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "common/formats/html_reader.h"
-#include "common/formats/markdown_reader.h"
 #include "common/formats/marked_document.h"
-#include "common/formats/srt_reader.h"
-#include "common/formats/office_xml_reader.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/documents.h"
 #include "common/text/clause_splitter.h"
 #include "common/text/placeholders.h"
 #include "common/text/utf8.h"
@@ -283,8 +280,8 @@ TextPipeline::SplitInput TextPipeline::SplitChecked(std::string_view text,
   if (text.empty()) throw std::invalid_argument(field + " is empty");
   std::shared_ptr<const MarkedDocument> document;
   try {
-    document =
-        std::make_shared<const MarkedDocument>(ReadDocument(text, format));
+    document = std::make_shared<const MarkedDocument>(
+        ReadDocument(text, format, limits_.text_limits().max_document_depth));
   } catch (const std::invalid_argument& e) {
     throw named(e);
   }
@@ -323,26 +320,6 @@ void TextPipeline::CheckOptions(const TextOptions& options) const {
   }
 }
 
-MarkedDocument TextPipeline::ReadDocument(std::string_view text,
-                                          TextFormat format) const {
-  const int max_depth = limits_.text_limits().max_document_depth;
-  std::string source(text);
-  switch (format) {
-    case TextFormat::kHtml:
-      DecodeUtf8(source);  // Throws for invalid UTF-8, as the splitter does.
-      return ReadHtml(std::move(source), max_depth);
-    case TextFormat::kSrt:
-      return ReadSrt(std::move(source));
-    case TextFormat::kMarkdown:
-      return ReadMarkdown(std::move(source));
-    case TextFormat::kOfficeXml:
-      return ReadOfficeXml(std::move(source), max_depth);
-    case TextFormat::kText:
-      break;
-  }
-  throw std::logic_error("ReadDocument: plain text is no document");
-}
-
 PreparedText TextPipeline::PrepareText(std::string_view text,
                                        const TextOptions& options) const {
   CheckOptions(options);
@@ -351,9 +328,10 @@ PreparedText TextPipeline::PrepareText(std::string_view text,
     input.runs.push_back(splitter_.Split(text));
     return PrepareSplit(std::move(input), options);
   }
-  return PrepareSplit(SplitDocument(std::make_shared<const MarkedDocument>(
-                          ReadDocument(text, options.format))),
-                      options);
+  return PrepareSplit(
+      SplitDocument(std::make_shared<const MarkedDocument>(ReadDocument(
+          text, options.format, limits_.text_limits().max_document_depth))),
+      options);
 }
 
 PreparedText TextPipeline::PrepareSplit(SplitInput input,

@@ -98,11 +98,6 @@ class TextPipeline {
   // What one request may ask.
   const RequestLimits& limits() const { return limits_; }
 
-  // Reads `text` as a document in `format` (not plain text) with its
-  // format's reader, nested no deeper than the limits allow. Throws
-  // std::invalid_argument when the reader refuses it.
-  MarkedDocument ReadDocument(std::string_view text, TextFormat format) const;
-
  private:
   // Throws std::invalid_argument for options this model cannot follow: a
   // script for a target other than Chinese, or glossary terms without

@@ -10,6 +10,7 @@
 
 #include "common/formats/translation_memory.h"
 #include "common/pipeline/document_file.h"
+#include "common/pipeline/documents.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
 #include "server/pivot_job.h"
@@ -179,8 +180,13 @@ DetectedLanguage FileTranslation::DetectFileLanguage(
   if (candidates.empty()) {
     throw HttpError(400, target.language + " is not supported");
   }
-  const TextPipeline& pipeline =
-      models_.Models().front()->translator().pipeline();
+  const int depth = models_.Models()
+                        .front()
+                        ->translator()
+                        .pipeline()
+                        .limits()
+                        .text_limits()
+                        .max_document_depth;
   // The document's words, not its markup, up to a sample's worth: CLD2
   // needs a few hundred letters, and a long file's first pages tell.
   constexpr std::size_t kSampleBytes = 64 << 10;
@@ -190,7 +196,7 @@ DetectedLanguage FileTranslation::DetectFileLanguage(
     try {
       words += file.format() == TextFormat::kText
                    ? text
-                   : pipeline.ReadDocument(text, file.format()).Words();
+                   : ReadDocument(text, file.format(), depth).Words();
     } catch (const std::invalid_argument&) {
       continue;  // The translation will say what is wrong with it.
     }

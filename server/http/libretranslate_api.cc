@@ -16,6 +16,7 @@
 
 #include "common/formats/html_reader.h"
 #include "common/pipeline/document_file.h"
+#include "common/pipeline/documents.h"
 #include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
 #include "common/text/utf8.h"
@@ -460,7 +461,14 @@ void LibreTranslateApi::Translate(
       } catch (const std::invalid_argument& e) {
         throw HttpError(400, name + ": " + e.what());
       }
-      answer->outputs[i] = converters_.For(*target->script).Convert(texts[i]);
+      try {
+        answer->outputs[i] =
+            ConvertScript(converters_.For(*target->script), texts[i],
+                          html ? TextFormat::kHtml : TextFormat::kText,
+                          limits.max_document_depth);
+      } catch (const std::invalid_argument& e) {
+        throw HttpError(400, name + ": " + e.what());
+      }
     }
   }
   answer->alternatives.resize(texts.size());
