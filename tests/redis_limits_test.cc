@@ -146,6 +146,9 @@ TEST_F(RedisLimitsTest, TwoReplicasEnforceOneLimitAndServeWithoutRedis) {
     ApiKeyLimits two;
     two.requests_per_minute = 2;
     keys.Put("later", two);
+    ApiKeyLimits one;
+    one.requests_per_minute = 1;
+    keys.Put("flushed", one);
   }
   std::unique_ptr<TranslationServer> first =
       TranslationServer::Start(Options(url, keys_db));
@@ -165,11 +168,25 @@ TEST_F(RedisLimitsTest, TwoReplicasEnforceOneLimitAndServeWithoutRedis) {
   admitted = 0;
   for (int i = 0; i < 6; ++i) admitted += Translate(ports[i % 2], "") == 200;
   EXPECT_EQ(admitted, 3);
+  // Redis forgets its scripts (SCRIPT FLUSH, as a restart does): the
+  // servers call the script by its SHA-1, are told NOSCRIPT, and send it
+  // again, with no failure: the key's 1 a minute, in all.
+  const testing_util::CommandResult flushed = testing_util::RunCommand(
+      "redis-cli -p " + std::to_string(redis.port()) + " SCRIPT FLUSH 2>&1");
+  ASSERT_EQ(flushed.exit_code, 0) << flushed.output;
+  admitted = 0;
+  for (int i = 0; i < 4; ++i) {
+    admitted += Translate(ports[i % 2], "flushed") == 200;
+  }
+  EXPECT_EQ(admitted, 1);
   for (const auto& server : {first.get(), second.get()}) {
-    EXPECT_EQ(testing_util::MetricValue(
-                  testing_util::HttpGet(server->metrics_port(), "/metrics"),
-                  "fanyi_http_limits_redis_up"),
+    const std::string metrics =
+        testing_util::HttpGet(server->metrics_port(), "/metrics");
+    EXPECT_EQ(testing_util::MetricValue(metrics, "fanyi_http_limits_redis_up"),
               1);
+    EXPECT_EQ(testing_util::MetricValue(
+                  metrics, "fanyi_http_limits_redis_failures_total"),
+              0);
   }
 
   // Redis gone: both go on serving, each at its own 2 a minute.

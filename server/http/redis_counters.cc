@@ -1,9 +1,11 @@
 #include "server/http/redis_counters.h"
 
 #include <hiredis/hiredis.h>
+#include <openssl/sha.h>
 
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 namespace fanyi {
@@ -38,6 +40,33 @@ struct ReplyDeleter {
   void operator()(redisReply* reply) const { freeReplyObject(reply); }
 };
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+// Sends the 8-part command `parts` (binary-safe: an argv, never
+// formatted) and waits for its reply; null when none came.
+Reply Command(redisContext* context, const std::string (&parts)[8]) {
+  const char* argv[8];
+  std::size_t lengths[8];
+  for (int i = 0; i < 8; ++i) {
+    argv[i] = parts[i].data();
+    lengths[i] = parts[i].size();
+  }
+  return Reply(
+      static_cast<redisReply*>(redisCommandArgv(context, 8, argv, lengths)));
+}
+
+// The hex SHA-1 of `script`, as EVALSHA names it.
+std::string ScriptSha1(std::string_view script) {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(script.data()), script.size(),
+       digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : digest) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
+}
 
 timeval Timeout(int milliseconds) {
   timeval tv;
@@ -176,22 +205,25 @@ std::optional<bool> RedisCounters::Spend(const std::string& key, int64_t limit,
                                          bool peek, std::string* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!Connect(error)) return std::nullopt;
-  const std::string parts[] = {"EVAL",
-                               kSpendScript,
-                               "1",
-                               key,
-                               std::to_string(limit),
-                               std::to_string(cost),
-                               std::to_string(period.count()),
-                               peek ? "1" : "0"};
-  const char* argv[8];
-  std::size_t lengths[8];
-  for (int i = 0; i < 8; ++i) {
-    argv[i] = parts[i].data();
-    lengths[i] = parts[i].size();
+  // By the script's SHA-1, which Redis keeps once it has run it; the first
+  // call on a server (or after SCRIPT FLUSH, or a restart) is told
+  // NOSCRIPT and sends the script itself.
+  static const std::string kScriptSha1 = ScriptSha1(kSpendScript);
+  std::string parts[] = {"EVALSHA",
+                         kScriptSha1,
+                         "1",
+                         key,
+                         std::to_string(limit),
+                         std::to_string(cost),
+                         std::to_string(period.count()),
+                         peek ? "1" : "0"};
+  Reply reply = Command(context_, parts);
+  if (reply && reply->type == REDIS_REPLY_ERROR &&
+      std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
+    parts[0] = "EVAL";
+    parts[1] = kSpendScript;
+    reply = Command(context_, parts);
   }
-  Reply reply(
-      static_cast<redisReply*>(redisCommandArgv(context_, 8, argv, lengths)));
   if (!reply || reply->type != REDIS_REPLY_INTEGER) {
     *error = reply && reply->type == REDIS_REPLY_ERROR
                  ? std::string(reply->str, reply->len)

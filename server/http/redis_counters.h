@@ -1,6 +1,7 @@
 // Leaky buckets kept in Redis, so that every replica of the server spends
 // from the same ones: what RequestRateLimiter does in one process, done by
-// one Lua script per call on Redis's own clock, through hiredis.
+// one Lua script per call (EVALSHA, by its SHA-1) on Redis's own clock,
+// through hiredis.
 #ifndef FANYI_SERVER_HTTP_REDIS_COUNTERS_H_
 #define FANYI_SERVER_HTTP_REDIS_COUNTERS_H_
 
