@@ -2,7 +2,7 @@
 # Builds fanyi's images (docker/server.Dockerfile, docker/trainer.Dockerfile)
 # with podman and checks them as a user would run them. Exits non-zero when a
 # step or a check fails. Too slow for CI: a cold run builds LibTorch-linked
-# binaries twice (README, "Deploying", gives its time).
+# binaries twice (docs/deploy.md gives its time).
 #
 #   scripts/image-test.sh          # the cpu images
 #   scripts/image-test.sh --gpu    # the gpu images, on a host with a GPU
@@ -171,7 +171,7 @@ data_dir=$(realpath "$data_dir")
 
 step "trainer container: one minute of training into a host folder"
 # The images run as 10001:10001, not root: the host folder the trainer
-# writes must belong to that user (README, "Deploying").
+# writes must belong to that user (docs/deploy.md).
 models="$work_dir/models"
 mkdir -p "$models"
 chown 10001:10001 "$models"

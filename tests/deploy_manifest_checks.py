@@ -13,7 +13,7 @@ ServiceMonitor's selector and port against the Service. Then the couplings:
 the queue alert's threshold against the Deployment's --max_queue, gRPC probes
 on the gRPC port, a grace period longer than the drain, GPUs only in the gpu
 overlay, the trainer writing where the server reads, every fanyi_* metric
-named in the rules and the dashboard being one the server exports (README's
+named in the rules and the dashboard being one the server exports (docs/metrics.md's
 table); in an overlay with Redis (its name ends in -redis), the server's
 --redis_url naming the Redis Service's name and port, which reach its
 container. Writes every PromQL expression of the dashboard as recording rules to
@@ -58,8 +58,8 @@ def flag_value(args, name):
 
 
 def exported_metrics():
-    """Metric names in README.md's metrics table."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """Metric names in docs/metrics.md's table."""
+    readme = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     return set(re.findall(r"^\| `(fanyi_[a-z_]+)` \|", readme, re.M))
 
 
@@ -262,7 +262,7 @@ def main():
 
     dashboard_text = write_dashboard_rules(rules_path)
     exported = exported_metrics()
-    check(len(exported) >= 9, f"README metrics table: found only {exported}")
+    check(len(exported) >= 9, f"docs/metrics.md table: found only {exported}")
     for source, text in (("PrometheusRule", yaml.safe_dump(rule)),
                          ("dashboard", dashboard_text)):
         unknown = referenced_metrics(text) - exported
