@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -1012,6 +1013,18 @@ TEST_F(HttpApiTest, TheSpecDescribesExactlyTheServedRoutes) {
     }
   }
   EXPECT_EQ(described, served);
+  // docs/http-api.md describes each as "`METHOD /path" (a parameter as a
+  // name of its own there), so the page cannot fall behind the server.
+  std::ifstream page_file(FANYI_SOURCE_DIR "/docs/http-api.md");
+  const std::string page((std::istreambuf_iterator<char>(page_file)),
+                         std::istreambuf_iterator<char>());
+  ASSERT_FALSE(page.empty());
+  for (const auto& [path, method] : served) {
+    const std::string route =
+        "`" + method + " " + path.substr(0, path.find('{'));
+    EXPECT_NE(page.find(route), std::string::npos)
+        << route << " is not in docs/http-api.md";
+  }
   // And each one is really answered (not 404 or 405); a path with a
   // parameter by its own 404, for a name that names nothing.
   for (const auto& [path, method] : described) {
