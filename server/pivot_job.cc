@@ -7,12 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/text/utf8.h"
+
 namespace fanyi {
 namespace {
-
-bool IsBlank(const std::string& text) {
-  return text.find_first_not_of(" \t\r\n") == std::string::npos;
-}
 
 // The call between its legs: the first leg's translations, and where each
 // text went in the second.

@@ -33,10 +33,6 @@ std::vector<Line> Lines(const std::string& text) {
   return lines;
 }
 
-bool IsBlank(std::string_view line) {
-  return line.find_first_not_of(" \t") == std::string_view::npos;
-}
-
 // Where the searches of TagEnd last stopped, for one text asked at growing
 // positions: a search's answer still holds while it lies at or after the
 // position asked, so a cue's scan stays linear however many '<' it holds.

@@ -197,6 +197,10 @@ bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
+bool IsBlank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 std::string AsciiLowercase(std::string_view text) {
   std::string lower(text);
   for (char& c : lower) {

@@ -49,6 +49,10 @@ bool IsSpace(char32_t c);
 // feed, carriage return and form feed. A byte test, for scanning markup.
 bool IsAsciiSpace(char c);
 
+// True when `text` is empty or only spaces, tabs and line breaks: nothing
+// to translate, passed through as it came.
+bool IsBlank(std::string_view text);
+
 // `text` with its ASCII letters lowercased, other bytes as they are: for
 // names a format spells in any case (charsets, languages, extensions).
 std::string AsciiLowercase(std::string_view text);

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "common/formats/suggestion_store.h"
-#include "common/text/script_converter.h"
 #include "server/assembly_pool.h"
 #include "server/http/api_access.h"
 #include "server/http/client_address.h"
@@ -20,6 +19,7 @@
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/request_fields.h"
+#include "server/http/translate_route.h"
 #include "server/model_registry.h"
 #include "server/translation_cache.h"
 
@@ -127,22 +127,10 @@ class LibreTranslateApi {
   static const std::vector<HttpRoute>& Routes();
 
  private:
-  struct Answer;  // One /translate request's answer while it decodes.
-
   // On the parsing pool: reads the body of a request to /translate,
   // /detect or /translate_file, counts it against its client's rate and
   // serves it; 499 without reading when its client has gone already.
   void Serve(const HttpRequest& request, const HttpResponder& answer) const;
-  // POST /translate: q (a string or an array of strings), source (or
-  // "auto": each text detected on its own, among the languages served into
-  // the target), target, format (text or html), alternatives, api_key, and
-  // fanyi's beam_size, glossary, do_not_translate and model. A pair no
-  // model serves goes through the pivot language, and the answer's "pivot"
-  // says so. Its decoding is cancelled once `client_gone` (may be null) is
-  // set.
-  void Translate(const RequestFields& fields,
-                 std::shared_ptr<const std::atomic<bool>> client_gone,
-                 HttpResponder respond) const;
   // POST /detect: q's languages among the served source languages, most
   // likely first.
   void Detect(const RequestFields& fields, HttpResponder respond) const;
@@ -168,12 +156,11 @@ class LibreTranslateApi {
   const LibreTranslateOptions options_;
   // Whose forwarded addresses are believed (trust_forwarded_for).
   const AddressRanges trusted_proxies_;
-  const ApiAccess access_;       // Keys and limits.
-  const FileTranslation files_;  // /translate_file and /download_file.
+  const ApiAccess access_;          // Keys and limits.
+  const TranslateRoute translate_;  // /translate.
+  const FileTranslation files_;     // /translate_file and /download_file.
   // Null without options_.suggestions_db.
   const std::unique_ptr<SuggestionStore> suggestions_;
-  // For texts already in the target language but not in its script.
-  const ScriptConverters converters_;
   // Mutable: handing it work is not a change of the API's state. Last, so
   // that it finishes its requests while the rest is still there.
   mutable FairPool parsing_;
