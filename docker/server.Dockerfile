@@ -52,7 +52,7 @@ COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
     TORCH_CMAKE_PREFIX="$(/opt/torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
     DEBS_DIR="" BUILD_DIR=build bash scripts/build-gpu.sh \
- && bash docker/runtime-libraries.sh /staging build/bin/fanyi-server build/bin/fanyi-client build/bin/fanyi-keys \
+ && bash docker/runtime-libraries.sh /staging build/bin/fanyi-server build/bin/fanyi-client build/bin/fanyi-keys build/bin/fanyi-pdf-text \
  && mkdir -p /staging/usr/share && cp -a /usr/share/opencc /staging/usr/share/ \
  && site_packages="$(/opt/torch/bin/python -c 'import site; print(site.getsitepackages()[0])')" \
  && mkdir -p "/staging${site_packages}/torch" \
@@ -74,7 +74,7 @@ RUN apt-get update \
 COPY --from=build-gpu /staging/ /
 # The driver's libcuda comes from the host when the container starts.
 RUN ldconfig \
- && report=$(ldd -r /usr/local/bin/fanyi-server /usr/local/bin/fanyi-client /usr/local/bin/fanyi-keys 2>&1) \
+ && report=$(ldd -r /usr/local/bin/fanyi-server /usr/local/bin/fanyi-client /usr/local/bin/fanyi-keys /usr/local/bin/fanyi-pdf-text 2>&1) \
  && ! grep -E 'not found|undefined symbol' <<<"$report" | grep -v libcuda
 USER 10001:10001
 VOLUME ["/model"]
@@ -98,8 +98,8 @@ COPY scripts/install-deps.sh scripts/
 RUN bash scripts/install-deps.sh
 COPY . .
 RUN --mount=type=cache,target=/root/.cache/ccache \
-    BUILD_TARGETS="fanyi-server fanyi-client fanyi-keys" bash scripts/build.sh \
- && bash docker/runtime-libraries.sh /staging build/bin/fanyi-server build/bin/fanyi-client build/bin/fanyi-keys \
+    BUILD_TARGETS="fanyi-server fanyi-client fanyi-keys fanyi-pdf-text" bash scripts/build.sh \
+ && bash docker/runtime-libraries.sh /staging build/bin/fanyi-server build/bin/fanyi-client build/bin/fanyi-keys build/bin/fanyi-pdf-text \
  && mkdir -p /staging/usr/share && cp -a /usr/share/opencc /staging/usr/share/
 
 FROM debian:bookworm-slim AS cpu
@@ -116,7 +116,7 @@ RUN apt-get update \
 # docs/design.md measured; OpenCC's dictionaries convert Chinese scripts.
 COPY --from=build-cpu /staging/ /
 RUN ldconfig \
- && report=$(ldd -r /usr/local/bin/fanyi-server /usr/local/bin/fanyi-client /usr/local/bin/fanyi-keys 2>&1) \
+ && report=$(ldd -r /usr/local/bin/fanyi-server /usr/local/bin/fanyi-client /usr/local/bin/fanyi-keys /usr/local/bin/fanyi-pdf-text 2>&1) \
  && ! grep -E 'not found|undefined symbol' <<<"$report"
 USER 10001:10001
 VOLUME ["/model"]

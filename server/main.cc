@@ -5,6 +5,7 @@
 // glog/gflags globals that would clash).
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
@@ -140,6 +141,15 @@ ABSL_FLAG(int64_t, http_file_store_bytes, int64_t{256} << 20,
 ABSL_FLAG(int64_t, http_file_store_client_bytes, int64_t{32} << 20,
           "What one client's (its API key's, else its address's) waiting "
           "files may take; beyond it that client gets 429.");
+ABSL_FLAG(std::string, pdf_reader, "",
+          "The program that reads each uploaded .pdf in a process of its own "
+          "(empty: fanyi-pdf-text beside this program); none: read them in "
+          "this process, with no limit on their time.");
+ABSL_FLAG(int, pdf_cpu_seconds, 20,
+          "CPU seconds the reading of one .pdf may take; beyond them it is "
+          "refused (400).");
+ABSL_FLAG(int, pdf_memory_mb, 1024,
+          "Memory (MiB of address space) the reading of one .pdf may take.");
 ABSL_FLAG(int64_t, http_requests_per_hour, 0,
           "HTTP requests per hour per client at the default requests per "
           "minute (a key with its own limit keeps to that alone); 0: no "
@@ -214,6 +224,18 @@ namespace {
 // "host:port" with the port replaced by `port`.
 std::string WithPort(const std::string& address, int port) {
   return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
+}
+
+// The --pdf_reader program: as given, fanyi-pdf-text in this program's
+// folder when empty, none ("") when "none".
+std::string PdfReaderPath(const std::string& flag) {
+  if (flag == "none") return "";
+  if (!flag.empty()) return flag;
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  const std::string path(self,
+                         length > 0 ? static_cast<std::size_t>(length) : 0);
+  return path.substr(0, path.rfind('/') + 1) + "fanyi-pdf-text";
 }
 
 }  // namespace
@@ -296,6 +318,9 @@ int main(int argc, char** argv) {
   options.http_file_store_bytes = absl::GetFlag(FLAGS_http_file_store_bytes);
   options.http_file_store_client_bytes =
       absl::GetFlag(FLAGS_http_file_store_client_bytes);
+  options.pdf_reader = PdfReaderPath(absl::GetFlag(FLAGS_pdf_reader));
+  options.pdf_cpu_seconds = absl::GetFlag(FLAGS_pdf_cpu_seconds);
+  options.pdf_memory_mb = absl::GetFlag(FLAGS_pdf_memory_mb);
   options.suggestions_db = absl::GetFlag(FLAGS_suggestions_db);
   options.max_suggestions = absl::GetFlag(FLAGS_max_suggestions);
   options.max_suggestions_bytes = absl::GetFlag(FLAGS_max_suggestions_bytes);

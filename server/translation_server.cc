@@ -336,6 +336,8 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
       static_cast<std::size_t>(options.http_file_store_bytes);
   api_options.max_client_stored_file_bytes =
       static_cast<std::size_t>(options.http_file_store_client_bytes);
+  api_options.pdf_reader = {options.pdf_reader, options.pdf_cpu_seconds,
+                            options.pdf_memory_mb};
   if (!options.api_keys_file.empty()) {
     api_options.access.required_keys = ReadApiKeys(options.api_keys_file);
   }

@@ -151,6 +151,12 @@ struct ServerOptions {
   // API key's, else its address's; 429 beyond).
   int64_t http_file_store_bytes = int64_t{256} << 20;
   int64_t http_file_store_client_bytes = int64_t{32} << 20;
+  // The program that reads uploaded .pdf files in a process of its own
+  // (fanyi-pdf-text), and the CPU seconds and MiB each reading may take;
+  // empty: read in this process (tests, tools), with no limit on time.
+  std::string pdf_reader;
+  int pdf_cpu_seconds = 20;
+  int pdf_memory_mb = 1024;
   // The SQLite file HTTP /suggest stores users' suggestions in (empty:
   // /suggest answers 403), how many it may hold and the bytes it may take
   // (507 beyond).

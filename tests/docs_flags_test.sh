@@ -12,6 +12,7 @@ pages=(
   "fanyi-prepare docs/trainer.md"
   "fanyi-average docs/trainer.md"
   "fanyi-server docs/server.md"
+  "fanyi-pdf-text docs/server.md"
   "fanyi-client docs/cli.md"
   "fanyi-eval docs/cli.md"
   "fanyi-import docs/cli.md"

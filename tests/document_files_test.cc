@@ -34,18 +34,27 @@ class DocumentFilesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(testing_util::MakeTempDir("document_files_test"));
+    model_dir_ = new std::string(testing_util::TrainTinyModel(*dir_));
+    server_ = TranslationServer::Start(Options()).release();
+  }
+
+  // The suite's server: .pdf files read by fanyi-pdf-text, as
+  // fanyi-server reads them.
+  static ServerOptions Options() {
     ServerOptions options;
-    options.model_dir = testing_util::TrainTinyModel(*dir_);
+    options.model_dir = *model_dir_;
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
     options.http_listen = "127.0.0.1:0";
     options.http_max_body_bytes = 1 << 20;
     options.threads = 1;
     options.device = "cpu";
-    server_ = TranslationServer::Start(options).release();
+    options.pdf_reader = FANYI_BINARY_DIR "/bin/fanyi-pdf-text";
+    return options;
   }
   static void TearDownTestSuite() {
     delete server_;
+    delete model_dir_;
     delete dir_;
   }
 
@@ -93,7 +102,8 @@ class DocumentFilesTest : public ::testing::Test {
   // Chinese, then GET of the file it names.
   static HttpAnswer TranslateFile(const std::string& filename,
                                   const std::string& content,
-                                  const std::string& source = "en") {
+                                  const std::string& source = "en",
+                                  TranslationServer* server = server_) {
     const std::string boundary = "fanyi-document-boundary";
     std::string body;
     for (const auto& [name, value] :
@@ -106,16 +116,18 @@ class DocumentFilesTest : public ::testing::Test {
             "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" +
             filename + "\"\r\n\r\n" + content + "\r\n--" + boundary + "--\r\n";
     const HttpAnswer answer = Exchange(
+        server,
         "POST /translate_file HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         "Connection: close\r\nContent-Type: multipart/form-data; boundary=" +
-        boundary + "\r\nContent-Length: " + std::to_string(body.size()) +
-        "\r\n\r\n" + body);
+            boundary + "\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\n\r\n" + body);
     if (answer.status != 200) return answer;
     const std::string url =
         nlohmann::json::parse(answer.body).at("translatedFileUrl");
     return Exchange(
+        server,
         "GET " + url.substr(url.find("/download_file/")) +
-        " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   }
 
   // What the same server's /translate gives for `text`, plain.
@@ -143,15 +155,18 @@ class DocumentFilesTest : public ::testing::Test {
     }
   }
 
-  static HttpAnswer Exchange(const std::string& request) {
-    return testing_util::HttpExchange(server_->http_port(), request);
+  static HttpAnswer Exchange(TranslationServer* server,
+                             const std::string& request) {
+    return testing_util::HttpExchange(server->http_port(), request);
   }
 
   static std::string* dir_;
+  static std::string* model_dir_;
   static TranslationServer* server_;
 };
 
 std::string* DocumentFilesTest::dir_ = nullptr;
+std::string* DocumentFilesTest::model_dir_ = nullptr;
 TranslationServer* DocumentFilesTest::server_ = nullptr;
 
 TEST_F(DocumentFilesTest, AnOdtKeepsItsStructureAndOpensInLibreOffice) {
@@ -290,6 +305,30 @@ TEST_F(DocumentFilesTest, BrokenDocumentsAreRefusedSayingWhy) {
     EXPECT_EQ(answer.status, 400) << answer.body;
     EXPECT_NE(answer.body.find(message), std::string::npos) << answer.body;
   }
+}
+
+// A PDF of a few KB whose pages take poppler minutes to lay out: its
+// reader is stopped at its CPU limit, the upload refused saying so, and the
+// server answers meanwhile and after.
+TEST_F(DocumentFilesTest, AHostilePdfIsStoppedAtItsCpuLimit) {
+  const std::string dense = Make("dense-pdf", "dense.pdf");
+  ASSERT_LT(dense.size(), 64u << 10);
+  ServerOptions options = Options();
+  options.pdf_cpu_seconds = 1;
+  const std::unique_ptr<TranslationServer> strict =
+      TranslationServer::Start(options);
+  const HttpAnswer answer =
+      TranslateFile("dense.pdf", dense, "en", strict.get());
+  EXPECT_EQ(answer.status, 400) << answer.body;
+  EXPECT_NE(answer.body.find("takes more than 1 s of CPU"), std::string::npos)
+      << answer.body;
+  EXPECT_EQ(testing_util::HttpGet(strict->http_port(), "/health"),
+            "{\"status\":\"ok\"}");
+  // A PDF that reads within the limit still does.
+  EXPECT_EQ(
+      TranslateFile("walk.pdf", Make("pdf", "walk.pdf"), "en", strict.get())
+          .status,
+      200);
 }
 
 }  // namespace

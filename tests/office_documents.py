@@ -4,7 +4,11 @@ tests/document_files_test.cc:
 
   office_documents.py make KIND OUT   writes a document of KIND: odt and odp
                                       with odfpy, pptx with python-pptx, pdf
-                                      with LibreOffice (from an odfpy .odt)
+                                      with LibreOffice (from an odfpy .odt);
+                                      dense-pdf, a hostile PDF written here:
+                                      pages of 14,400 words each, which
+                                      poppler lays out in time that grows
+                                      with the square of a page's words
   office_documents.py read KIND IN    what the producer reads of it, as JSON
   office_documents.py render IN DIR   the text LibreOffice lays out of IN
                                       (converted to PDF in DIR, read by
@@ -18,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 
 # The plain paragraphs, each one sentence the test can translate alone.
 PLAIN = ["I love you.", "I like tea.", "The weather is lovely today."]
@@ -160,6 +165,43 @@ def make_pdf(path):
     os.replace(os.path.join(folder, "pdf_source.pdf"), path)
 
 
+def make_dense_pdf(path, pages=20, rows=120, columns=120):
+    """A small PDF whose pages all draw one compressed content stream of
+    rows x columns words in 3-point type: a few KB that take poppler
+    minutes."""
+    content = bytearray(b"BT /F1 3 Tf\n")
+    for row in range(rows):
+        for column in range(columns):
+            content += b"1 0 0 1 %.2f %.2f Tm (ab) Tj\n" % (
+                5 + column * 600.0 / columns, 785 - row * 780.0 / rows)
+    content = zlib.compress(bytes(content + b"ET\n"))
+    page_ids = [5 + i for i in range(pages)]
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+            b" ".join(b"%d 0 R" % i for i in page_ids), pages),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (
+            len(content), content),
+    }
+    for i in page_ids:
+        objects[i] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                      b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for number in sorted(objects):
+        out += b"%010d 00000 n \n" % offsets[number]
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+    with open(path, "wb") as f:
+        f.write(out)
+
+
 def convert(path, folder, to):
     """LibreOffice, headless, with a profile of its own in `folder`."""
     profile = "file://" + os.path.join(os.path.abspath(folder), "profile")
@@ -236,7 +278,8 @@ def main():
     command = sys.argv[1]
     if command == "make":
         {"odt": make_odt, "odp": make_odp, "pptx": make_pptx,
-         "pdf": make_pdf}[sys.argv[2]](sys.argv[3])
+         "pdf": make_pdf, "dense-pdf": make_dense_pdf}[sys.argv[2]](
+             sys.argv[3])
     elif command == "read":
         reader = read_pptx if sys.argv[2] == "pptx" else read_odf
         print(json.dumps(reader(sys.argv[3]), ensure_ascii=False))

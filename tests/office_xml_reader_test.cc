@@ -289,6 +289,40 @@ TEST(OfficeXmlReaderTest, OpenDocumentParagraphsKeepTheirSpansAndLinks) {
   }
 }
 
+// Found by the hostile review: a CDATA section's markers are part of its
+// text (an edit once replaced its inside and left "]]>" behind), and a
+// prefix a run declares itself stays declared in the runs written like it.
+TEST(OfficeXmlReaderTest, CdataAndPrefixesDeclaredOnARunSurviveRendering) {
+  const std::string open =
+      "<o xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\">";
+  for (const auto& [paragraph, expected] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"<text:p>Hello <![CDATA[world & co]]></text:p>",
+            "<text:p>HELLO WORLD &amp; CO</text:p>"},
+           {"<text:p><![CDATA[Hello]]> world</text:p>",
+            "<text:p>HELLO WORLD</text:p>"},
+           {"<text:p>A <text:span text:style-name=\"T\"><![CDATA[b]]>"
+            "</text:span> c<![CDATA[]]></text:p>",
+            "<text:p>A <text:span text:style-name=\"T\">B</text:span> C"
+            "</text:p>"}}) {
+    const std::string rendered =
+        RenderRewritten(ReadOfficeXml(open + paragraph + "</o>"), UpperCase);
+    EXPECT_EQ(rendered, open + expected + "</o>");
+    EXPECT_NO_THROW(XmlTree{rendered});
+  }
+  const std::string slide =
+      "<p:sld xmlns:p=\"p\"><a:p xmlns:a=\"http://schemas.openxmlformats.org/"
+      "drawingml/2006/main\"><b:r xmlns:b=\"http://schemas.openxmlformats.org/"
+      "drawingml/2006/main\"><b:t>Hello </b:t></b:r><a:r><a:rPr b=\"1\"/>"
+      "<a:t>world</a:t></a:r></a:p></p:sld>";
+  const std::string rendered = RenderRewritten(ReadOfficeXml(slide), UpperCase);
+  EXPECT_NO_THROW(XmlTree{rendered}) << rendered;
+  EXPECT_NE(rendered.find("<b:r xmlns:b=\"http://schemas.openxmlformats.org/"
+                          "drawingml/2006/main\"><b:t>HELLO </b:t></b:r>"),
+            std::string::npos)
+      << rendered;
+}
+
 TEST(ZipPackageTest, TextPartsThatExpandTooFarAreRefused) {
   // A few kilobytes of zip that would expand past the limit in memory.
   const std::string header(ZipPackage::kMaxTextBytes / 2 + 1, ' ');

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
-bash docker/runtime-libraries.sh "$dest" "$bin_dir/fanyi-server" "$bin_dir/fanyi-client" "$bin_dir/fanyi-keys"
+bash docker/runtime-libraries.sh "$dest" "$bin_dir/fanyi-server" "$bin_dir/fanyi-client" "$bin_dir/fanyi-keys" "$bin_dir/fanyi-pdf-text"
 echo "copied: $(du -sh "$dest" | cut -f1), $(find "$dest" -type f | wc -l) files"
 
 # The loader's own folders, in $dest, come first in the search path (and
@@ -21,7 +21,7 @@ echo "copied: $(du -sh "$dest" | cut -f1), $(find "$dest" -type f | wc -l) files
 # outside $dest is one the copies lack.
 library_path=$dest/usr/local/lib:$dest/usr/lib/x86_64-linux-gnu:$dest/usr/lib
 failed=0
-for program in fanyi-server fanyi-client fanyi-keys; do
+for program in fanyi-server fanyi-client fanyi-keys fanyi-pdf-text; do
   report=$(LD_LIBRARY_PATH=$library_path ldd -r "$dest/usr/local/bin/$program" 2>&1)
   outside=$(awk -v dest="$dest" '$2 == "=>" && index($3, dest) != 1 {print $1}' <<<"$report" |
     grep -v -E '^(libc|libm|libpthread|libdl|librt|libresolv|libgcc_s|libstdc\+\+)\.so' || true)

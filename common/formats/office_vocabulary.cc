@@ -31,6 +31,42 @@ std::string_view SourceOf(std::string_view source, const XmlTree::Node& node) {
   return source.substr(node.begin, node.end - node.begin);
 }
 
+// How words in the formatting of run `run` (Word's w:r, DrawingML's a:r)
+// are written: in new runs like it, its start tag, properties and first
+// text element's start tag as written (so that namespace prefixes they
+// declare stay declared), that tag given xml:space="preserve" when
+// `preserve_space` and it has none.
+template <std::size_t N>
+TextWriting RunWriting(const XmlTree& tree, std::string_view source, int run,
+                       const std::string_view (&namespaces)[N],
+                       bool preserve_space) {
+  const XmlTree::Node& node = tree.node(run);
+  TextWriting writing;
+  writing.words_before = source.substr(node.begin, node.open_end - node.begin);
+  std::string text_tag;
+  std::string_view text_prefix;
+  for (int child : node.children) {
+    const XmlTree::Node& element = tree.node(child);
+    const std::string_view name = LocalName(element, namespaces);
+    if (name == "rPr") writing.words_before += SourceOf(source, element);
+    if (name == "t" && text_tag.empty()) {
+      text_tag = source.substr(element.begin, element.open_end - element.begin);
+      text_prefix = PrefixAt(source, element.begin);
+    }
+  }
+  if (text_tag.size() >= 2 &&
+      text_tag.compare(text_tag.size() - 2, 2, "/>") == 0) {
+    text_tag.replace(text_tag.size() - 2, 2, ">");  // <w:t/>: now with words.
+  }
+  if (preserve_space && text_tag.find("xml:space") == std::string::npos) {
+    text_tag.insert(text_tag.size() - 1, " xml:space=\"preserve\"");
+  }
+  writing.words_before += text_tag;
+  writing.words_after = "</" + std::string(text_prefix) + "t></" +
+                        std::string(PrefixAt(source, node.begin)) + "r>";
+  return writing;
+}
+
 // Word's WordprocessingML: w:p paragraphs of w:r runs, each run's
 // formatting in its w:rPr's elements and its words in w:t.
 class WordVocabulary : public OfficeVocabulary {
@@ -63,18 +99,8 @@ class WordVocabulary : public OfficeVocabulary {
 
   TextWriting Writing(const XmlTree& tree, std::string_view source,
                       const RunItem& base) const override {
-    std::string_view properties;
-    for (int child : tree.node(base.node).children) {
-      if (LocalName(tree.node(child), kNamespaces) == "rPr") {
-        properties = SourceOf(source, tree.node(child));
-      }
-    }
-    const std::string prefix(PrefixAt(source, tree.node(base.node).begin));
-    TextWriting writing;
-    writing.words_before = "<" + prefix + "r>" + std::string(properties) + "<" +
-                           prefix + "t xml:space=\"preserve\">";
-    writing.words_after = "</" + prefix + "t></" + prefix + "r>";
-    return writing;
+    return RunWriting(tree, source, base.node, kNamespaces,
+                      /*preserve_space=*/true);
   }
 
  private:
@@ -169,19 +195,9 @@ class DrawingVocabulary : public OfficeVocabulary {
 
   TextWriting Writing(const XmlTree& tree, std::string_view source,
                       const RunItem& base) const override {
-    std::string_view properties;
-    for (int child : tree.node(base.node).children) {
-      if (LocalName(tree.node(child), kNamespaces) == "rPr") {
-        properties = SourceOf(source, tree.node(child));
-      }
-    }
     // a:t keeps its white space without xml:space, which its schema lacks.
-    const std::string prefix(PrefixAt(source, tree.node(base.node).begin));
-    TextWriting writing;
-    writing.words_before =
-        "<" + prefix + "r>" + std::string(properties) + "<" + prefix + "t>";
-    writing.words_after = "</" + prefix + "t></" + prefix + "r>";
-    return writing;
+    return RunWriting(tree, source, base.node, kNamespaces,
+                      /*preserve_space=*/false);
   }
 
  private:

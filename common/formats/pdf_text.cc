@@ -77,13 +77,13 @@ class PdfLayout {
   // gap (a table's next cell, a tab) starts a new line too.
   void Add(const poppler::text_box& word) {
     std::string text = WordText(word.text());
-    if (text.empty()) return;
-    bytes_ += text.size() + 1;
+    bytes_ += text.size() + 1;  // Counted even when nothing is kept.
     if (bytes_ > PdfText::kMaxTextBytes) {
       throw std::invalid_argument("the .pdf holds more than " +
                                   std::to_string(PdfText::kMaxTextBytes >> 20) +
                                   " MiB of text, the limit");
     }
+    if (text.empty()) return;
     const poppler::rectf box = word.bbox();
     const double height = std::max(box.height(), 1.0);
     const double center = box.top() + box.height() / 2;
@@ -249,6 +249,11 @@ PdfText::PdfText(const std::string& bytes) {
     layout.EndPage();
   }
   paragraphs_ = layout.Paragraphs();
+  if (paragraphs_.size() > kMaxParagraphs) {
+    throw std::invalid_argument("the .pdf has more than " +
+                                std::to_string(kMaxParagraphs) +
+                                " paragraphs, the limit");
+  }
   if (paragraphs_.empty()) {
     throw std::invalid_argument(
         "the .pdf has no text to translate (a scanned document would need "

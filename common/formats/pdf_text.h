@@ -22,13 +22,23 @@ class PdfText {
  public:
   // Pages past this are refused: each takes poppler a layout pass.
   static constexpr int kMaxPages = 1000;
-  // Text past this, in all, is refused.
-  static constexpr std::size_t kMaxTextBytes = 16 << 20;
+  // Text past this, in all, is refused, words poppler gives without a
+  // character worth keeping (control characters) counted as a byte each:
+  // far more than a request translates (its words count against
+  // --max_input_chars), so a long document is refused here, with a
+  // message about the .pdf, not later about its .docx.
+  static constexpr std::size_t kMaxTextBytes = 4 << 20;
+  // Paragraphs past this are refused: the .docx holds a few XML nodes for
+  // each, well within what its reader takes (XmlTree::kMaxNodes).
+  static constexpr std::size_t kMaxParagraphs = 50000;
 
   // Reads the PDF in `bytes`. Throws std::invalid_argument when poppler
   // cannot read it, it is locked with a password, has more than kMaxPages
-  // pages or more than kMaxTextBytes of text, or has no text at all (a
-  // scanned document, which would need OCR).
+  // pages, kMaxTextBytes of text or kMaxParagraphs paragraphs, or has no
+  // text at all (a scanned document, which would need OCR). poppler's
+  // layout of a page takes time that grows with the square of its words,
+  // which no limit here bounds: a server reads PDFs in a process of their
+  // own under a CPU limit (fanyi-pdf-text).
   explicit PdfText(const std::string& bytes);
 
   const std::vector<PdfParagraph>& paragraphs() const { return paragraphs_; }

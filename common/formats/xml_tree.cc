@@ -98,16 +98,29 @@ struct XmlTreeBuilder {
 
   static void OnText(void* data, const XML_Char* text, int length) {
     auto* self = static_cast<XmlTreeBuilder*>(data);
-    if (self->open.empty() || !self->refusal.empty()) return;
-    const std::size_t begin = self->Offset();
-    const std::size_t end = begin + self->Length();
-    std::vector<int>& siblings = self->tree->nodes_[self->open.back()].children;
+    self->AddText(text, static_cast<std::size_t>(length));
+  }
+
+  // A CDATA section's markers (<![CDATA[ and ]]>) belong to the data
+  // between them: a node's range then covers them, so that an edit of it
+  // replaces the whole section, not its inside alone.
+  static void OnCdataMarker(void* data) {
+    static_cast<XmlTreeBuilder*>(data)->AddText("", 0);
+  }
+
+  // Adds the current event's bytes as character data `text`, to the last
+  // node when that is data the event touches.
+  void AddText(const XML_Char* text, std::size_t length) {
+    if (open.empty() || !refusal.empty()) return;
+    const std::size_t begin = Offset();
+    const std::size_t end = begin + Length();
+    std::vector<int>& siblings = tree->nodes_[open.back()].children;
     // Expat hands data over in pieces (an entity is a piece of its own):
     // pieces that touch are one node.
-    if (!siblings.empty() && self->tree->IsText(siblings.back()) &&
-        self->tree->nodes_[siblings.back()].end == begin) {
-      XmlTree::Node& last = self->tree->nodes_[siblings.back()];
-      last.text.append(text, static_cast<std::size_t>(length));
+    if (!siblings.empty() && tree->IsText(siblings.back()) &&
+        tree->nodes_[siblings.back()].end == begin) {
+      XmlTree::Node& last = tree->nodes_[siblings.back()];
+      last.text.append(text, length);
       last.end = end;
       return;
     }
@@ -115,8 +128,8 @@ struct XmlTreeBuilder {
     node.begin = begin;
     node.open_end = node.close_begin = begin;
     node.end = end;
-    node.text.assign(text, static_cast<std::size_t>(length));
-    self->Add(std::move(node));
+    node.text.assign(text, length);
+    Add(std::move(node));
   }
 
   static void OnDoctype(void* data, const XML_Char*, const XML_Char*,
@@ -147,6 +160,8 @@ XmlTree::XmlTree(std::string_view xml, int max_depth) {
   XML_SetElementHandler(parser.get(), XmlTreeBuilder::OnStart,
                         XmlTreeBuilder::OnEnd);
   XML_SetCharacterDataHandler(parser.get(), XmlTreeBuilder::OnText);
+  XML_SetCdataSectionHandler(parser.get(), XmlTreeBuilder::OnCdataMarker,
+                             XmlTreeBuilder::OnCdataMarker);
   XML_SetStartDoctypeDeclHandler(parser.get(), XmlTreeBuilder::OnDoctype);
   const XML_Status status = XML_Parse(parser.get(), xml.data(),
                                       static_cast<int>(xml.size()), XML_TRUE);

@@ -92,7 +92,8 @@ const std::vector<std::string>& DocumentFile::Extensions() {
   return kExtensions;
 }
 
-DocumentFile::DocumentFile(const std::string& filename, std::string content)
+DocumentFile::DocumentFile(const std::string& filename, std::string content,
+                           const PdfToWord& pdf_to_word)
     : filename_(filename), extension_(ExtensionOf(filename)) {
   const FileKind* kind = KindOf(extension_);
   if (kind == nullptr) {
@@ -112,7 +113,9 @@ DocumentFile::DocumentFile(const std::string& filename, std::string content)
       package_.emplace(std::move(content), kind->package);
       break;
     case Holding::kPdf:
-      package_.emplace(PdfText(content).WordDocument(), ZipKind::kDocx);
+      package_.emplace(
+          pdf_to_word ? pdf_to_word(content) : PdfText(content).WordDocument(),
+          ZipKind::kDocx);
       break;
     case Holding::kCatalog:
       po_.emplace(std::move(content));

@@ -1,6 +1,7 @@
 #ifndef FANYI_COMMON_PIPELINE_DOCUMENT_FILE_H_
 #define FANYI_COMMON_PIPELINE_DOCUMENT_FILE_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,10 +25,16 @@ class DocumentFile {
   // The extensions read, as LibreTranslate lists them.
   static const std::vector<std::string>& Extensions();
 
-  // Reads `content`, named `filename`. Throws std::invalid_argument for an
+  // How a .pdf becomes the .docx of its paragraphs: PdfText's
+  // WordDocument, here or in a process of its own (a server's PdfReader).
+  using PdfToWord = std::function<std::string(const std::string& pdf)>;
+
+  // Reads `content`, named `filename`; a .pdf with `pdf_to_word` (empty:
+  // PdfText in this process). Throws std::invalid_argument for an
   // unsupported extension, an empty file, a package that is no such
-  // package, a .pdf PdfText refuses, or a .po file PoDocument refuses.
-  DocumentFile(const std::string& filename, std::string content);
+  // package, a .pdf that is refused, or a .po file PoDocument refuses.
+  DocumentFile(const std::string& filename, std::string content,
+               const PdfToWord& pdf_to_word = {});
 
   // The format its texts are in.
   TextFormat format() const { return format_; }

@@ -55,6 +55,7 @@ FileTranslation::FileTranslation(ModelRegistry& models, AssemblyPool& assembly,
     : models_(models),
       assembly_(assembly),
       options_(options),
+      pdf_reader_(options.pdf_reader),
       files_(std::make_shared<FileStore>(options.time_to_live,
                                          options.max_stored_bytes,
                                          options.max_client_stored_bytes)) {}
@@ -73,8 +74,13 @@ void FileTranslation::Translate(const RequestFields& fields,
   if (!target) throw HttpError(400, target_code + " is not supported");
   std::shared_ptr<const DocumentFile> file;
   try {
-    file =
-        std::make_shared<const DocumentFile>(upload->filename, upload->content);
+    file = std::make_shared<const DocumentFile>(
+        upload->filename, upload->content,
+        options_.pdf_reader.program.empty()
+            ? DocumentFile::PdfToWord()
+            : [this](const std::string& pdf) {
+                return pdf_reader_.WordDocument(pdf);
+              });
   } catch (const std::invalid_argument& e) {
     throw HttpError(400, std::string("Invalid request: file: ") + e.what());
   }

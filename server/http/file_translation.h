@@ -14,6 +14,7 @@
 #include "server/http/language_codes.h"
 #include "server/http/request_fields.h"
 #include "server/model_registry.h"
+#include "server/pdf_reader.h"
 
 namespace fanyi {
 
@@ -32,6 +33,9 @@ struct FileTranslationOptions {
   // The path the API is served under by a proxy ("/fanyi"; empty: the
   // root), which download addresses start with.
   std::string url_prefix;
+  // How uploaded .pdf files are read: by PdfReader when its program is
+  // set, else in this process.
+  PdfReaderOptions pdf_reader;
 };
 
 // LibreTranslate's file routes on fanyi's engine: POST /translate_file
@@ -66,6 +70,7 @@ class FileTranslation {
   ModelRegistry& models_;
   AssemblyPool& assembly_;
   const FileTranslationOptions options_;
+  const PdfReader pdf_reader_;
   // Shared with the jobs that put their files in it after Translate
   // returns.
   const std::shared_ptr<FileStore> files_;

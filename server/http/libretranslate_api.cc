@@ -105,7 +105,8 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       files_(models, assembly,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
-              options_.max_client_stored_file_bytes, options_.url_prefix}),
+              options_.max_client_stored_file_bytes, options_.url_prefix,
+              options_.pdf_reader}),
       suggestions_(options_.suggestions_db.empty()
                        ? nullptr
                        : std::make_unique<SuggestionStore>(

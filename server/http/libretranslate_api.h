@@ -68,6 +68,9 @@ struct LibreTranslateOptions {
   // What one client's (API key's, else address's) may take; it gets 429
   // when they would take more.
   std::size_t max_client_stored_file_bytes = 32 << 20;
+  // How uploaded .pdf files are read: in a process of their own when
+  // pdf_reader.program is set, else in this one.
+  PdfReaderOptions pdf_reader;
   // Threads that read the bodies of /translate, /detect and /translate_file
   // (and their documents), off the connection threads, taking the clients
   // (addresses) in turns, each on one thread at a time (FairPool). More
