@@ -167,22 +167,34 @@ def make_pdf(path):
 
 def make_dense_pdf(path, pages=20, rows=120, columns=120):
     """A small PDF whose pages all draw one compressed content stream of
-    rows x columns words in 3-point type: a few KB that take poppler
-    minutes."""
-    content = bytearray(b"BT /F1 3 Tf\n")
+    rows x columns words in 1.5-point type, far apart for their size (each
+    a block of its own to poppler), each word two characters that
+    its font's ToUnicode map reads as U+0001 (so that they are dropped and
+    count for little against a text limit), and one word "BB": a few KB
+    that take poppler minutes."""
+    content = bytearray(b"BT /F1 1.5 Tf\n")
     for row in range(rows):
         for column in range(columns):
-            content += b"1 0 0 1 %.2f %.2f Tm (ab) Tj\n" % (
+            content += b"1 0 0 1 %.2f %.2f Tm (AA) Tj\n" % (
                 5 + column * 600.0 / columns, 785 - row * 780.0 / rows)
-    content = zlib.compress(bytes(content + b"ET\n"))
-    page_ids = [5 + i for i in range(pages)]
+    content = zlib.compress(bytes(content + b"1 0 0 1 5 5 Tm (BB) Tj ET\n"))
+    to_unicode = zlib.compress(
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap "
+        b"/CMapName /Dense def /CMapType 2 def\n"
+        b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+        b"2 beginbfchar <41> <0001> <42> <0042> endbfchar endcmap "
+        b"CMapName currentdict /CMap defineresource pop end end")
+    page_ids = [6 + i for i in range(pages)]
     objects = {
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
         2: b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
             b" ".join(b"%d 0 R" % i for i in page_ids), pages),
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+           b"/ToUnicode 5 0 R >>",
         4: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (
             len(content), content),
+        5: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (
+            len(to_unicode), to_unicode),
     }
     for i in page_ids:
         objects[i] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
