@@ -49,111 +49,6 @@ constexpr int kMetricsRequestTimeoutMs = 10000;
 // server shuts down (see Shutdown).
 constexpr std::chrono::milliseconds kLameDuck(500);
 
-// Validates the options that are not checked by the Translator or the
-// batcher.
-void ValidateOptions(const ServerOptions& options) {
-  if (options.model_dir.empty() == options.model_repository.empty()) {
-    throw std::invalid_argument("give one of model_dir and model_repository");
-  }
-  if (options.repository_poll_ms < 0) {
-    throw std::invalid_argument("repository_poll_ms must not be negative");
-  }
-  if (options.listen.empty()) {
-    throw std::invalid_argument("listen address is empty");
-  }
-  if (options.metrics_listen.empty()) {
-    throw std::invalid_argument("metrics_listen address is empty");
-  }
-  if (options.max_batch_delay_ms < 0) {
-    throw std::invalid_argument("max_batch_delay_ms must not be negative");
-  }
-  if (options.max_input_chars < 1) {
-    throw std::invalid_argument("max_input_chars must be at least 1");
-  }
-  if (options.max_request_sentences < 1) {
-    throw std::invalid_argument("max_request_sentences must be at least 1");
-  }
-  if (options.max_document_depth < 1) {
-    throw std::invalid_argument("max_document_depth must be at least 1");
-  }
-  if (options.max_glossary_entries < 0) {
-    throw std::invalid_argument("max_glossary_entries must not be negative");
-  }
-  if (options.beam_size < 1 || options.max_beam_size < options.beam_size) {
-    throw std::invalid_argument(
-        "beam_size must be at least 1 and at most max_beam_size");
-  }
-  if (options.max_beam_size > options.max_batch_size) {
-    throw std::invalid_argument(
-        "max_beam_size must be at most max_batch_size (a beam search text "
-        "takes beam_size rows of a batch)");
-  }
-  if (options.max_batch_texts < 1) {
-    throw std::invalid_argument("max_batch_texts must be at least 1");
-  }
-  if (options.threads < 0) {
-    throw std::invalid_argument("threads must not be negative");
-  }
-  if (options.workers < 0) {
-    throw std::invalid_argument("workers must not be negative");
-  }
-  if (options.max_message_bytes < 1) {
-    throw std::invalid_argument("max_message_bytes must be at least 1");
-  }
-  if (options.http_max_body_bytes < 1) {
-    throw std::invalid_argument("http_max_body_bytes must be at least 1");
-  }
-  if (options.http_requests_per_minute < 0 || options.http_chars_per_day < 0 ||
-      options.http_requests_per_hour < 0 || options.http_requests_per_day < 0 ||
-      options.http_ban_after < 0) {
-    throw std::invalid_argument(
-        "http_requests_per_minute, http_requests_per_hour, "
-        "http_requests_per_day, http_chars_per_day and http_ban_after must "
-        "not be negative (0: no limit)");
-  }
-  AddressRanges::Parse(options.trusted_proxies);  // Throws when bad.
-  if (options.forwarded_header != "x-forwarded-for" &&
-      options.forwarded_header != "forwarded") {
-    throw std::invalid_argument(
-        "forwarded_header must be x-forwarded-for or forwarded, not \"" +
-        options.forwarded_header + "\"");
-  }
-  if (!options.redis_url.empty()) RedisAddress::Parse(options.redis_url);
-  if (!options.url_prefix.empty() &&
-      (options.url_prefix.front() != '/' || options.url_prefix.back() == '/' ||
-       options.url_prefix.find_first_of("?#% \t") != std::string::npos)) {
-    throw std::invalid_argument(
-        "url_prefix must start with / and not end with one (\"/fanyi\"), "
-        "without ?, #, % or spaces, not \"" +
-        options.url_prefix + "\"");
-  }
-  if (options.http_frontend_timeout_ms < 0) {
-    throw std::invalid_argument("frontend_timeout_ms must not be negative");
-  }
-  if (options.cache_bytes < 0) {
-    throw std::invalid_argument("cache_bytes must not be negative (0: none)");
-  }
-  if (options.require_api_key && options.api_keys_db.empty()) {
-    throw std::invalid_argument("require_api_key needs api_keys_db");
-  }
-  if (options.http_parsing_threads < 1) {
-    throw std::invalid_argument("http_parsing_threads must be at least 1");
-  }
-  if (options.http_file_store_bytes < 0 ||
-      options.http_file_store_client_bytes < 0) {
-    throw std::invalid_argument(
-        "http_file_store_bytes and http_file_store_client_bytes must not be "
-        "negative");
-  }
-  if (options.http_file_ttl_s < 1) {
-    throw std::invalid_argument("http_file_ttl_s must be at least 1");
-  }
-  if (options.max_suggestions < 0 || options.max_suggestions_bytes < 0) {
-    throw std::invalid_argument(
-        "max_suggestions and max_suggestions_bytes must not be negative");
-  }
-}
-
 // The keys in `path`, one per line; blank lines and lines starting with #
 // are skipped. Throws std::runtime_error naming the file when it cannot be
 // read or holds no key.
@@ -190,7 +85,7 @@ TranslationServer::~TranslationServer() { Shutdown(); }
 
 std::unique_ptr<TranslationServer> TranslationServer::Start(
     const ServerOptions& options) {
-  ValidateOptions(options);
+  options.Validate();
   // TLS files are checked before the models load: a typo fails fast.
   std::shared_ptr<grpc::ServerCredentials> credentials =
       MakeServerCredentials(ServerTlsFiles(options));

@@ -1,0 +1,117 @@
+#include "server/server_options.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "server/http/client_address.h"
+#include "server/http/redis_counters.h"
+
+namespace fanyi {
+
+void ServerOptions::Validate() const {
+  if (model_dir.empty() == model_repository.empty()) {
+    throw std::invalid_argument("give one of model_dir and model_repository");
+  }
+  if (repository_poll_ms < 0) {
+    throw std::invalid_argument("repository_poll_ms must not be negative");
+  }
+  if (listen.empty()) {
+    throw std::invalid_argument("listen address is empty");
+  }
+  if (metrics_listen.empty()) {
+    throw std::invalid_argument("metrics_listen address is empty");
+  }
+  if (max_batch_delay_ms < 0) {
+    throw std::invalid_argument("max_batch_delay_ms must not be negative");
+  }
+  if (max_input_chars < 1) {
+    throw std::invalid_argument("max_input_chars must be at least 1");
+  }
+  if (max_request_sentences < 1) {
+    throw std::invalid_argument("max_request_sentences must be at least 1");
+  }
+  if (max_document_depth < 1) {
+    throw std::invalid_argument("max_document_depth must be at least 1");
+  }
+  if (max_glossary_entries < 0) {
+    throw std::invalid_argument("max_glossary_entries must not be negative");
+  }
+  if (beam_size < 1 || max_beam_size < beam_size) {
+    throw std::invalid_argument(
+        "beam_size must be at least 1 and at most max_beam_size");
+  }
+  if (max_beam_size > max_batch_size) {
+    throw std::invalid_argument(
+        "max_beam_size must be at most max_batch_size (a beam search text "
+        "takes beam_size rows of a batch)");
+  }
+  if (max_batch_texts < 1) {
+    throw std::invalid_argument("max_batch_texts must be at least 1");
+  }
+  if (threads < 0) {
+    throw std::invalid_argument("threads must not be negative");
+  }
+  if (workers < 0) {
+    throw std::invalid_argument("workers must not be negative");
+  }
+  if (max_message_bytes < 1) {
+    throw std::invalid_argument("max_message_bytes must be at least 1");
+  }
+  if (http_max_body_bytes < 1) {
+    throw std::invalid_argument("http_max_body_bytes must be at least 1");
+  }
+  if (http_requests_per_minute < 0 || http_chars_per_day < 0 ||
+      http_requests_per_hour < 0 || http_requests_per_day < 0 ||
+      http_ban_after < 0) {
+    throw std::invalid_argument(
+        "http_requests_per_minute, http_requests_per_hour, "
+        "http_requests_per_day, http_chars_per_day and http_ban_after must "
+        "not be negative (0: no limit)");
+  }
+  AddressRanges::Parse(trusted_proxies);  // Throws when bad.
+  if (forwarded_header != "x-forwarded-for" &&
+      forwarded_header != "forwarded") {
+    throw std::invalid_argument(
+        "forwarded_header must be x-forwarded-for or forwarded, not \"" +
+        forwarded_header + "\"");
+  }
+  if (!redis_url.empty()) RedisAddress::Parse(redis_url);
+  if (!url_prefix.empty() &&
+      (url_prefix.front() != '/' || url_prefix.back() == '/' ||
+       url_prefix.find_first_of("?#% \t") != std::string::npos)) {
+    throw std::invalid_argument(
+        "url_prefix must start with / and not end with one (\"/fanyi\"), "
+        "without ?, #, % or spaces, not \"" +
+        url_prefix + "\"");
+  }
+  if (http_frontend_timeout_ms < 0) {
+    throw std::invalid_argument("frontend_timeout_ms must not be negative");
+  }
+  if (cache_bytes < 0) {
+    throw std::invalid_argument("cache_bytes must not be negative (0: none)");
+  }
+  if (require_api_key && api_keys_db.empty()) {
+    throw std::invalid_argument("require_api_key needs api_keys_db");
+  }
+  if (http_parsing_threads < 1) {
+    throw std::invalid_argument("http_parsing_threads must be at least 1");
+  }
+  if (http_file_store_bytes < 0 || http_file_store_client_bytes < 0) {
+    throw std::invalid_argument(
+        "http_file_store_bytes and http_file_store_client_bytes must not be "
+        "negative");
+  }
+  if (http_file_ttl_s < 1) {
+    throw std::invalid_argument("http_file_ttl_s must be at least 1");
+  }
+  if (max_suggestions < 0 || max_suggestions_bytes < 0) {
+    throw std::invalid_argument(
+        "max_suggestions and max_suggestions_bytes must not be negative");
+  }
+  if (pdf_cpu_seconds < 1 || pdf_memory_mb < 64) {
+    throw std::invalid_argument(
+        "pdf_cpu_seconds must be at least 1 and pdf_memory_mb at least 64");
+  }
+}
+
+}  // namespace fanyi
