@@ -31,6 +31,35 @@ std::string_view SourceOf(std::string_view source, const XmlTree::Node& node) {
   return source.substr(node.begin, node.end - node.begin);
 }
 
+// A run (Word's w:r, DrawingML's a:r): words when it holds only its
+// properties (rPr, whose formatting `formatting_of` reads) and text (t);
+// kept as it is when it holds anything else (a tab, a break, a drawing).
+template <std::size_t N>
+RunItem ReadRun(const XmlTree& tree, std::string_view source, int index,
+                const std::string_view (&namespaces)[N],
+                std::string (*formatting_of)(const XmlTree&, std::string_view,
+                                             const XmlTree::Node&)) {
+  RunItem item;
+  item.node = index;
+  std::size_t texts = 0;
+  for (int child : tree.node(index).children) {
+    if (tree.IsText(child)) continue;
+    const XmlTree::Node& node = tree.node(child);
+    const std::string_view name = LocalName(node, namespaces);
+    if (name == "rPr") {
+      item.formatting = formatting_of(tree, source, node);
+    } else if (name == "t") {
+      if (texts++ == 0) item.words_begin = node.open_end;
+      item.words_end = node.close_begin;
+      item.words += DecodeWords(tree.TextContent(child));
+    } else if (name != "lastRenderedPageBreak") {
+      return RunItem{RunItem::kKept, index};
+    }
+  }
+  item.kind = texts > 0 ? RunItem::kWords : RunItem::kKept;
+  return item;
+}
+
 // How words in the formatting of run `run` (Word's w:r, DrawingML's a:r)
 // are written: in new runs like it, its start tag, properties and first
 // text element's start tag as written (so that namespace prefixes they
@@ -104,36 +133,23 @@ class WordVocabulary : public OfficeVocabulary {
   }
 
  private:
-  // A run: words when it holds only its properties and text. Its
-  // formatting: w:rPr's elements as written, less the proofing ones
-  // (w:lang, w:noProof), which Word sets on runs that look alike.
-  static RunItem Run(const XmlTree& tree, std::string_view source, int index) {
-    RunItem item;
-    item.node = index;
-    std::size_t texts = 0;
-    for (int child : tree.node(index).children) {
-      if (tree.IsText(child)) continue;
-      const XmlTree::Node& node = tree.node(child);
-      const std::string_view name = LocalName(node, kNamespaces);
-      if (name == "rPr") {
-        for (int property : node.children) {
-          const std::string_view kind =
-              LocalName(tree.node(property), kNamespaces);
-          if (tree.IsText(property) || kind == "lang" || kind == "noProof") {
-            continue;
-          }
-          item.formatting += SourceOf(source, tree.node(property));
-        }
-      } else if (name == "t") {
-        if (texts++ == 0) item.words_begin = node.open_end;
-        item.words_end = node.close_begin;
-        item.words += DecodeWords(tree.TextContent(child));
-      } else if (name != "lastRenderedPageBreak") {
-        return RunItem{RunItem::kKept, index};  // A tab, a break, a drawing.
+  // A run's formatting: w:rPr's elements as written, less the proofing
+  // ones (w:lang, w:noProof), which Word sets on runs that look alike.
+  static std::string Formatting(const XmlTree& tree, std::string_view source,
+                                const XmlTree::Node& properties) {
+    std::string formatting;
+    for (int property : properties.children) {
+      const std::string_view kind = LocalName(tree.node(property), kNamespaces);
+      if (tree.IsText(property) || kind == "lang" || kind == "noProof") {
+        continue;
       }
+      formatting += SourceOf(source, tree.node(property));
     }
-    item.kind = texts > 0 ? RunItem::kWords : RunItem::kKept;
-    return item;
+    return formatting;
+  }
+
+  static RunItem Run(const XmlTree& tree, std::string_view source, int index) {
+    return ReadRun(tree, source, index, kNamespaces, Formatting);
   }
 };
 
@@ -201,32 +217,22 @@ class DrawingVocabulary : public OfficeVocabulary {
   }
 
  private:
-  static RunItem Run(const XmlTree& tree, std::string_view source, int index) {
-    RunItem item;
-    item.node = index;
-    std::size_t texts = 0;
-    for (int child : tree.node(index).children) {
-      if (tree.IsText(child)) continue;
-      const XmlTree::Node& node = tree.node(child);
-      const std::string_view name = LocalName(node, kNamespaces);
-      if (name == "rPr") {
-        item.formatting = WithoutProofing(
-            source.substr(node.begin, node.open_end - node.begin));
-        for (int property : node.children) {
-          if (!tree.IsText(property)) {
-            item.formatting += SourceOf(source, tree.node(property));
-          }
-        }
-      } else if (name == "t") {
-        if (texts++ == 0) item.words_begin = node.open_end;
-        item.words_end = node.close_begin;
-        item.words += DecodeWords(tree.TextContent(child));
-      } else {
-        return RunItem{RunItem::kKept, index};
+  // A run's formatting: a:rPr's attributes less the proofing ones, and
+  // its elements (fill, font, hyperlink), as written.
+  static std::string Formatting(const XmlTree& tree, std::string_view source,
+                                const XmlTree::Node& properties) {
+    std::string formatting = WithoutProofing(source.substr(
+        properties.begin, properties.open_end - properties.begin));
+    for (int property : properties.children) {
+      if (!tree.IsText(property)) {
+        formatting += SourceOf(source, tree.node(property));
       }
     }
-    item.kind = texts > 0 ? RunItem::kWords : RunItem::kKept;
-    return item;
+    return formatting;
+  }
+
+  static RunItem Run(const XmlTree& tree, std::string_view source, int index) {
+    return ReadRun(tree, source, index, kNamespaces, Formatting);
   }
 };
 
