@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/pipeline/text_translation.h"
 #include "fanyi/v1/translator.pb.h"
 #include "grpcpp/support/status.h"
 #include "server/served_model.h"
@@ -35,6 +36,13 @@ struct ServedPair {
 // Thread-safe.
 class ModelRegistry {
  public:
+  // `limits`: what one request may ask, the same for every model served
+  // (each is built with them).
+  explicit ModelRegistry(const TextLimits& limits = {}) : limits_(limits) {}
+
+  // The request limits of every model served, also while none is.
+  const TextLimits& limits() const { return limits_; }
+
   // The model `choice` names: by name, or by pair (either language alone
   // when that is unambiguous), or the one model when only one is served and
   // nothing is named. INVALID_ARGUMENT, listing the served pairs, when it
@@ -73,6 +81,7 @@ class ModelRegistry {
   // "en-zh (en->zh), zh-en (zh->en)"; needs mutex_ held.
   std::string ListLocked() const;
 
+  const TextLimits limits_;
   mutable std::mutex mutex_;
   // Guarded by mutex_.
   std::map<std::string, std::shared_ptr<ServedModel>> models_;

@@ -135,7 +135,7 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   limits.default_beam_size = options.beam_size;
   limits.max_beam_size = options.max_beam_size;
 
-  models_ = std::make_unique<ModelRegistry>();
+  models_ = std::make_unique<ModelRegistry>(limits);
   settings.engine_factory = options.engine_factory;
   TranslationServer* const self = this;
   auto update_health = [self] { self->UpdateHealth(); };

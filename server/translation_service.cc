@@ -10,6 +10,7 @@
 
 #include "common/formats/html_reader.h"
 #include "common/pipeline/documents.h"
+#include "common/pipeline/request_limits.h"
 #include "common/text/language_detection.h"
 #include "server/pivot_job.h"
 #include "server/raw_messages.h"
@@ -223,14 +224,7 @@ grpc::Status TranslationService::DetectSource(
         "source_language auto: no served model translates into \"" +
             choice->target_language() + "\"");
   }
-  // Every served model has the server's limits.
-  const int max_depth = registry_.Models()
-                            .front()
-                            ->translator()
-                            .pipeline()
-                            .limits()
-                            .text_limits()
-                            .max_document_depth;
+  const int max_depth = registry_.limits().max_document_depth;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const std::string name =
         texts.size() > 1 ? "texts[" + std::to_string(i) + "]" : "text";
@@ -408,14 +402,7 @@ grpc::Status TranslationService::WriteInScript(
     Response* response) const {
   const ChineseScript script =
       request.script.value_or(ChineseScript::kSimplified);
-  // Every served model has the server's limits.
-  const int max_depth = registry_.Models()
-                            .front()
-                            ->translator()
-                            .pipeline()
-                            .limits()
-                            .text_limits()
-                            .max_document_depth;
+  const int max_depth = registry_.limits().max_document_depth;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     try {
       outputs[i]->set_text(ConvertScript(converters_.For(script),
@@ -488,12 +475,9 @@ grpc::ServerUnaryReactor* TranslationService::Detect(
         grpc::Status(grpc::StatusCode::UNAVAILABLE, "no model is served"));
     return reactor;
   }
-  // Every served model has the server's limits.
-  const TextLimits& limits =
-      served.front()->translator().pipeline().limits().text_limits();
+  const TextLimits& limits = registry_.limits();
   try {
-    served.front()->translator().pipeline().limits().CheckTextCount(
-        request->texts_size(), "texts");
+    RequestLimits(limits).CheckTextCount(request->texts_size(), "texts");
     const std::vector<std::string> candidates = registry_.DetectionCandidates();
     const bool html = request->format() == v1::FORMAT_HTML;
     for (int i = 0; i < request->texts_size(); ++i) {

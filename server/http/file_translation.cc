@@ -186,13 +186,7 @@ DetectedLanguage FileTranslation::DetectFileLanguage(
   if (candidates.empty()) {
     throw HttpError(400, target.language + " is not supported");
   }
-  const int depth = models_.Models()
-                        .front()
-                        ->translator()
-                        .pipeline()
-                        .limits()
-                        .text_limits()
-                        .max_document_depth;
+  const int depth = models_.limits().max_document_depth;
   // The document's words, not its markup, up to a sample's worth: CLD2
   // needs a few hundred letters, and a long file's first pages tell.
   constexpr std::size_t kSampleBytes = 64 << 10;

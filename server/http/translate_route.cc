@@ -159,10 +159,8 @@ TranslateRoute::Request TranslateRoute::Read(const RequestFields& fields,
   if (!target) throw HttpError(400, request.target_code + " is not supported");
   request.target = *target;
   request.model_name = StringField(fields, "model");
-  const std::vector<std::shared_ptr<ServedModel>> served = models_.Models();
-  if (served.empty()) throw HttpError(503, "no model is served");
-  request.limits =
-      served.front()->translator().pipeline().limits().text_limits();
+  if (models_.Models().empty()) throw HttpError(503, "no model is served");
+  request.limits = models_.limits();
   RequestLimits(request.limits)
       .CheckTextCount(request.texts.size(), "q");  // 400 if not.
 
