@@ -62,6 +62,10 @@ python3 tests/ctranslate2_models.py "$work_dir/models" >/dev/null
 "$bin_dir/fanyi-import" --out "$work_dir/en-es" --source_language en \
   --target_language es "$work_dir/models/shared/float32" >/dev/null
 
+# The log exists before the server starts: the background job opens it
+# when it runs, maybe after the first read below (which, under set -e,
+# would end the script).
+: >"$work_dir/server.log"
 "$bin_dir/fanyi-server" --model_dir "$work_dir/en-es" --listen 127.0.0.1:0 \
   --metrics_listen 127.0.0.1:0 --http_listen 127.0.0.1:0 --threads 1 \
   --device cpu >"$work_dir/server.log" 2>&1 &
