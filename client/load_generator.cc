@@ -18,7 +18,8 @@ Clock::duration FromSeconds(double seconds) {
 }
 
 // An HTTP answer as the gRPC status the server gives for the same outcome
-// (server/http/libretranslate_api.cc maps them); 0: no answer.
+// (HttpStatusOf in server/http/libretranslate_fields.cc maps them); 0: no
+// answer.
 grpc::Status HttpStatus(int status, const std::string& body) {
   switch (status) {
     case 200:

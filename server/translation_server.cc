@@ -26,6 +26,7 @@
 #include "server/http/http_metrics.h"
 #include "server/http/http_server.h"
 #include "server/http/libretranslate_api.h"
+#include "server/http/libretranslate_options.h"
 #include "server/model_registry.h"
 #include "server/model_repository.h"
 #include "server/served_model.h"

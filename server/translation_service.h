@@ -1,19 +1,16 @@
 #ifndef FANYI_SERVER_TRANSLATION_SERVICE_H_
 #define FANYI_SERVER_TRANSLATION_SERVICE_H_
 
-#include <cstddef>
-#include <cstdint>
-#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "common/pipeline/translator.h"
+#include "common/pipeline/text_translation.h"
 #include "common/text/script_converter.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/assembly_pool.h"
 #include "server/model_registry.h"
+#include "server/rpc_completion.h"
 #include "server/served_model.h"
 #include "server/server_metrics.h"
 #include "server/translation_cache.h"
@@ -62,7 +59,6 @@ class TranslationService final
                                            const grpc::ByteBuffer* request,
                                            grpc::ByteBuffer* response) override;
 
-  // The served models, with what each translates.
   // Each text's languages, most likely first (ModelRegistry::
   // DetectionCandidates): INVALID_ARGUMENT for more texts than the limit,
   // a text that is not UTF-8 or HTML deeper than the limit.
@@ -70,13 +66,13 @@ class TranslationService final
                                    const v1::DetectRequest* request,
                                    v1::DetectResponse* response) override;
 
+  // The served models, with what each translates.
   grpc::ServerUnaryReactor* ListModels(
       grpc::CallbackServerContext* context,
       const v1::ListModelsRequest* request,
       v1::ListModelsResponse* response) override;
 
  private:
-  class RpcCompletion;  // Answers one RPC exactly once, metrics first.
   template <typename Request, typename Response>
   struct RawCall;
 
@@ -98,24 +94,11 @@ class TranslationService final
                       const v1::TranslateBatchRequest& request,
                       v1::TranslateBatchResponse* response);
 
-  // For a choice whose source_language is "auto": detects each of `texts`
-  // (HTML read for its words when `html`) among the source languages of
-  // the served models that fit the rest of `choice`, names the detected
-  // language in `choice`, and gives each text's detection in `detected`.
-  // INVALID_ARGUMENT when no served model fits, a text is not UTF-8, or the
-  // texts read as different languages.
-  grpc::Status DetectSource(const std::vector<std::string_view>& texts,
-                            bool html, v1::ModelChoice* choice,
-                            std::vector<v1::DetectedLanguage>* detected) const;
   // The models that translate what `choice` names (ModelRegistry::
   // ChooseRoute), with the RPC's metrics labelled by the last; empty, with
   // the RPC finished, when no served model fits.
   ModelRoute Choose(const v1::ModelChoice& choice,
                     RpcCompletion& completion) const;
-  // Hands `texts` (prepared for the route's first model) to the route as a
-  // TextJob, or a PivotJob asking `request` of its second leg; their
-  // translations go to `outputs`, one per text, and the job's completion
-  // (on the assembly pool) finishes the RPC.
   // The cached texts of `text_request` (TakeFromCache) into their
   // `outputs`, the others prepared for the route's first model and
   // submitted (Submit); what the call got described in `response`
@@ -126,14 +109,10 @@ class TranslationService final
                         const ModelRoute& route, TextRequest text_request,
                         std::vector<v1::Translation*> outputs,
                         Response* response, bool batch_call);
-  // Chinese into Chinese, with no model: each text of `request` written in
-  // its script into its output, and the script in `response`.
-  // An HTML text's words are converted, not its markup. Fails with
-  // INVALID_ARGUMENT, naming the text, for HTML the reader refuses.
-  template <typename Response>
-  grpc::Status WriteInScript(const TextRequest& request,
-                             const std::vector<v1::Translation*>& outputs,
-                             Response* response) const;
+  // Hands `texts` (prepared for the route's first model) to the route as a
+  // TextJob, or a PivotJob asking `request` of its second leg; their
+  // translations go to `outputs`, one per text, and the job's completion
+  // (on the assembly pool) finishes the RPC.
   // Keeps each text's translation in the cache under its key of
   // `cache_keys` (none when empty).
   void Submit(grpc::CallbackServerContext* context,
@@ -141,17 +120,6 @@ class TranslationService final
               std::vector<PreparedText> texts, const TextRequest& request,
               std::vector<v1::Translation*> outputs,
               std::vector<std::string> cache_keys, bool batch_call);
-  // Writes the translations the cache holds for texts of `request` through
-  // `route` into their `outputs`, and leaves in `request` (its texts and
-  // indices) and `outputs` only the others, whose keys go to `cache_keys`
-  // (none without a cache). Returns the beam size a cached translation was
-  // made with; 0 when none was cached.
-  int TakeFromCache(const ModelRoute& route, TextRequest* request,
-                    std::vector<v1::Translation*>* outputs,
-                    std::vector<std::string>* cache_keys) const;
-  // Writes `assembled` into `translation`.
-  static void FillTranslation(TextTranslation assembled,
-                              v1::Translation* translation);
 
   ModelRegistry& registry_;
   ServerMetrics& metrics_;

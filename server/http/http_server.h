@@ -99,8 +99,8 @@ class HttpServer {
   // and joins the threads. Idempotent.
   void Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
-  // The connections and threads, in http_server.cc (public so that its
-  // connection class can use it; nothing outside that file can).
+  // The listener, connections and threads, in http_server_impl.h (public
+  // so that HttpConnection can use it; nothing outside server/http can).
   class Impl;
 
  private:

@@ -1,31 +1,26 @@
 #include "server/http/libretranslate_api.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
-#include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "common/formats/html_reader.h"
 #include "common/pipeline/document_file.h"
-#include "common/pipeline/documents.h"
 #include "common/pipeline/request_limits.h"
-#include "common/text/language_detection.h"
 #include "common/text/utf8.h"
 #include "server/http/language_codes.h"
 #include "server/http/libretranslate_fields.h"
 #include "server/http/openapi_spec.h"
+#include "server/http/request_fields.h"
 #include "server/http/web_page.h"
-#include "server/pivot_job.h"
-#include "server/text_job.h"
 
 namespace fanyi {
 namespace {
@@ -102,16 +97,18 @@ LibreTranslateApi::LibreTranslateApi(ModelRegistry& models,
       access_(options_.access, metrics),
       translate_(models, assembly,
                  {options_.translate_timeout, options_.cache}),
+      detect_(models),
       files_(models, assembly,
              {options_.translate_timeout, options_.file_time_to_live,
               options_.max_stored_file_bytes,
               options_.max_client_stored_file_bytes, options_.url_prefix,
               options_.pdf_reader}),
-      suggestions_(options_.suggestions_db.empty()
-                       ? nullptr
-                       : std::make_unique<SuggestionStore>(
-                             options_.suggestions_db, options_.max_suggestions,
-                             options_.max_suggestions_bytes)),
+      suggest_(
+          options_.suggestions_db.empty()
+              ? nullptr
+              : std::make_unique<SuggestRoute>(models, options_.suggestions_db,
+                                               options_.max_suggestions,
+                                               options_.max_suggestions_bytes)),
       parsing_(options_.parsing_threads, options_.max_waiting_requests,
                options_.max_client_waiting_requests, options_.max_large_reads) {
 }
@@ -177,7 +174,7 @@ void LibreTranslateApi::Handle(HttpRequest request,
     response.body = std::string(WebPage());
     return answer(std::move(response));
   }
-  if (request.path == "/suggest" && suggestions_ == nullptr) {
+  if (request.path == "/suggest" && suggest_ == nullptr) {
     // As LibreTranslate without --suggestions.
     return answer(
         ErrorResponse(403, "Suggestions are disabled on this server."));
@@ -265,9 +262,9 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
       return files_.Translate(fields, request, caller.client, answer);
     }
     if (request.path == "/suggest") {
-      return answer(Suggest(fields, caller.api_key));
+      return answer(suggest_->Suggest(fields, caller.api_key));
     }
-    return Detect(fields, answer);
+    return detect_.Detect(fields, answer);
   } catch (const HttpError& e) {
     answer(ErrorResponse(e.status, e.what()));
   } catch (const std::invalid_argument& e) {  // A limit or a text refused.
@@ -275,72 +272,6 @@ void LibreTranslateApi::Serve(const HttpRequest& request,
   } catch (const std::exception& e) {
     answer(ErrorResponse(500, std::string("internal error: ") + e.what()));
   }
-}
-
-void LibreTranslateApi::Detect(const RequestFields& fields,
-                               HttpResponder respond) const {
-  bool is_array = false;
-  const std::vector<std::string> texts = ReadTexts(fields, &is_array);
-  // fanyi's extension: a ranking per text of an array.
-  const bool per_text = BooleanField(fields, "per_text", false);
-  // The language a text is in, whatever the models serve.
-  const std::vector<std::string> candidates = models_.DetectionCandidates();
-  // Per language, over the texts it was found in: its confidences and the
-  // characters of those texts.
-  struct Found {
-    std::string language;
-    double confidence_sum = 0;
-    int texts = 0;
-    std::size_t characters = 0;
-  };
-  std::vector<Found> found;                       // In the order first found.
-  nlohmann::json each = nlohmann::json::array();  // Per text.
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    std::vector<DetectedLanguage> ranked;
-    try {
-      ranked = DetectLanguages(texts[i], candidates);
-    } catch (const std::invalid_argument& e) {
-      throw HttpError(400, (is_array ? "q[" + std::to_string(i) + "]: "
-                                     : std::string("q: ")) +
-                               e.what());
-    }
-    const std::size_t characters = DecodeUtf8(texts[i]).size();
-    nlohmann::json& own = each.emplace_back(nlohmann::json::array());
-    for (const DetectedLanguage& language : ranked) {
-      own.push_back({{"confidence", language.confidence},
-                     {"language", language.language}});
-      auto same = std::find_if(found.begin(), found.end(), [&](const Found& f) {
-        return f.language == language.language;
-      });
-      if (same == found.end()) {
-        same = found.insert(found.end(), Found{language.language});
-      }
-      same->confidence_sum += language.confidence;
-      ++same->texts;
-      same->characters += characters;
-    }
-  }
-  if (!is_array || per_text) {
-    respond(JsonResponse(200, is_array ? each : each.front()));
-    return;
-  }
-  // As LibreTranslate answers a list: one ranking for all the texts, each
-  // language's confidence averaged over the texts it was found in, ranked
-  // by that average weighted by their length (stable: first found first
-  // among equals); English at 0 when nothing was found.
-  std::stable_sort(found.begin(), found.end(),
-                   [](const Found& a, const Found& b) {
-                     return a.confidence_sum / a.texts * a.characters >
-                            b.confidence_sum / b.texts * b.characters;
-                   });
-  nlohmann::json ranking = nlohmann::json::array();
-  for (const Found& language : found) {
-    ranking.push_back({{"confidence", language.confidence_sum / language.texts},
-                       {"language", language.language}});
-  }
-  if (ranking.empty())
-    ranking.push_back({{"confidence", 0.0}, {"language", "en"}});
-  respond(JsonResponse(200, ranking));
 }
 
 HttpResponse LibreTranslateApi::Languages() const {
@@ -364,84 +295,6 @@ HttpResponse LibreTranslateApi::Languages() const {
     }
   }
   return JsonResponse(200, languages);
-}
-
-HttpResponse LibreTranslateApi::Suggest(const RequestFields& fields,
-                                        const std::string& api_key) const {
-  Suggestion suggestion;
-  suggestion.text = StringField(fields, "q");
-  suggestion.suggestion = StringField(fields, "s");
-  for (const auto& [name, value] : {std::pair{"q", &suggestion.text},
-                                    std::pair{"s", &suggestion.suggestion}}) {
-    if (value->empty()) {
-      throw HttpError(
-          400, std::string("Invalid request: missing ") + name + " parameter");
-    }
-    if (IsBlank(*value)) {
-      throw HttpError(400,
-                      std::string("Invalid request: ") + name + " is blank");
-    }
-    if (value->size() > kMaxSuggestionBytes) {
-      throw HttpError(400, std::string("Invalid request: ") + name + " has " +
-                               std::to_string(value->size()) +
-                               " bytes; a suggestion's texts may have " +
-                               std::to_string(kMaxSuggestionBytes));
-    }
-    try {
-      DecodeUtf8(*value);
-    } catch (const std::invalid_argument& e) {
-      throw HttpError(400, std::string("Invalid request: ") + name +
-                               " is not UTF-8: " + e.what());
-    }
-  }
-  const std::string source_code = RequiredCode(fields, "source");
-  const std::string target_code = RequiredCode(fields, "target");
-  const std::optional<LanguageCode> source = ReadLanguageCode(source_code);
-  if (!source) throw HttpError(400, source_code + " is not supported");
-  const std::optional<LanguageCode> target = ReadLanguageCode(target_code);
-  if (!target) throw HttpError(400, target_code + " is not supported");
-  // The model that translates the pair: the one the suggestion corrects
-  // (through the pivot: both, named "first+second", with the second's
-  // version).
-  const ModelRoute route =
-      ChooseRoute(models_, source->language, target->language, source_code,
-                  target_code, StringField(fields, "model"));
-  const std::shared_ptr<ServedModel>& model = route.back();
-  const RequestLimits limits(
-      model->translator().pipeline().limits().text_limits());
-  limits.CheckText(suggestion.text, "q");  // 400 beyond the text limit.
-  limits.CheckText(suggestion.suggestion, "s");
-  suggestion.source_language = source->language;
-  suggestion.target_language = target->language;
-  suggestion.model = route.size() == 1
-                         ? model->name()
-                         : route.front()->name() + "+" + model->name();
-  suggestion.model_version = model->version();
-  suggestion.api_key = api_key;
-  suggestion.created = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-  SuggestionStore::Outcome outcome = SuggestionStore::Outcome::kAdded;
-  try {
-    outcome = suggestions_->Add(suggestion);
-  } catch (const std::runtime_error& e) {
-    // The file's path and SQLite's words are the operator's, not a
-    // client's.
-    std::cerr << "fanyi-server: /suggest: " << e.what() << std::endl;
-    throw HttpError(500, "the suggestion could not be stored");
-  }
-  switch (outcome) {
-    case SuggestionStore::Outcome::kAdded:
-      return JsonResponse(200, {{"success", true}});
-    case SuggestionStore::Outcome::kTooLarge:  // Checked above.
-      throw HttpError(400, "Invalid request: the suggestion is too large");
-    case SuggestionStore::Outcome::kFull:
-      throw HttpError(507, "the server's suggestions file is full");
-    case SuggestionStore::Outcome::kBusy:
-      throw HttpError(503,
-                      "the server's suggestions file is busy; retry later");
-  }
-  throw HttpError(500, "the suggestion could not be stored");
 }
 
 HttpResponse LibreTranslateApi::Health() const {
@@ -473,7 +326,7 @@ HttpResponse LibreTranslateApi::FrontendSettings() const {
                        {"batchLimit", batch_limit},
                        {"apiKeys", access_.keys_in_use()},
                        {"keyRequired", access_.key_required()},
-                       {"suggestions", suggestions_ != nullptr},
+                       {"suggestions", suggest_ != nullptr},
                        {"filesTranslation", true},
                        {"supportedFilesFormat", DocumentFile::Extensions()},
                        {"language", {{"source", source}, {"target", target}}}});
