@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/decoding/decoder_selection.h"
 #include "common/decoding/greedy_decoder.h"
-#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/device.h"
 #include "common/model/step_graphs.h"

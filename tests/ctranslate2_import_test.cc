@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/decoding/decoder_selection.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/decoding/packed_transformer.h"
 #include "common/model/argos_package.h"

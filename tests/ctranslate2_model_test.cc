@@ -26,8 +26,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/model/ctranslate2_directory.h"
 #include "common/model/ctranslate2_file.h"
 #include "common/model/ctranslate2_transformer.h"
+#include "common/model/ctranslate2_variable.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

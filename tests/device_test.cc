@@ -25,8 +25,8 @@
 
 #include "common/decoding/beam_search.h"
 #include "common/decoding/continuous_decoder.h"
+#include "common/decoding/decoder_selection.h"
 #include "common/decoding/greedy_decoder.h"
-#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/multi_head_attention.h"
 #include "common/model/step_graphs.h"

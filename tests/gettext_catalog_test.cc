@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/formats/mo_reader.h"
+#include "common/formats/po_reader.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

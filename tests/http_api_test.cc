@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/formats/gettext_catalog.h"
+#include "common/formats/po_reader.h"
 #include "common/formats/xml_tree.h"
 #include "common/formats/zip_package.h"
 #include "common/text/script_converter.h"

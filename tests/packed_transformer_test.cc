@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/decoding/decoder_selection.h"
 #include "common/decoding/greedy_decoder.h"
 #include "common/model/checkpoint.h"
 #include "common/model/transformer.h"

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/formats/po_reader.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

@@ -27,6 +27,7 @@
 
 #include "client/health_check.h"
 #include "common/formats/gettext_catalog.h"
+#include "common/formats/po_reader.h"
 #include "common/pipeline/translator.h"
 #include "fanyi/v1/translator.grpc.pb.h"
 #include "grpcpp/generic/generic_stub.h"

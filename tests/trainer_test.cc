@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/decoding/packed_transformer.h"
+#include "common/decoding/decoder_selection.h"
 #include "common/model/checkpoint.h"
 #include "common/pipeline/translator.h"
 #include "common/text/parallel_corpus.h"

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "common/decoding/greedy_decoder.h"
+#include "common/model/encoder_layer.h"
+#include "common/model/feed_forward.h"
 #include "common/model/multi_head_attention.h"
 #include "common/model/torch_compat.h"
 #include "common/text/vocabulary.h"

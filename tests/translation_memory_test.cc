@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/formats/gettext_catalog.h"
+#include "common/formats/po_reader.h"
 #include "tests/test_util.h"
 
 namespace fanyi {

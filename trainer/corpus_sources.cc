@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "common/formats/gettext_catalog.h"
+#include "common/formats/mo_reader.h"
+#include "common/formats/po_reader.h"
 #include "common/text/utf8.h"
 
 namespace fanyi {

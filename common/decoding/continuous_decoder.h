@@ -7,6 +7,7 @@
 
 namespace fanyi {
 
+struct ContinuousBatch;
 class StepGraphs;
 class TransformerImpl;
 struct DecodingOptions;
@@ -107,8 +108,7 @@ class ContinuousDecoder {
   const StepGraphs* graphs() const;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<ContinuousBatch> batch_;
 };
 
 // The target ids of each of `translations`, in order.

@@ -6,18 +6,9 @@
 
 #include <cstdint>
 
-namespace fanyi {
+#include "common/model/length_normalization.h"
 
-// How beam search ranks hypotheses of different lengths (α: the length
-// penalty).
-enum class LengthNormalization {
-  // log P / ((5 + len) / 6)^α, len counting </s> (Wu et al., 2016).
-  kGnmt,
-  // log P / len^α, len counting </s> too, and a sentence ends once
-  // beam_size hypotheses have (as beam_stops_early): CTranslate2's search
-  // with its default patience of 1, for the models imported from it.
-  kCtranslate2,
-};
+namespace fanyi {
 
 // Limits on how long a translation may grow.
 struct DecodingOptions {

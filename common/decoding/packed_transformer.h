@@ -10,7 +10,9 @@
 
 #include "common/decoding/cpu_isa.h"
 #include "common/decoding/packed_linear.h"
+#include "common/decoding/packed_weights.h"
 #include "common/model/decoder_state.h"
+#include "common/model/inference_kernel.h"
 #include "common/model/transformer.h"
 
 namespace fanyi {
@@ -67,32 +69,9 @@ class PackedTransformer : public InferenceKernel {
                      DecoderState* state) const override;
 
  private:
-  // Layer norm's scale and shift.
-  struct Norm {
-    std::vector<float> scale;
-    std::vector<float> shift;
-  };
-  struct EncoderLayer {
-    Norm attention_norm;
-    PackedLinear projections;  // [3 * d_model, d_model], query scaled.
-    PackedLinear output;
-    Norm feed_forward_norm;
-    PackedLinear feed_forward_inner;
-    PackedLinear feed_forward_outer;
-  };
-  struct Layer {
-    Norm self_attention_norm;
-    PackedLinear self_projections;  // [3 * d_model, d_model]: query (scaled
-                                    // by 1/√d_k), key and value.
-    PackedLinear self_output;
-    Norm cross_attention_norm;
-    PackedLinear cross_query;        // Scaled by 1/√d_k.
-    PackedLinear cross_keys_values;  // [2 * d_model, d_model]
-    PackedLinear cross_output;
-    Norm feed_forward_norm;
-    PackedLinear feed_forward_inner;
-    PackedLinear feed_forward_outer;
-  };
+  using Norm = PackedWeights::Norm;
+  using EncoderLayer = PackedWeights::EncoderLayer;
+  using Layer = PackedWeights::Layer;
 
   // Layer norm of `rows` rows of `x` into `out`.
   void Normalize(const Norm& norm, const float* x, int64_t rows,
@@ -103,42 +82,8 @@ class PackedTransformer : public InferenceKernel {
                       const PackedLinear& outer, int64_t rows, float* x,
                       float* normed, float* hidden) const;
 
-  int64_t d_model_ = 0;
-  int64_t heads_ = 0;
-  int64_t d_k_ = 0;
-  int64_t d_ff_ = 0;
-  int64_t source_vocabulary_ = 0;
-  int64_t vocabulary_ = 0;
-  int64_t max_positions_ = 0;
-  int64_t alignment_layer_ = 0;  // ModelConfig::AlignmentLayer()
-  int64_t alignment_heads_ = 1;  // ModelConfig::AlignmentHeads()
-  float embedding_scale_ = 1;    // √d_model
-  float epsilon_ = 0;            // Of every layer norm.
-  // [source_vocab, d_model]; empty when the model shares one embedding
-  // matrix, which embedding_ then holds once.
-  std::vector<float> source_embedding_;
-  std::vector<EncoderLayer> encoder_layers_;
-  Norm encoder_norm_;
-  std::vector<float> embedding_;  // [target_vocab, d_model]
-  std::vector<float> positions_;  // [max_positions, d_model]
-  std::vector<Layer> layers_;
-  Norm final_norm_;
-  PackedLinear generator_;  // [target_vocab, d_model]
+  PackedWeights weights_;
 };
-
-// Chooses `model`'s decoding step and its arithmetic by name (for a model
-// that will not be trained further: SetInferenceKernel). `compute_type`:
-// - "int8" or "float32": on the CPU, cpu_decoder "packed" installs a
-//   PackedTransformer of that type (a model whose layers it does not compute
-//   keeps LibTorch's step, in float32 only), "libtorch" removes any kernel
-//   and takes float32 only. A GPU runs LibTorch's step in float32 for both.
-// - "float16" or "bfloat16": LibTorch's step with the weights, caches and
-//   activations cast to that type (layer norms and softmax accumulate in
-//   float32 in LibTorch's kernels; the logits come back float32). float16
-//   needs a GPU; bfloat16 on the CPU needs cpu_decoder "libtorch".
-// Throws std::invalid_argument for another name or combination.
-void SelectDecoder(TransformerImpl& model, const std::string& cpu_decoder,
-                   const std::string& compute_type);
 
 }  // namespace fanyi
 

@@ -1,12 +1,12 @@
-// Reading gettext catalogs: .po files (the text translators edit) and .mo
-// files (what msgfmt compiles them into, and what packages install).
+// Gettext catalogs, as read from .po files (the text translators edit;
+// po_reader.h) and .mo files (what msgfmt compiles them into, and what
+// packages install; mo_reader.h).
 #ifndef FANYI_COMMON_FORMATS_GETTEXT_CATALOG_H_
 #define FANYI_COMMON_FORMATS_GETTEXT_CATALOG_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace fanyi {
@@ -60,22 +60,6 @@ bool CharsetIsUtf8(const std::string& charset);
 // larger files and messages are refused.
 inline constexpr std::size_t kMaxCatalogBytes = std::size_t{256} << 20;
 inline constexpr int kMaxPluralForms = 16;
-
-// Reads a .po file in the charset its header's Content-Type names (UTF-8
-// when none; others through ICU: the file is read twice). One pass over
-// the lines, no recursion. Throws std::invalid_argument naming the line for
-// what gettext's msgfmt refuses too: a keyword out of place, a comment
-// inside a message, #~ on some of a message's lines, a bad string or
-// escape, plural forms out of order; and for plural forms over
-// kMaxPluralForms, a charset ICU does not know, and a \0 escape (which
-// msgfmt would cut the string at).
-GettextCatalog ReadPo(std::string_view po);
-
-// Reads a compiled .mo file (either byte order), in the charset its header
-// names. Throws std::invalid_argument when it is not one, when a table or
-// string lies outside the file, or when its strings add up to more than
-// the file (entries sharing bytes, which would be copied for each).
-GettextCatalog ReadMo(std::string_view mo);
 
 // A parallel pair of a catalog, for training.
 struct CatalogPair {

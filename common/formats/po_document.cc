@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/formats/po_reader.h"
+
 namespace fanyi {
 namespace {
 

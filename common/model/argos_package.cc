@@ -13,8 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include "common/model/ctranslate2_directory.h"
 #include "common/model/ctranslate2_import.h"
-#include "common/model/ctranslate2_transformer.h"
 #include "common/model/small_file.h"
 #include "common/text/subword_model.h"
 #include "common/text/utf8.h"

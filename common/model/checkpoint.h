@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/decoding/decoding_options.h"
+#include "common/model/length_normalization.h"
 #include "common/model/model_config.h"
 #include "common/model/transformer.h"
 #include "common/text/subword_model.h"

@@ -21,44 +21,6 @@ constexpr int64_t kMaxRank = 8;
 // a few hundred bytes, so a file of millions of tiny ones is refused.
 constexpr int64_t kMaxVariables = int64_t{1} << 20;
 
-int64_t ItemSize(Ct2Type type) {
-  switch (type) {
-    case Ct2Type::kInt8:
-      return 1;
-    case Ct2Type::kInt16:
-    case Ct2Type::kFloat16:
-    case Ct2Type::kBfloat16:
-      return 2;
-    case Ct2Type::kFloat32:
-    case Ct2Type::kInt32:
-      return 4;
-  }
-  return 0;
-}
-
-at::ScalarType TorchType(Ct2Type type) {
-  switch (type) {
-    case Ct2Type::kFloat32:
-      return at::kFloat;
-    case Ct2Type::kInt8:
-      return at::kChar;
-    case Ct2Type::kInt16:
-      return at::kShort;
-    case Ct2Type::kInt32:
-      return at::kInt;
-    case Ct2Type::kFloat16:
-      return at::kHalf;
-    case Ct2Type::kBfloat16:
-      return at::kBFloat16;
-  }
-  return at::kFloat;
-}
-
-bool IsFloating(Ct2Type type) {
-  return type == Ct2Type::kFloat32 || type == Ct2Type::kFloat16 ||
-         type == Ct2Type::kBfloat16;
-}
-
 // Reads model.bin's fields in order, each checked against the bytes left.
 class Cursor {
  public:
@@ -127,24 +89,6 @@ Ct2Type TypeOfItemSize(int64_t item_size, Cursor& cursor,
 }
 
 }  // namespace
-
-std::string Ct2TypeName(Ct2Type type) {
-  switch (type) {
-    case Ct2Type::kFloat32:
-      return "float32";
-    case Ct2Type::kInt8:
-      return "int8";
-    case Ct2Type::kInt16:
-      return "int16";
-    case Ct2Type::kInt32:
-      return "int32";
-    case Ct2Type::kFloat16:
-      return "float16";
-    case Ct2Type::kBfloat16:
-      return "bfloat16";
-  }
-  return "unknown";
-}
 
 Ct2ModelFile Ct2ModelFile::Open(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses
@@ -256,7 +200,7 @@ Ct2ModelFile Ct2ModelFile::Parse(std::shared_ptr<const char> storage,
       bytes =
           int64_t{cursor.Read<uint32_t>(quoted + "'s item count")} * item_size;
     }
-    if (elements * ItemSize(variable.type) != bytes) {
+    if (elements * Ct2ItemSize(variable.type) != bytes) {
       cursor.Fail(quoted + " has " + std::to_string(bytes) +
                   " bytes for its shape of " + std::to_string(elements) + " " +
                   Ct2TypeName(variable.type) + " items");
@@ -345,17 +289,17 @@ torch::Tensor Ct2ModelFile::Float(const std::string& name) const {
   const Ct2Variable& variable = Get(name);
   // A copy: the items in the file need not be aligned for their type.
   torch::Tensor items =
-      torch::empty(variable.shape, torch::dtype(TorchType(variable.type)));
+      torch::empty(variable.shape, torch::dtype(Ct2TorchType(variable.type)));
   if (variable.bytes > 0) {
     std::memcpy(items.data_ptr(), variable.data, variable.bytes);
   }
-  if (IsFloating(variable.type)) return items.to(at::kFloat);
+  if (Ct2IsFloating(variable.type)) return items.to(at::kFloat);
   if (variable.type == Ct2Type::kInt32) {
     Fail("variable \"" + name + "\" holds int32 items, not weights");
   }
   const std::string scale_name = name + "_scale";
   const Ct2Variable* scale_variable = Find(scale_name);
-  if (scale_variable == nullptr || !IsFloating(scale_variable->type)) {
+  if (scale_variable == nullptr || !Ct2IsFloating(scale_variable->type)) {
     Fail("variable \"" + name + "\" holds " + Ct2TypeName(variable.type) +
          " items without a floating-point \"" + scale_name + "\"");
   }
@@ -375,7 +319,7 @@ torch::Tensor Ct2ModelFile::Float(const std::string& name) const {
 std::optional<int64_t> Ct2ModelFile::Integer(const std::string& name) const {
   const Ct2Variable* variable = Find(name);
   if (variable == nullptr) return std::nullopt;
-  if (variable->elements != 1 || IsFloating(variable->type)) {
+  if (variable->elements != 1 || Ct2IsFloating(variable->type)) {
     Fail("variable \"" + name + "\" is not one integer (" +
          std::to_string(variable->elements) + " " +
          Ct2TypeName(variable->type) + " items)");

@@ -11,32 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/model/ctranslate2_variable.h"
+
 namespace fanyi {
-
-// Element types of a CTranslate2 variable, numbered as model.bin numbers
-// them.
-enum class Ct2Type : uint8_t {
-  kFloat32 = 0,
-  kInt8 = 1,
-  kInt16 = 2,
-  kInt32 = 3,
-  kFloat16 = 4,
-  kBfloat16 = 5,
-};
-
-// "float32", "int8", ...
-std::string Ct2TypeName(Ct2Type type);
-
-// One variable of a model.bin: its shape, element type and little-endian
-// items, which stay in the file's mapping (valid while the Ct2ModelFile, or
-// a copy of it, lives).
-struct Ct2Variable {
-  std::vector<int64_t> shape;  // Empty for a scalar.
-  Ct2Type type = Ct2Type::kFloat32;
-  const char* data = nullptr;
-  int64_t bytes = 0;
-  int64_t elements = 0;  // The product of the shape.
-};
 
 // A CTranslate2 model.bin: binary versions 1 to 6, as CTranslate2's Python
 // specs write them. The file is mapped read-only and checked as a whole when

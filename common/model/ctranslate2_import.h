@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/model/checkpoint.h"
-#include "common/model/ctranslate2_transformer.h"
+#include "common/model/ctranslate2_directory.h"
 
 namespace fanyi {
 

@@ -5,49 +5,19 @@
 #include <ATen/ops/cos.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/sin.h>
-#include <sys/stat.h>
 
 #include <cmath>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
-#include "common/model/small_file.h"
+#include "common/model/ctranslate2_variable_reader.h"
 
 namespace fanyi {
 namespace {
 
-constexpr int64_t kMaxVocabularyBytes = int64_t{64} << 20;
-constexpr int64_t kMaxVocabularyTokens = int64_t{1} << 22;
-constexpr int64_t kMaxConfigBytes = int64_t{1} << 20;
 constexpr int64_t kMaxLayers = 256;
-
-// Variables that show an option fanyi does not serve, by the last part of
-// their name, and the option's name in CTranslate2's converters.
-const std::map<std::string, std::string>& RefusedParts() {
-  static const auto* parts = new std::map<std::string, std::string>{
-      {"relative_position_keys", "relative positions (max_relative_positions)"},
-      {"relative_position_values",
-       "relative positions (max_relative_positions)"},
-      {"relative_attention_bias", "relative attention bias (T5)"},
-      {"relative_attention_max_distance", "relative attention bias (T5)"},
-      {"linear_0_noact", "gated feed-forward layers (ffn_glu)"},
-      {"num_heads_kv", "multi-query or grouped-query attention"},
-      {"rotary_dim", "rotary positions"},
-      {"rotary_interleave", "rotary positions"},
-      {"embeddings_1", "several source embeddings (source features)"},
-      {"project_in", "projections around the decoder (project_in_out)"},
-      {"project_out", "projections around the decoder (project_in_out)"},
-      {"parallel_residual", "parallel residual layers"},
-      {"q_norm", "normalized queries and keys (qk_norm)"},
-      {"k_norm", "normalized queries and keys (qk_norm)"},
-      {"post_attention_layer_norm", "pre- and post-layer norms"},
-  };
-  return *parts;
-}
 
 std::string ActivationName(int64_t activation) {
   static const char* const kNames[] = {"ReLU",   "GELU (tanh)",    "Swish",
@@ -57,107 +27,8 @@ std::string ActivationName(int64_t activation) {
                                            : std::to_string(activation);
 }
 
-// Reads a model.bin's variables by name, marks each one read, and says what
-// is left: a variable nobody read is an option fanyi does not serve.
-class VariableReader {
- public:
-  explicit VariableReader(const Ct2ModelFile& model) : model_(model) {}
-
-  [[noreturn]] void Fail(const std::string& what) const {
-    throw std::runtime_error(model_.name() + ": " + what);
-  }
-
-  bool Has(const std::string& name) const { return model_.Has(name); }
-
-  // The variable, marked read with its scale; throws when missing.
-  const Ct2Variable& Take(const std::string& name) {
-    const Ct2Variable& variable = model_.Get(name);
-    read_.insert(&variable);
-    if (model_.Has(name + "_scale")) read_.insert(&model_.Get(name + "_scale"));
-    return variable;
-  }
-
-  // A variable of exactly `shape`.
-  const Ct2Variable& Shaped(const std::string& name,
-                            const std::vector<int64_t>& shape) {
-    const Ct2Variable& variable = Take(name);
-    if (variable.shape != shape) {
-      Fail("variable \"" + name + "\" has shape " + ShapeText(variable.shape) +
-           ", " + ShapeText(shape) + " expected");
-    }
-    return variable;
-  }
-
-  // A linear layer: its weight [rows, columns] and its bias [rows], if any.
-  void Linear(const std::string& name, int64_t rows, int64_t columns) {
-    Shaped(name + "/weight", {rows, columns});
-    if (Has(name + "/bias")) Shaped(name + "/bias", {rows});
-  }
-
-  // A layer norm: gamma and beta (an RMS norm has no beta).
-  void LayerNorm(const std::string& name, int64_t size) {
-    if (Has(name + "/gamma") && !Has(name + "/beta")) {
-      Fail("variable \"" + name +
-           "/gamma\" has no beta: RMS norms (rms_norm) are not served");
-    }
-    Shaped(name + "/gamma", {size});
-    Shaped(name + "/beta", {size});
-  }
-
-  // A scalar integer flag, `fallback` when absent.
-  int64_t Flag(const std::string& name, int64_t fallback) {
-    if (!Has(name)) return fallback;
-    Take(name);
-    return *model_.Integer(name);
-  }
-
-  // A flag that must have one value (an option fanyi does not serve
-  // otherwise).
-  void Expect(const std::string& name, int64_t value,
-              const std::string& option) {
-    if (Flag(name, value) != value) {
-      Fail("variable \"" + name + "\" turns on " + option +
-           ", which fanyi does not serve");
-    }
-  }
-
-  // Fails for the first variable no one read.
-  void FailOnUnread() const {
-    for (const std::string& name : model_.VariableNames()) {
-      if (read_.count(&model_.Get(name)) != 0) continue;
-      std::string part = name;
-      for (size_t start = 0; start < name.size();) {
-        const size_t end = name.find('/', start);
-        const std::string piece =
-            name.substr(start, end == std::string::npos ? end : end - start);
-        if (auto refused = RefusedParts().find(piece);
-            refused != RefusedParts().end()) {
-          Fail("variable \"" + name + "\" is part of " + refused->second +
-               ", which fanyi does not serve");
-        }
-        if (end == std::string::npos) break;
-        start = end + 1;
-      }
-      Fail("variable \"" + name +
-           "\" is not part of a Transformer fanyi serves");
-    }
-  }
-
- private:
-  static std::string ShapeText(const std::vector<int64_t>& shape) {
-    std::string text = "[";
-    for (size_t i = 0; i < shape.size(); ++i) {
-      text += (i ? ", " : "") + std::to_string(shape[i]);
-    }
-    return text + "]";
-  }
-
-  const Ct2ModelFile& model_;
-  std::set<const Ct2Variable*> read_;
-};
-
 // The layers, flags and input layers of "encoder" or "decoder".
-Ct2StackOptions ReadStack(VariableReader& reader, const std::string& stack,
+Ct2StackOptions ReadStack(Ct2VariableReader& reader, const std::string& stack,
                           int64_t d_model, int64_t d_ff) {
   Ct2StackOptions options;
   while (reader.Has(stack + "/layer_" + std::to_string(options.layers) +
@@ -236,9 +107,9 @@ Ct2StackOptions ReadStack(VariableReader& reader, const std::string& stack,
 // config.json's settings into `options`; every key must be one fanyi knows.
 void ReadConfig(const std::string& text, const std::string& name,
                 Ct2TransformerOptions& options) {
-  if (text.size() > size_t(kMaxConfigBytes)) {
+  if (text.size() > size_t(kMaxCt2ConfigBytes)) {
     throw std::runtime_error(name + ": over " +
-                             std::to_string(kMaxConfigBytes) + " bytes");
+                             std::to_string(kMaxCt2ConfigBytes) + " bytes");
   }
   nlohmann::json config;
   std::set<std::string> top_keys;
@@ -303,83 +174,12 @@ void ReadConfig(const std::string& text, const std::string& name,
   }
 }
 
-// A JSON vocabulary, parsed without building a document: one array of
-// strings, no deeper nesting, at most kMaxVocabularyTokens entries.
-class VocabularyJson : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::vector<std::string> tokens;
-  std::string error;
-
-  bool string(string_t& value) override {
-    if (depth_ != 1) return Refuse("a string outside the array");
-    if (tokens.size() == size_t(kMaxVocabularyTokens)) {
-      return Refuse("over " + std::to_string(kMaxVocabularyTokens) + " tokens");
-    }
-    tokens.push_back(std::move(value));
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    if (depth_ != 0 || started_) return Refuse("not one array of strings");
-    started_ = true;
-    ++depth_;
-    return true;
-  }
-  bool end_array() override {
-    --depth_;
-    return true;
-  }
-  bool null() override { return NotAString(); }
-  bool boolean(bool) override { return NotAString(); }
-  bool number_integer(number_integer_t) override { return NotAString(); }
-  bool number_unsigned(number_unsigned_t) override { return NotAString(); }
-  bool number_float(number_float_t, const string_t&) override {
-    return NotAString();
-  }
-  bool binary(binary_t&) override { return NotAString(); }
-  bool start_object(std::size_t) override { return NotAString(); }
-  bool key(string_t&) override { return NotAString(); }
-  bool end_object() override { return NotAString(); }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception& exception) override {
-    return Refuse("not JSON at byte " + std::to_string(position) + ": " +
-                  exception.what());
-  }
-
- private:
-  bool NotAString() {
-    return Refuse(depth_ == 0 ? "not an array"
-                              : "entry " + std::to_string(tokens.size()) +
-                                    " is not a string");
-  }
-  bool Refuse(const std::string& what) {
-    if (error.empty()) error = what;
-    return false;
-  }
-
-  int depth_ = 0;
-  bool started_ = false;
-};
-
-bool IsFile(const std::string& path) {
-  struct stat status {};
-  return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode);
-}
-
-// `dir`/`stem`.json or .txt, whichever is there; "" for neither.
-std::string VocabularyFile(const std::string& dir, const std::string& stem) {
-  for (const char* extension : {".json", ".txt"}) {
-    const std::string path = dir + "/" + stem + extension;
-    if (IsFile(path)) return path;
-  }
-  return "";
-}
-
 }  // namespace
 
 Ct2TransformerOptions ReadCt2TransformerOptions(
     const Ct2ModelFile& model, const std::string& config_json,
     const std::string& config_name) {
-  VariableReader reader(model);
+  Ct2VariableReader reader(model);
   if (model.spec().empty() || model.spec() == "TransformerBase" ||
       model.spec() == "TransformerBig") {
     reader.Fail("the spec is \"" + model.spec() +
@@ -468,126 +268,6 @@ torch::Tensor Ct2SinusoidalPositions(int64_t rows, int64_t d_model) {
   const torch::Tensor times =
       at::arange(1, rows + 1, at::kFloat).unsqueeze(1) * timescales;
   return at::cat({at::sin(times), at::cos(times)}, 1);
-}
-
-std::vector<std::string> ReadCt2Vocabulary(const std::string& path) {
-  const std::string bytes = ReadSmallFile(path, kMaxVocabularyBytes);
-  std::vector<std::string> tokens;
-  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
-    VocabularyJson json;
-    if (!nlohmann::json::sax_parse(bytes, &json) || !json.error.empty()) {
-      throw std::runtime_error(path + ": " +
-                               (json.error.empty() ? "not JSON" : json.error));
-    }
-    tokens = std::move(json.tokens);
-  } else {
-    for (size_t start = 0; start < bytes.size();) {
-      if (tokens.size() == size_t(kMaxVocabularyTokens)) {
-        throw std::runtime_error(path + ": over " +
-                                 std::to_string(kMaxVocabularyTokens) +
-                                 " tokens");
-      }
-      size_t end = bytes.find('\n', start);
-      if (end == std::string::npos) end = bytes.size();
-      tokens.push_back(bytes.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  if (tokens.empty()) throw std::runtime_error(path + ": no tokens");
-  return tokens;
-}
-
-Ct2Vocabularies ReadCt2Vocabularies(const std::string& model_dir) {
-  Ct2Vocabularies vocabularies;
-  if (!VocabularyFile(model_dir, "source_1_vocabulary").empty()) {
-    throw std::runtime_error(model_dir +
-                             ": source_1_vocabulary: several source embeddings "
-                             "(source features) are not served");
-  }
-  if (const std::string shared = VocabularyFile(model_dir, "shared_vocabulary");
-      !shared.empty()) {
-    vocabularies.source = ReadCt2Vocabulary(shared);
-    vocabularies.target = vocabularies.source;
-    vocabularies.shared = true;
-    return vocabularies;
-  }
-  const std::string source = VocabularyFile(model_dir, "source_vocabulary");
-  const std::string target = VocabularyFile(model_dir, "target_vocabulary");
-  if (source.empty() || target.empty()) {
-    throw std::runtime_error(
-        model_dir +
-        ": no vocabularies (shared_vocabulary.json or .txt, or "
-        "source_vocabulary and target_vocabulary)");
-  }
-  vocabularies.source = ReadCt2Vocabulary(source);
-  vocabularies.target = ReadCt2Vocabulary(target);
-  return vocabularies;
-}
-
-namespace {
-
-// The id of `token` in `vocabulary` (the first, as CTranslate2 takes it);
-// throws naming the file, the setting and the token when it is not there.
-int64_t TokenId(const std::vector<std::string>& vocabulary,
-                const std::string& token, const std::string& setting,
-                const std::string& vocabulary_name) {
-  for (size_t id = 0; id < vocabulary.size(); ++id) {
-    if (vocabulary[id] == token) return static_cast<int64_t>(id);
-  }
-  throw std::runtime_error(vocabulary_name + ": has no \"" + token +
-                           "\", which config.json names as " + setting);
-}
-
-}  // namespace
-
-Ct2Directory ReadCt2Directory(const std::string& model_dir) {
-  const std::string config_path = model_dir + "/config.json";
-  const std::string config =
-      IsFile(config_path) ? ReadSmallFile(config_path, kMaxConfigBytes) : "";
-  Ct2ModelFile model = Ct2ModelFile::Open(model_dir + "/model.bin");
-  Ct2TransformerOptions options =
-      ReadCt2TransformerOptions(model, config, config_path);
-  Ct2Vocabularies vocabularies = ReadCt2Vocabularies(model_dir);
-  const std::string source_name =
-      model_dir +
-      (vocabularies.shared ? "/shared_vocabulary" : "/source_vocabulary");
-  const std::string target_name =
-      model_dir +
-      (vocabularies.shared ? "/shared_vocabulary" : "/target_vocabulary");
-  for (const auto& [tokens, rows, name, side] :
-       {std::tuple{&vocabularies.source, options.source_vocabulary_size,
-                   source_name, "encoder"},
-        std::tuple{&vocabularies.target, options.target_vocabulary_size,
-                   target_name, "decoder"}}) {
-    if (static_cast<int64_t>(tokens->size()) != rows) {
-      throw std::runtime_error(name + ": " + std::to_string(tokens->size()) +
-                               " tokens for the " + std::to_string(rows) +
-                               " rows of model.bin's " + side + " embeddings");
-    }
-  }
-  Ct2Directory directory{std::move(model), std::move(options),
-                         std::move(vocabularies)};
-  const Ct2TransformerOptions& o = directory.options;
-  const Ct2Vocabularies& v = directory.vocabularies;
-  directory.source_unk_id =
-      TokenId(v.source, o.unk_token, "unk_token", source_name);
-  if (o.add_source_bos) {
-    directory.source_bos_id =
-        TokenId(v.source, o.bos_token, "bos_token", source_name);
-  }
-  if (o.add_source_eos) {
-    directory.source_eos_id =
-        TokenId(v.source, o.eos_token, "eos_token", source_name);
-  }
-  directory.target_unk_id =
-      TokenId(v.target, o.unk_token, "unk_token", target_name);
-  directory.target_eos_id =
-      TokenId(v.target, o.eos_token, "eos_token", target_name);
-  if (o.decoder_start_token) {
-    directory.decoder_start_id = TokenId(v.target, *o.decoder_start_token,
-                                         "decoder_start_token", target_name);
-  }
-  return directory;
 }
 
 }  // namespace fanyi

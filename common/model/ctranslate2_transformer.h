@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/model/ctranslate2_file.h"
 
@@ -67,6 +66,9 @@ struct Ct2TransformerOptions {
   bool add_source_eos = false;
 };
 
+// The most bytes of config.json that fanyi reads.
+inline constexpr int64_t kMaxCt2ConfigBytes = int64_t{1} << 20;
+
 // Reads a TransformerSpec's options from `model` and `config` (config.json's
 // text; empty when the directory has none: older models keep their settings
 // as variables). Throws std::runtime_error, naming the file and the option,
@@ -84,39 +86,6 @@ Ct2TransformerOptions ReadCt2TransformerOptions(const Ct2ModelFile& model,
 // log(10000) / (d_model / 2 - 1). [rows, d_model]; throws
 // std::invalid_argument for an odd d_model below 4 or negative rows.
 torch::Tensor Ct2SinusoidalPositions(int64_t rows, int64_t d_model);
-
-// A CTranslate2 vocabulary file: a JSON array of strings (.json) or one
-// token a line (.txt, as CTranslate2 reads it: a '\r' stays in its token).
-// Throws std::runtime_error for a file over 64 MiB or 4,194,304 tokens, an
-// empty one, or JSON that is not an array of strings.
-std::vector<std::string> ReadCt2Vocabulary(const std::string& path);
-
-// A model directory's vocabularies: shared_vocabulary.{json,txt}, or
-// source_vocabulary.* and target_vocabulary.*.
-struct Ct2Vocabularies {
-  std::vector<std::string> source;
-  std::vector<std::string> target;
-  bool shared = false;
-};
-Ct2Vocabularies ReadCt2Vocabularies(const std::string& model_dir);
-
-// A CTranslate2 model directory read and checked as a whole: model.bin and
-// its Transformer's options, config.json (at most 1 MiB; optional, as for
-// older models), the vocabularies, whose sizes must be the embeddings', and
-// the ids of the tokens the options name, each of which must be in its
-// vocabulary. Throws std::runtime_error naming the file and what is wrong.
-struct Ct2Directory {
-  Ct2ModelFile model;
-  Ct2TransformerOptions options;
-  Ct2Vocabularies vocabularies;
-  int64_t source_unk_id = 0;
-  std::optional<int64_t> source_bos_id;  // When sources start with it,
-  std::optional<int64_t> source_eos_id;  //   or end with it.
-  int64_t target_unk_id = 0;
-  int64_t target_eos_id = 0;
-  std::optional<int64_t> decoder_start_id;  // Nullopt: the caller's prefix.
-};
-Ct2Directory ReadCt2Directory(const std::string& model_dir);
 
 }  // namespace fanyi
 

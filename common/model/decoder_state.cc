@@ -2,7 +2,6 @@
 
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
-#include <ATen/ops/full.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
@@ -11,9 +10,9 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
+#include "common/model/cache_storage.h"
 #include "common/model/single_query_attention.h"
 
 namespace fanyi {
@@ -21,41 +20,6 @@ namespace {
 
 // The attention bias of a column a row does not see.
 constexpr float kHidden = -std::numeric_limits<float>::infinity();
-
-// `tensor` grown to `size` along `dim` with entries equal to `fill`, placed
-// after the existing entries.
-torch::Tensor PadAtEnd(const torch::Tensor& tensor, int64_t dim, int64_t size,
-                       float fill) {
-  const int64_t missing = size - tensor.size(dim);
-  if (missing <= 0) return tensor;
-  std::vector<int64_t> shape = tensor.sizes().vec();
-  shape[dim] = missing;
-  return at::cat({tensor, at::full(shape, fill, tensor.options())}, dim);
-}
-
-// A copy of columns [first, first + columns) of `bias` [batch, 1, 1, ·] at
-// columns [0, columns) of a new one with `capacity` columns, zero elsewhere.
-torch::Tensor MovedBias(const torch::Tensor& bias, int64_t first,
-                        int64_t columns, int64_t capacity) {
-  torch::Tensor moved =
-      at::zeros({bias.size(0), 1, 1, capacity}, bias.options());
-  moved.narrow(3, 0, columns).copy_(bias.narrow(3, first, columns));
-  return moved;
-}
-
-// A table in which every row reads its own cache row: [rows, capacity].
-torch::Tensor OwnRows(int64_t rows, int64_t capacity,
-                      const torch::TensorOptions& options) {
-  return at::arange(rows, options).unsqueeze(1).repeat({1, capacity});
-}
-
-// A buffer of `rows` cache rows shaped like `like` [·, heads, ·, d_k], with
-// `size` columns or source positions: [rows, heads, size, d_k]. Zeros: the
-// state writes what its rows read, but a CUDA graph's step also reads the
-// columns past its own (masked, where a NaN would still spread).
-torch::Tensor NewBuffer(const torch::Tensor& like, int64_t rows, int64_t size) {
-  return at::zeros({rows, like.size(1), size, like.size(3)}, like.options());
-}
 
 // A new buffer of `cache_rows` rows and `capacity` columns holding each row
 // of `state`'s columns in use of `storage` [·, heads, ·, d_k] (read through
@@ -71,51 +35,6 @@ torch::Tensor ColumnsInOwnRows(const DecoderState& state,
           storage.narrow(2, state.first_column, state.columns()),
           state.self_rows_in_use()));
   return moved;
-}
-
-// The first `size` source positions (dimension 2) of the buffer whose
-// beginning `view` [rows, heads, ·, d_k] is: the view widened over spare
-// positions. as_strided checks that the buffer holds them.
-torch::Tensor Widened(const torch::Tensor& view, int64_t size) {
-  return view.as_strided({view.size(0), view.size(1), size, view.size(3)},
-                         view.strides(), view.storage_offset());
-}
-
-// The entries of a 1-D int64 tensor, on the host.
-std::vector<int64_t> HostValues(const torch::Tensor& tensor) {
-  const torch::Tensor host = tensor.to(at::kCPU).contiguous();
-  const int64_t* data = host.data_ptr<int64_t>();
-  return std::vector<int64_t>(data, data + host.numel());
-}
-
-// Up to `count` cache rows, of `cache_rows`, that no entry of `rows` names.
-std::vector<int64_t> FreeRows(const torch::Tensor& rows, int64_t cache_rows,
-                              int64_t count) {
-  std::vector<char> taken(cache_rows, 0);
-  for (int64_t row : HostValues(rows)) taken.at(row) = 1;
-  std::vector<int64_t> free;
-  for (int64_t row = 0; row < cache_rows && free.size() < size_t(count);
-       ++row) {
-    if (!taken[row]) free.push_back(row);
-  }
-  return free;
-}
-
-// The cache rows that `rows` names, each once, in order of first mention
-// (`distinct`), and `rows` renumbered to index into them (`renumbered`).
-struct DistinctRows {
-  std::vector<int64_t> distinct;
-  std::vector<int64_t> renumbered;
-};
-DistinctRows Distinct(const torch::Tensor& rows) {
-  DistinctRows result;
-  std::unordered_map<int64_t, int64_t> index;
-  for (int64_t row : HostValues(rows)) {
-    auto [it, added] = index.emplace(row, result.distinct.size());
-    if (added) result.distinct.push_back(row);
-    result.renumbered.push_back(it->second);
-  }
-  return result;
 }
 
 // Drops the cache columns before the oldest row of `state` joined and the
@@ -137,12 +56,6 @@ void DropUnusedColumns(DecoderState& state) {
     layer.memory_keys = layer.memory_keys.narrow(2, 0, end_source);
     layer.memory_values = layer.memory_values.narrow(2, 0, end_source);
   }
-}
-
-// `values` with `shift` taken off each, at least 0.
-std::vector<int64_t> Shifted(std::vector<int64_t> values, int64_t shift) {
-  for (int64_t& value : values) value = std::max<int64_t>(0, value - shift);
-  return values;
 }
 
 }  // namespace

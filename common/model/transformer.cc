@@ -3,51 +3,25 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cos.h>
 #include <ATen/ops/exp.h>
-#include <ATen/ops/full.h>
-#include <ATen/ops/gelu.h>
-#include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
-#include <ATen/ops/relu.h>
-#include <ATen/ops/silu.h>
 #include <ATen/ops/sin.h>
-#include <ATen/ops/softmax.h>
 #include <ATen/ops/tril.h>
 #include <ATen/ops/zeros.h>
 #include <torch/nn/init.h>
 
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "common/model/decoder_layer.h"
+#include "common/model/encoder_layer.h"
+#include "common/model/multi_head_attention.h"
+#include "common/model/residual_sublayer.h"
 #include "common/model/row_linear.h"
-#include "common/model/single_query_attention.h"
-#include "common/model/step_graphs.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
-namespace {
-
-torch::nn::LayerNorm MakeLayerNorm(const ModelConfig& config) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})
-                                  .eps(config.layer_norm_epsilon));
-}
-
-// A sublayer `f` wrapped with its residual connection and layer norm:
-// x + f(norm(x)) (pre-norm), or norm(x + f(x)) (post-norm).
-template <typename Sublayer>
-torch::Tensor Wrapped(bool pre_norm, torch::nn::LayerNorm& norm,
-                      const torch::Tensor& x, const Sublayer& f) {
-  return pre_norm ? x + f(norm(x)) : norm(x + f(x));
-}
-
-// `norm`(x), or x when the model has no such norm.
-torch::Tensor MaybeNorm(torch::nn::LayerNorm& norm, const torch::Tensor& x) {
-  return norm ? norm(x) : x;
-}
-
-}  // namespace
 
 torch::Tensor SinusoidalPositions(int64_t max_positions, int64_t d_model) {
   // [max_positions, 1]
@@ -73,165 +47,6 @@ torch::Tensor CausalMask(int64_t length, const torch::Device& device) {
                            at::TensorOptions(at::kBool).device(device)))
       .unsqueeze(0)
       .unsqueeze(0);
-}
-
-FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout,
-                                 Activation activation)
-    : activation_(activation) {
-  inner_ = register_module("inner", torch::nn::Linear(d_model, d_ff));
-  outer_ = register_module("outer", torch::nn::Linear(d_ff, d_model));
-  dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
-}
-
-torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  // [batch, len, d_model] -> [batch, len, d_ff] -> [batch, len, d_model]
-  torch::Tensor inner = RowLinear(x, inner_);
-  switch (activation_) {
-    case Activation::kRelu:
-      inner = at::relu(inner);
-      break;
-    case Activation::kGelu:
-      inner = at::gelu(inner);
-      break;
-    case Activation::kGeluTanh:
-      inner = at::gelu(inner, "tanh");
-      break;
-    case Activation::kSwish:
-      inner = at::silu(inner);
-      break;
-  }
-  return RowLinear(dropout_(inner), outer_);
-}
-
-EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
-    : pre_norm_(config.pre_norm) {
-  self_attention_ = register_module(
-      "self_attention",
-      MultiHeadAttention(config.d_model, config.heads, config.dropout));
-  feed_forward_ = register_module(
-      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout,
-                                  config.activation));
-  attention_norm_ = register_module("attention_norm", MakeLayerNorm(config));
-  feed_forward_norm_ =
-      register_module("feed_forward_norm", MakeLayerNorm(config));
-  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
-}
-
-torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x,
-                                        const torch::Tensor& bias) {
-  // [batch, src_len, d_model]
-  torch::Tensor h =
-      Wrapped(pre_norm_, attention_norm_, x, [&](const torch::Tensor& in) {
-        return dropout_(self_attention_(in, in, bias));
-      });
-  return Wrapped(
-      pre_norm_, feed_forward_norm_, h,
-      [&](const torch::Tensor& in) { return dropout_(feed_forward_(in)); });
-}
-
-DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
-    : pre_norm_(config.pre_norm) {
-  self_attention_ = register_module(
-      "self_attention",
-      MultiHeadAttention(config.d_model, config.heads, config.dropout));
-  cross_attention_ = register_module(
-      "cross_attention",
-      MultiHeadAttention(config.d_model, config.heads, config.dropout));
-  feed_forward_ = register_module(
-      "feed_forward", FeedForward(config.d_model, config.d_ff, config.dropout,
-                                  config.activation));
-  self_attention_norm_ =
-      register_module("self_attention_norm", MakeLayerNorm(config));
-  cross_attention_norm_ =
-      register_module("cross_attention_norm", MakeLayerNorm(config));
-  feed_forward_norm_ =
-      register_module("feed_forward_norm", MakeLayerNorm(config));
-  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
-}
-
-torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x,
-                                        const torch::Tensor& memory,
-                                        const torch::Tensor& source_bias,
-                                        const torch::Tensor& target_bias) {
-  // [batch, tgt_len, d_model]
-  torch::Tensor h =
-      Wrapped(pre_norm_, self_attention_norm_, x, [&](const torch::Tensor& in) {
-        return dropout_(self_attention_(in, in, target_bias));
-      });
-  h = Wrapped(pre_norm_, cross_attention_norm_, h,
-              [&](const torch::Tensor& in) {
-                return dropout_(cross_attention_(in, memory, source_bias));
-              });
-  return Wrapped(
-      pre_norm_, feed_forward_norm_, h,
-      [&](const torch::Tensor& in) { return dropout_(feed_forward_(in)); });
-}
-
-void DecoderLayerImpl::StartDecoding(
-    const torch::Tensor& memory, int64_t rows, int64_t capacity,
-    DecoderLayerCache* cache,
-    std::pair<torch::Tensor, torch::Tensor> projected) {
-  // [sources, heads, src_len, d_k] each
-  std::tie(cache->memory_keys, cache->memory_values) =
-      projected.first.defined() ? std::move(projected)
-                                : cross_attention_->ProjectKeysValues(memory);
-  std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
-  shape[0] = rows;
-  shape[2] = capacity;  // [rows, heads, capacity, d_k]
-  // Zeros, not garbage, in the columns no step has written: a CUDA graph's
-  // step attends over them (masked: a NaN there would still spread).
-  cache->key_storage = at::zeros(shape, cache->memory_keys.options());
-  cache->value_storage = at::zeros(shape, cache->memory_keys.options());
-}
-
-torch::Tensor DecoderLayerImpl::Step(
-    const torch::Tensor& x, const torch::Tensor& source_bias,
-    const torch::Tensor& self_bias, const torch::Tensor& self_rows,
-    const torch::Tensor& memory_rows, int64_t first_column,
-    const torch::Tensor& column, DecoderLayerCache* cache,
-    torch::Tensor* alignment, int64_t alignment_heads) {
-  const int64_t batch = x.size(0);
-  // [batch, 1, d_model]
-  torch::Tensor h =
-      Wrapped(pre_norm_, self_attention_norm_, x, [&](const torch::Tensor& in) {
-        // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
-        QueryKeysValues projected = self_attention_->ProjectSelf(in);
-        cache->key_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.keys);
-        cache->value_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.values);
-        const int64_t columns = self_bias.size(3);
-        // [cache_rows, heads, columns, d_k], read through self_rows
-        torch::Tensor keys =
-            cache->key_storage.narrow(2, first_column, columns);
-        torch::Tensor values =
-            cache->value_storage.narrow(2, first_column, columns);
-        return dropout_(self_attention_->Attend(projected.query, keys, values,
-                                                self_bias, self_rows));
-      });
-  h = Wrapped(
-      pre_norm_, cross_attention_norm_, h, [&](const torch::Tensor& in) {
-        torch::Tensor query = cross_attention_->ProjectQuery(in);
-        if (alignment != nullptr) {
-          // [batch, heads, 1, src_len] -> [batch, src_len]
-          const torch::Tensor keys = GatherCacheRows(
-              cache->memory_keys.narrow(1, 0, alignment_heads), memory_rows);
-          const torch::Tensor scores =
-              at::matmul(query.narrow(1, 0, alignment_heads),
-                         keys.transpose(-1, -2)) +
-              source_bias;
-          *alignment = at::softmax(scores.to(at::kFloat), -1)
-                           .mean(1)
-                           .squeeze(1)
-                           .to(at::kCPU);
-        }
-        return dropout_(cross_attention_->Attend(query, cache->memory_keys,
-                                                 cache->memory_values,
-                                                 source_bias, memory_rows));
-      });
-  return Wrapped(
-      pre_norm_, feed_forward_norm_, h,
-      [&](const torch::Tensor& in) { return dropout_(feed_forward_(in)); });
 }
 
 TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
@@ -307,17 +122,6 @@ torch::Tensor TransformerImpl::Embed(torch::nn::Embedding& embedding,
   return embedding_dropout_(MaybeNorm(norm, scaled + positions));
 }
 
-torch::Tensor TransformerImpl::EmbedStep(const torch::Tensor& ids,
-                                         const torch::Tensor& positions) {
-  torch::Tensor scaled = target_embedding_(ids);  // [batch, d_model]
-  if (config_.scale_embeddings) {
-    scaled = scaled * std::sqrt(double(config_.d_model));
-  }
-  // An index past the table throws.
-  return embedding_dropout_(MaybeNorm(
-      target_embedding_norm_, scaled + positions_.index_select(0, positions)));
-}
-
 torch::Tensor TransformerImpl::forward(const torch::Tensor& source_ids,
                                        const torch::Tensor& target_input) {
   torch::Tensor source_mask = PaddingMask(source_ids);  // [batch, 1, 1, src]
@@ -384,130 +188,10 @@ torch::Tensor TransformerImpl::DecodeFull(const torch::Tensor& target_input,
   return MaybeNorm(decoder_norm_, x);  // [batch, tgt_len, d_model]
 }
 
-DecoderState TransformerImpl::StartDecoding(const torch::Tensor& memory,
-                                            const torch::Tensor& source_mask,
-                                            const torch::Tensor& sources) {
-  DecoderState state;
-  const torch::TensorOptions ids = memory.options().dtype(at::kLong);
-  // [batch]: the source of each row.
-  state.memory_rows =
-      sources.defined() ? sources : at::arange(memory.size(0), ids);
-  const int64_t batch = state.memory_rows.size(0);
-  // [batch, 1, 1, src_len]
-  state.source_bias = AttentionBias(source_mask, memory.scalar_type())
-                          .index_select(0, state.memory_rows);
-  state.self_bias_storage =
-      at::zeros({batch, 1, 1, DecoderState::kInitialColumns}, memory.options());
-  state.positions = at::zeros({batch}, ids);
-  state.self_rows = at::zeros({batch, DecoderState::kInitialColumns}, ids);
-  // Each row's source length, one past its last real position, read back
-  // once here so that the steps never read the biases back: [batch].
-  const int64_t source_length = source_mask.size(-1);
-  const torch::Tensor lengths =
-      source_length == 0
-          ? at::zeros({batch}, ids.device(at::kCPU))
-          : (source_mask.reshape({-1, source_length}).to(at::kLong) *
-             at::arange(1, source_length + 1, ids))
-                .amax(1)
-                .index_select(0, state.memory_rows)
-                .to(at::kCPU);
-  state.row_source_lengths.assign(lengths.data_ptr<int64_t>(),
-                                  lengths.data_ptr<int64_t>() + batch);
-  state.row_first_columns.assign(batch, 0);
-  state.source_capacity = memory.size(1);
-  state.layers.resize(decoder_layers_->size());
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> projected(
-      decoder_layers_->size());
-  if (UsesKernel()) {
-    projected = inference_kernel_->MemoryKeysValues(memory);
-  } else {
-    RequireWeights();
-  }
-  for (size_t i = 0; i < decoder_layers_->size(); ++i) {
-    decoder_layers_[i]->as<DecoderLayer>()->StartDecoding(
-        memory, batch, DecoderState::kInitialColumns, &state.layers[i],
-        std::move(projected[i]));
-  }
-  return state;
-}
-
 void TransformerImpl::SetInferenceKernel(
     std::shared_ptr<const InferenceKernel> kernel) {
   RequireWeights();
   inference_kernel_ = std::move(kernel);
-}
-
-torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
-                                          DecoderState* state,
-                                          StepGraphs* graphs) {
-  if (UsesKernel()) return inference_kernel_->Step(last_tokens, state);
-  RequireWeights();
-  state->alignment = torch::Tensor();
-  const int64_t column = state->AddColumn();
-  // [1]: the cache column this step writes.
-  const torch::Tensor column_index =
-      at::full({1}, column, state->positions.options());
-  const std::vector<torch::Tensor> inputs = {
-      last_tokens,       state->positions,
-      column_index,      state->self_bias_storage,
-      state->self_rows,  state->memory_rows,
-      state->source_bias};
-  torch::Tensor logits;  // [batch, target_vocab]
-  if (graphs != nullptr && !state->wants_alignment) {
-    // A graph replays on any later step with the same key, so it attends
-    // to every column up to the capacity, those past this step's masked.
-    logits = graphs->Run(state->CacheLayout(), inputs,
-                         [&](const std::vector<torch::Tensor>& captured) {
-                           return StepColumns(captured, *state,
-                                              state->capacity(), true);
-                         });
-  } else {
-    logits = StepColumns(inputs, *state, state->end_column, false);
-  }
-  state->positions = state->positions + 1;
-  return logits;
-}
-
-torch::Tensor TransformerImpl::StepColumns(
-    const std::vector<torch::Tensor>& inputs, DecoderState& state,
-    int64_t end_column, bool mask_later_columns) {
-  const torch::Tensor& last_tokens = inputs[0];        // [batch]
-  const torch::Tensor& positions = inputs[1];          // [batch]
-  const torch::Tensor& column = inputs[2];             // [1]
-  const torch::Tensor& self_bias_storage = inputs[3];  // [batch, 1, 1, cap]
-  const torch::Tensor& self_rows_storage = inputs[4];  // [batch, capacity]
-  const torch::Tensor& memory_rows = inputs[5];        // [batch]
-  const torch::Tensor& source_bias = inputs[6];        // [batch, 1, 1, src_len]
-  const int64_t batch = last_tokens.size(0);
-  const int64_t first = state.first_column;
-  const int64_t columns = end_column - first;
-  // Each row sees its own columns, this step's included: [batch, 1, 1,
-  // columns].
-  torch::Tensor self_bias = self_bias_storage.narrow(3, first, columns);
-  if (mask_later_columns) {
-    // [columns] bool: true past this step's column (not written yet).
-    const torch::Tensor later =
-        at::arange(first, end_column, column.options()).gt(column);
-    self_bias =
-        self_bias.masked_fill(later, -std::numeric_limits<float>::infinity());
-  }
-  // The cache rows each row reads: [batch, columns] and [batch, src_len].
-  const torch::Tensor self_rows = self_rows_storage.narrow(1, first, columns);
-  const torch::Tensor source_rows =
-      memory_rows.unsqueeze(1).expand({batch, source_bias.size(3)});
-  // Rows may be at different positions (they joined at different steps):
-  // [batch] -> [batch, 1, d_model].
-  torch::Tensor x = EmbedStep(last_tokens, positions).unsqueeze(1);
-  for (size_t i = 0; i < decoder_layers_->size(); ++i) {
-    const bool aligns = state.wants_alignment &&
-                        static_cast<int64_t>(i) == config_.AlignmentLayer();
-    x = decoder_layers_[i]->as<DecoderLayer>()->Step(
-        x, source_bias, self_bias, self_rows, source_rows, first, column,
-        &state.layers[i], aligns ? &state.alignment : nullptr,
-        config_.AlignmentHeads());
-  }
-  // [batch, target_vocab]
-  return Generate(MaybeNorm(decoder_norm_, x)).squeeze(1);
 }
 
 torch::Tensor TransformerImpl::Generate(const torch::Tensor& hidden) {

@@ -10,12 +10,11 @@
 #include <torch/nn/pimpl.h>
 
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include "common/model/decoder_state.h"
+#include "common/model/inference_kernel.h"
 #include "common/model/model_config.h"
-#include "common/model/multi_head_attention.h"
 
 namespace fanyi {
 
@@ -25,114 +24,6 @@ class StepGraphs;
 // PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
 // Returns [max_positions, d_model].
 torch::Tensor SinusoidalPositions(int64_t max_positions, int64_t d_model);
-
-// Position-wise feed-forward block: linear, ReLU, dropout, linear.
-class FeedForwardImpl : public torch::nn::Module {
- public:
-  FeedForwardImpl(int64_t d_model, int64_t d_ff, double dropout,
-                  Activation activation = Activation::kRelu);
-  // [batch, len, d_model] -> [batch, len, d_model]
-  torch::Tensor forward(const torch::Tensor& x);
-
- private:
-  torch::nn::Linear inner_{nullptr};
-  torch::nn::Linear outer_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
-  Activation activation_;
-};
-TORCH_MODULE(FeedForward);
-
-// One encoder block: self-attention and feed-forward, each wrapped as
-// x + dropout(sublayer(norm(x))) (pre-norm, as the Annotated Transformer),
-// or with ModelConfig::pre_norm off as norm(x + dropout(sublayer(x)))
-// (post-norm, as the paper and Marian).
-class EncoderLayerImpl : public torch::nn::Module {
- public:
-  explicit EncoderLayerImpl(const ModelConfig& config);
-  // x [batch, src_len, d_model], bias [batch, 1, 1, src_len] (an
-  // AttentionBias) -> like x.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias);
-
- private:
-  MultiHeadAttention self_attention_{nullptr};
-  FeedForward feed_forward_{nullptr};
-  torch::nn::LayerNorm attention_norm_{nullptr};
-  torch::nn::LayerNorm feed_forward_norm_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
-  bool pre_norm_;
-};
-TORCH_MODULE(EncoderLayer);
-
-// One decoder block: masked self-attention, cross-attention over the
-// encoder output, feed-forward; each wrapped like the encoder's.
-class DecoderLayerImpl : public torch::nn::Module {
- public:
-  explicit DecoderLayerImpl(const ModelConfig& config);
-
-  // Whole target prefix at once (training and reference decoding).
-  // x [batch, tgt_len, d_model]; memory [batch, src_len, d_model];
-  // attention biases (AttentionBias): source_bias [batch, 1, 1, src_len],
-  // target_bias [1, 1, tgt_len, tgt_len].
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory,
-                        const torch::Tensor& source_bias,
-                        const torch::Tensor& target_bias);
-
-  // Projects the encoder output for cross-attention once per source (or
-  // takes `projected`, its keys and values computed elsewhere), and
-  // allocates the self-attention cache of `rows` rows and `capacity`
-  // columns.
-  void StartDecoding(const torch::Tensor& memory, int64_t rows,
-                     int64_t capacity, DecoderLayerCache* cache,
-                     std::pair<torch::Tensor, torch::Tensor> projected = {});
-
-  // One step: x [batch, 1, d_model] is the newest position only; its keys
-  // and values are written to cache column `column` ([1] int64, a tensor so
-  // that a CUDA graph of the step can write another column at each replay),
-  // and it attends to the columns from `first_column` that `self_bias`
-  // [batch, 1, 1, columns] covers (and allows); row r reads column c in
-  // cache row self_rows[r][c] and its source in cache row memory_rows[r][·]
-  // ([batch, src_len]). With `alignment`, the cross-attention weights of
-  // its first `alignment_heads` heads, averaged, are left there ([batch,
-  // src_len], float32 on the CPU).
-  torch::Tensor Step(const torch::Tensor& x, const torch::Tensor& source_bias,
-                     const torch::Tensor& self_bias,
-                     const torch::Tensor& self_rows,
-                     const torch::Tensor& memory_rows, int64_t first_column,
-                     const torch::Tensor& column, DecoderLayerCache* cache,
-                     torch::Tensor* alignment = nullptr,
-                     int64_t alignment_heads = 0);
-
- private:
-  MultiHeadAttention self_attention_{nullptr};
-  MultiHeadAttention cross_attention_{nullptr};
-  FeedForward feed_forward_{nullptr};
-  torch::nn::LayerNorm self_attention_norm_{nullptr};
-  torch::nn::LayerNorm cross_attention_norm_{nullptr};
-  torch::nn::LayerNorm feed_forward_norm_{nullptr};
-  torch::nn::Dropout dropout_{nullptr};
-  bool pre_norm_;
-};
-TORCH_MODULE(DecoderLayer);
-
-// Another implementation of the model's inference passes for one device
-// (decoding/'s PackedTransformer, on the CPU); once installed with
-// SetInferenceKernel, the model runs it in place of its own in eval mode
-// without autograd.
-class InferenceKernel {
- public:
-  virtual ~InferenceKernel() = default;
-  // As TransformerImpl::Encode.
-  virtual torch::Tensor Encode(const torch::Tensor& source_ids,
-                               const torch::Tensor& source_mask) const = 0;
-  // The cross-attention keys and values of `memory` [sources, src_len,
-  // d_model] for each decoder layer, each [sources, heads, src_len, d_k]
-  // (what DecoderLayerImpl::StartDecoding computes).
-  virtual std::vector<std::pair<torch::Tensor, torch::Tensor>> MemoryKeysValues(
-      const torch::Tensor& memory) const = 0;
-  // As TransformerImpl::DecodeStep.
-  virtual torch::Tensor Step(const torch::Tensor& last_tokens,
-                             DecoderState* state) const = 0;
-};
 
 // The Transformer encoder-decoder with its embeddings and generator.
 class TransformerImpl : public torch::nn::Module {

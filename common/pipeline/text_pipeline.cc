@@ -2,195 +2,21 @@
 
 #include <algorithm>
 #include <exception>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <utility>
 
 #include "common/formats/marked_document.h"
 #include "common/model/checkpoint.h"
+#include "common/pipeline/checkpoint_settings.h"
 #include "common/pipeline/documents.h"
+#include "common/pipeline/part_placeholders.h"
+#include "common/text/aligned_placeholders.h"
 #include "common/text/clause_splitter.h"
 #include "common/text/placeholders.h"
 #include "common/text/utf8.h"
 
 namespace fanyi {
-namespace {
-
-// How many placeholders a sentence may hold: ｟1｠ ... ｟k｠ must all be
-// tokens of both vocabularies, or the model never learned to carry them.
-int KnownPlaceholders(const Checkpoint& checkpoint) {
-  int known = 0;
-  while (true) {
-    const std::string token = PlaceholderToken(known + 1);
-    if (checkpoint.source_vocabulary.Id(token) == Vocabulary::kUnkId ||
-        checkpoint.target_vocabulary.Id(token) == Vocabulary::kUnkId) {
-      return known;
-    }
-    ++known;
-  }
-}
-
-// The longest sentence to translate whole: what the model trained on, and
-// short enough that the length cap leaves its translation room to end.
-int DefaultMaxSentenceTokens(const Checkpoint& checkpoint,
-                             const DecodingOptions& decoding) {
-  int64_t longest = checkpoint.model->config().MaxSourceTokens();
-  if (decoding.length_ratio > 0) {
-    longest = std::min<int64_t>(
-        longest,
-        static_cast<int64_t>((decoding.max_length - decoding.length_offset) /
-                             decoding.length_ratio));
-  }
-  if (checkpoint.longest_source_tokens > 0) {
-    longest = std::min(longest, checkpoint.longest_source_tokens);
-  }
-  return static_cast<int>(std::max<int64_t>(longest, 8));
-}
-
-int MaxSentenceTokens(const Checkpoint& checkpoint,
-                      const DecodingOptions& decoding, int requested) {
-  if (requested < 0) {
-    throw std::invalid_argument("max_sentence_tokens must not be negative");
-  }
-  // Room for the source prefix, which every part starts with.
-  const auto prefix = static_cast<int64_t>(checkpoint.source_prefix.size());
-  const int64_t max_source = std::max<int64_t>(
-      checkpoint.model->config().MaxSourceTokens() - prefix, 1);
-  return requested > 0
-             ? static_cast<int>(std::min<int64_t>(requested, max_source))
-             : static_cast<int>(std::min<int64_t>(
-                   DefaultMaxSentenceTokens(checkpoint, decoding), max_source));
-}
-
-std::optional<ScriptConverter> SourceToSimplified(
-    const Checkpoint& checkpoint) {
-  if (IsChineseLanguage(checkpoint.source_language) &&
-      checkpoint.source_script == "simplified") {
-    return ScriptConverter(ChineseScript::kSimplified);
-  }
-  return std::nullopt;
-}
-
-// `tokens` with its placeholders numbered from 1 in order of appearance;
-// `restorations` gets what each becomes, from `sentence_restorations`.
-std::vector<std::string> RenumberPlaceholders(
-    std::vector<std::string> tokens,
-    const std::vector<std::string>& sentence_restorations,
-    std::vector<std::string>* restorations) {
-  std::map<int, int> renumbered;
-  for (std::string& token : tokens) {
-    const int index = PlaceholderIndex(token);
-    if (index < 1 || index > static_cast<int>(sentence_restorations.size())) {
-      continue;
-    }
-    auto [it, added] =
-        renumbered.emplace(index, static_cast<int>(renumbered.size()) + 1);
-    if (added) restorations->push_back(sentence_restorations[index - 1]);
-    token = PlaceholderToken(it->second);
-  }
-  return tokens;
-}
-
-// The tokens of `text` (normalized by `lookup`) for a model that never
-// learned placeholders, which sees none (TakeOutPlaceholders): each stretch
-// between them tokenized as a text of its own, trimmed, so that its pieces
-// are those of the text without them; the placeholders as tokens between.
-std::vector<std::string> TokenizeAroundPlaceholders(
-    const Tokenizer& tokenizer, const VocabularyLookup& lookup,
-    std::string_view text) {
-  const std::u32string decoded = DecodeUtf8(text);
-  std::vector<std::string> tokens;
-  const auto add_stretch = [&](std::size_t begin, std::size_t end) {
-    while (begin < end && IsSpace(decoded[begin])) ++begin;
-    while (end > begin && IsSpace(decoded[end - 1])) --end;
-    if (begin == end) return;
-    for (std::string& token : tokenizer.Tokenize(lookup.Normalize(EncodeUtf8(
-             std::u32string_view(decoded).substr(begin, end - begin))))) {
-      tokens.push_back(std::move(token));
-    }
-  };
-  std::size_t stretch = 0;
-  for (std::size_t i = 0; i < decoded.size();) {
-    const std::size_t end = PlaceholderEnd(decoded, i);
-    if (end == i) {
-      ++i;
-      continue;
-    }
-    add_stretch(stretch, i);
-    tokens.push_back(
-        EncodeUtf8(std::u32string_view(decoded).substr(i, end - i)));
-    stretch = i = end;
-  }
-  add_stretch(stretch, decoded.size());
-  return tokens;
-}
-
-// `clauses` with each one of placeholders only joined to the clause before
-// it (the first to the one after): for a model without placeholders,
-// which reads none of them, such a clause would be an empty source.
-std::vector<std::vector<std::string>> JoinPlaceholderClauses(
-    std::vector<std::vector<std::string>> clauses) {
-  const auto all_placeholders = [](const std::vector<std::string>& clause) {
-    return std::all_of(clause.begin(), clause.end(), [](const std::string& t) {
-      return PlaceholderIndex(t) > 0;
-    });
-  };
-  std::vector<std::vector<std::string>> joined;
-  std::vector<std::string> pending;  // Placeholders before the first words.
-  for (std::vector<std::string>& clause : clauses) {
-    if (!all_placeholders(clause)) {
-      clause.insert(clause.begin(), pending.begin(), pending.end());
-      pending.clear();
-      joined.push_back(std::move(clause));
-    } else if (joined.empty()) {
-      pending.insert(pending.end(), clause.begin(), clause.end());
-    } else {
-      joined.back().insert(joined.back().end(), clause.begin(), clause.end());
-    }
-  }
-  if (!pending.empty()) joined.push_back(std::move(pending));
-  return joined;
-}
-
-// The ids of the checkpoint's target prefix. Throws std::invalid_argument
-// for a token the target vocabulary lacks.
-std::vector<int64_t> TargetPrefixIds(const Checkpoint& checkpoint) {
-  std::vector<int64_t> ids;
-  for (const std::string& token : checkpoint.target_prefix) {
-    const int64_t id = checkpoint.target_vocabulary.Id(token);
-    if (checkpoint.target_vocabulary.Token(id) != token) {
-      throw std::invalid_argument("target prefix \"" + token +
-                                  "\" is not in the target vocabulary");
-    }
-    ids.push_back(id);
-  }
-  return ids;
-}
-
-// The checkpoint's source prefix, checked: std::invalid_argument for a
-// token the source vocabulary lacks.
-std::vector<std::string> SourcePrefix(const Checkpoint& checkpoint) {
-  for (const std::string& token : checkpoint.source_prefix) {
-    const int64_t id = checkpoint.source_vocabulary.Id(token);
-    if (checkpoint.source_vocabulary.Token(id) != token ||
-        id <= Vocabulary::kEosId) {
-      throw std::invalid_argument("source prefix \"" + token +
-                                  "\" is not an ordinary token of the source "
-                                  "vocabulary");
-    }
-  }
-  if (static_cast<int64_t>(checkpoint.source_prefix.size()) >=
-      checkpoint.model->config().MaxSourceTokens()) {
-    throw std::invalid_argument(
-        "the source prefix leaves no room for a source in the model's " +
-        std::to_string(checkpoint.model->config().MaxSourceTokens()) +
-        " tokens");
-  }
-  return checkpoint.source_prefix;
-}
-
-}  // namespace
 
 TextPipeline::TextPipeline(const Checkpoint& checkpoint,
                            const DecodingOptions& decoding,

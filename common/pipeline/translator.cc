@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "common/decoding/continuous_decoder.h"
+#include "common/decoding/decoder_selection.h"
 #include "common/decoding/greedy_decoder.h"
-#include "common/decoding/packed_transformer.h"
 #include "common/model/checkpoint.h"
 #include "common/model/device.h"
 #include "common/text/vocabulary.h"

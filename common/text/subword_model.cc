@@ -1,13 +1,14 @@
 #include "common/text/subword_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <queue>
-#include <stdexcept>
 #include <utility>
+
+#include "common/text/wire_reader.h"
 
 namespace fanyi {
 namespace {
@@ -33,76 +34,6 @@ constexpr float kMaxScore = 1e6f;
 constexpr size_t kMaxPieceBytes = 256;
 constexpr uint64_t kUnigramModel = 1;
 constexpr uint64_t kBpeModel = 2;
-
-// Protocol buffers' wire format, enough to read a model file: fields are
-// (tag varint: number << 3 | wire type) followed by a varint (type 0), 8
-// bytes (1), a length-prefixed run (2) or 4 bytes (5).
-class WireReader {
- public:
-  explicit WireReader(std::string_view bytes) : rest_(bytes) {}
-
-  bool done() const { return rest_.empty(); }
-
-  // The next field's number and wire type.
-  std::pair<uint64_t, int> Tag() {
-    const uint64_t tag = Varint();
-    return {tag >> 3, static_cast<int>(tag & 7)};
-  }
-
-  uint64_t Varint() {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (rest_.empty()) Fail("a number runs past the end");
-      const auto byte = static_cast<uint8_t>(rest_.front());
-      rest_.remove_prefix(1);
-      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return value;
-    }
-    Fail("a number is longer than 10 bytes");
-  }
-
-  std::string_view Bytes() {
-    const uint64_t length = Varint();
-    if (length > rest_.size()) Fail("a field runs past the end");
-    const std::string_view bytes = rest_.substr(0, length);
-    rest_.remove_prefix(length);
-    return bytes;
-  }
-
-  float Float() {
-    if (rest_.size() < 4) Fail("a float runs past the end");
-    float value;
-    std::memcpy(&value, rest_.data(), 4);  // Little-endian, as x86-64.
-    rest_.remove_prefix(4);
-    return value;
-  }
-
-  void Skip(int wire_type) {
-    switch (wire_type) {
-      case 0:
-        Varint();
-        return;
-      case 1:
-        if (rest_.size() < 8) Fail("a field runs past the end");
-        rest_.remove_prefix(8);
-        return;
-      case 2:
-        Bytes();
-        return;
-      case 5:
-        Float();
-        return;
-    }
-    Fail("unknown wire type " + std::to_string(wire_type));
-  }
-
-  [[noreturn]] static void Fail(const std::string& what) {
-    throw std::invalid_argument("not a SentencePiece model: " + what);
-  }
-
- private:
-  std::string_view rest_;
-};
 
 // The length in bytes of the UTF-8 character that starts with `lead`
 // (1 for a stray continuation byte, so that every byte is consumed).
