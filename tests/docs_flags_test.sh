@@ -18,6 +18,10 @@ pages=(
   "fanyi-import docs/cli.md"
   "fanyi-loadgen docs/cli.md"
   "fanyi-keys docs/http-api.md"
+  "fanyi-bench bench/README.md"
+  "fanyi-kernels bench/README.md"
+  "fanyi-export bench/README.md"
+  "fanyi-tokens-kept bench/README.md"
 )
 missing=0
 for entry in "${pages[@]}"; do
