@@ -1,10 +1,13 @@
 #include "server/server_options.h"
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
 #include "server/http/client_address.h"
 #include "server/http/redis_counters.h"
+#include "server/served_model.h"
 
 namespace fanyi {
 
@@ -112,6 +115,39 @@ void ServerOptions::Validate() const {
     throw std::invalid_argument(
         "pdf_cpu_seconds must be at least 1 and pdf_memory_mb at least 64");
   }
+}
+
+ModelSettings ServedModelSettings(const ServerOptions& options, int workers,
+                                  int threads_per_worker) {
+  ModelSettings settings;
+  settings.translator.device = options.device;
+  settings.workers = workers;
+  settings.translator.threads = threads_per_worker;
+  settings.translator.max_sentence_tokens = options.max_sentence_tokens;
+  settings.translator.cpu_decoder = options.cpu_decoder;
+  settings.translator.compute_type = options.compute_type;
+  settings.translator.beam_stops_early = options.beam_stops_early;
+  settings.translator.output_guard = options.output_guard;
+  settings.translator.length_penalty = options.length_penalty;
+  settings.translator.cuda_graphs = options.cuda_graphs;
+  settings.batcher.max_batch_size = options.max_batch_size;
+  settings.batcher.max_batch_delay =
+      std::chrono::milliseconds(options.max_batch_delay_ms);
+  settings.batcher.max_queue = options.max_queue;
+  TextLimits& limits = settings.translator.limits;
+  limits.max_input_chars = options.max_input_chars;
+  limits.max_glossary_terms = options.max_glossary_entries;
+  limits.max_document_depth = options.max_document_depth;
+  // A request's sentences are queued whole, so more than the queue holds
+  // could never be: they are refused as too many instead.
+  limits.max_request_parts =
+      std::min(options.max_request_sentences, options.max_queue);
+  limits.max_texts =
+      std::min(options.max_batch_texts, limits.max_request_parts);
+  limits.default_beam_size = options.beam_size;
+  limits.max_beam_size = options.max_beam_size;
+
+  return settings;
 }
 
 }  // namespace fanyi

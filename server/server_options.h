@@ -10,6 +10,7 @@
 namespace fanyi {
 
 class DecodeEngine;
+struct ModelSettings;
 class Translator;
 
 // Settings for a TranslationServer, validated by TranslationServer::Start
@@ -158,6 +159,12 @@ struct ServerOptions {
   // (those the Translator and the batcher do not check themselves).
   void Validate() const;
 };
+
+// What each model `options` serves gets: `workers` decode workers of
+// `threads_per_worker` threads each, the decoding and batching settings and
+// the request limits (the server's limits: ModelRegistry carries them too).
+ModelSettings ServedModelSettings(const ServerOptions& options, int workers,
+                                  int threads_per_worker);
 
 }  // namespace fanyi
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -50,26 +49,6 @@ constexpr int kMetricsRequestTimeoutMs = 10000;
 // server shuts down (see Shutdown).
 constexpr std::chrono::milliseconds kLameDuck(500);
 
-// The keys in `path`, one per line; blank lines and lines starting with #
-// are skipped. Throws std::runtime_error naming the file when it cannot be
-// read or holds no key.
-std::set<std::string> ReadApiKeys(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read API keys file " + path);
-  std::set<std::string> keys;
-  std::string line;
-  while (std::getline(in, line)) {
-    const std::size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const std::size_t last = line.find_last_not_of(" \t\r");
-    keys.insert(line.substr(first, last - first + 1));
-  }
-  if (keys.empty()) {
-    throw std::runtime_error("API keys file " + path + " holds no key");
-  }
-  return keys;
-}
-
 TlsFiles ServerTlsFiles(const ServerOptions& options) {
   TlsFiles files;
   files.cert = options.tls_cert;
@@ -100,8 +79,6 @@ std::unique_ptr<TranslationServer> TranslationServer::Start(
 }
 
 void TranslationServer::LoadModels(const ServerOptions& options) {
-  ModelSettings settings;
-  settings.translator.device = options.device;
   // Several single-threaded workers decode more per second on CPU than one
   // worker with as many intra-op threads: a decoding step is many small
   // operations, and each parallel region costs thread wake-ups
@@ -110,33 +87,9 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   const bool on_gpu = ResolveDevice(options.device).is_cuda();
   workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
   threads_per_worker_ = std::max(1, threads / workers_);
-  settings.workers = workers_;
-  settings.translator.threads = threads_per_worker_;
-  settings.translator.max_sentence_tokens = options.max_sentence_tokens;
-  settings.translator.cpu_decoder = options.cpu_decoder;
-  settings.translator.compute_type = options.compute_type;
-  settings.translator.beam_stops_early = options.beam_stops_early;
-  settings.translator.output_guard = options.output_guard;
-  settings.translator.length_penalty = options.length_penalty;
-  settings.translator.cuda_graphs = options.cuda_graphs;
-  settings.batcher.max_batch_size = options.max_batch_size;
-  settings.batcher.max_batch_delay =
-      std::chrono::milliseconds(options.max_batch_delay_ms);
-  settings.batcher.max_queue = options.max_queue;
-  TextLimits& limits = settings.translator.limits;
-  limits.max_input_chars = options.max_input_chars;
-  limits.max_glossary_terms = options.max_glossary_entries;
-  limits.max_document_depth = options.max_document_depth;
-  // A request's sentences are queued whole, so more than the queue holds
-  // could never be: they are refused as too many instead.
-  limits.max_request_parts =
-      std::min(options.max_request_sentences, options.max_queue);
-  limits.max_texts =
-      std::min(options.max_batch_texts, limits.max_request_parts);
-  limits.default_beam_size = options.beam_size;
-  limits.max_beam_size = options.max_beam_size;
-
-  models_ = std::make_unique<ModelRegistry>(limits);
+  ModelSettings settings =
+      ServedModelSettings(options, workers_, threads_per_worker_);
+  models_ = std::make_unique<ModelRegistry>(settings.translator.limits);
   settings.engine_factory = options.engine_factory;
   TranslationServer* const self = this;
   auto update_health = [self] { self->UpdateHealth(); };
@@ -235,7 +188,7 @@ void TranslationServer::StartHttp(const ServerOptions& options) {
   api_options.pdf_reader = {options.pdf_reader, options.pdf_cpu_seconds,
                             options.pdf_memory_mb};
   if (!options.api_keys_file.empty()) {
-    api_options.access.required_keys = ReadApiKeys(options.api_keys_file);
+    api_options.access.required_keys = ReadApiKeysFile(options.api_keys_file);
   }
   api_options.suggestions_db = options.suggestions_db;
   api_options.cache = cache_.get();

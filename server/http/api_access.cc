@@ -4,7 +4,9 @@
 #include <array>
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
+#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <utility>
 
 #include "server/http/libretranslate_fields.h"
@@ -184,6 +186,23 @@ ApiCaller ApiAccess::Admit(const RequestFields& fields, const std::string& peer,
            "Slowdown: " + std::to_string(per_day) + " characters per 1 day");
   }
   return caller;
+}
+
+std::set<std::string> ReadApiKeysFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read API keys file " + path);
+  std::set<std::string> keys;
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::size_t last = line.find_last_not_of(" \t\r");
+    keys.insert(line.substr(first, last - first + 1));
+  }
+  if (keys.empty()) {
+    throw std::runtime_error("API keys file " + path + " holds no key");
+  }
+  return keys;
 }
 
 }  // namespace fanyi

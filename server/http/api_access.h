@@ -20,6 +20,11 @@
 
 namespace fanyi {
 
+// The keys of an --api_keys_file at `path`, one per line; blank lines and
+// lines starting with # are skipped. Throws std::runtime_error naming the file
+// when it cannot be read or holds no key.
+std::set<std::string> ReadApiKeysFile(const std::string& path);
+
 // Settings of ApiAccess.
 struct ApiAccessOptions {
   // Keys from a flat file (fanyi's --api_keys_file): every request must
