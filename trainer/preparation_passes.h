@@ -20,7 +20,7 @@
 #include "common/text/parallel_corpus.h"
 #include "common/text/script_converter.h"
 #include "common/text/tokenizer.h"
-#include "trainer/corpus_preparation.h"
+#include "trainer/preparation_options.h"
 #include "trainer/prepared_corpus.h"
 
 namespace fanyi {

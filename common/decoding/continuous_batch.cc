@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "common/decoding/beam_candidates.h"
-#include "common/decoding/greedy_decoder.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -20,8 +19,8 @@ namespace {
 // `done`, a translation of `sentence`, without the forced tokens it (and
 // each alternative) starts with, and without their count among its scored
 // tokens (they add nothing to its log-probability).
-ContinuousDecoder::Finished Forced(const ContinuousBatch::Sentence& sentence,
-                                   ContinuousDecoder::Finished done) {
+FinishedSentence Forced(const ContinuousBatch::Sentence& sentence,
+                        FinishedSentence done) {
   const auto forced = static_cast<std::ptrdiff_t>(sentence.forced.size());
   if (forced == 0) return done;
   const auto strip = [forced](std::vector<int64_t>& ids) {
@@ -148,10 +147,11 @@ bool ContinuousBatch::PlanForced(StepPlan& plan) {
   return any;
 }
 
-void ContinuousBatch::PlanGreedy(
-    const torch::Tensor& logits, const std::vector<int64_t>& greedy_rows,
-    const std::vector<double>& shifts, StepPlan& plan,
-    std::vector<ContinuousDecoder::Finished>& finished) {
+void ContinuousBatch::PlanGreedy(const torch::Tensor& logits,
+                                 const std::vector<int64_t>& greedy_rows,
+                                 const std::vector<double>& shifts,
+                                 StepPlan& plan,
+                                 std::vector<FinishedSentence>& finished) {
   if (greedy_rows.empty()) return;
   // No rows picked out when every row is greedy, in order.
   const std::vector<BestToken> next = BestTokens(
@@ -170,8 +170,7 @@ void ContinuousBatch::PlanGreedy(
     }
     if (ended ||
         static_cast<int64_t>(sentence.target.size()) >= sentence.limit) {
-      ContinuousDecoder::Finished done{sentence.handle,
-                                       std::move(sentence.target)};
+      FinishedSentence done{sentence.handle, std::move(sentence.target)};
       done.log_probability = sentence.log_probability;
       done.scored_tokens =
           static_cast<int64_t>(done.target_ids.size()) + (ended ? 1 : 0);
@@ -182,10 +181,12 @@ void ContinuousBatch::PlanGreedy(
   }
 }
 
-void ContinuousBatch::PlanBeams(
-    const torch::Tensor& logits, const std::vector<Sentence*>& group,
-    int64_t beam, int64_t beam_rows, const std::vector<double>& shifts,
-    StepPlan& plan, std::vector<ContinuousDecoder::Finished>& finished) {
+void ContinuousBatch::PlanBeams(const torch::Tensor& logits,
+                                const std::vector<Sentence*>& group,
+                                int64_t beam, int64_t beam_rows,
+                                const std::vector<double>& shifts,
+                                StepPlan& plan,
+                                std::vector<FinishedSentence>& finished) {
   std::vector<int64_t> group_rows;
   std::vector<double> scores;
   for (const Sentence* sentence : group) {
@@ -222,8 +223,7 @@ void ContinuousBatch::PlanBeams(
     if (sentence.search->done()) {
       std::vector<Hypothesis> best =
           sentence.search->Best(1 + sentence.alternatives);
-      ContinuousDecoder::Finished done{sentence.handle,
-                                       std::move(best.front().ids)};
+      FinishedSentence done{sentence.handle, std::move(best.front().ids)};
       done.log_probability = best.front().log_probability;
       done.scored_tokens = best.front().scored_tokens;
       done.source_positions = std::move(best.front().source_positions);

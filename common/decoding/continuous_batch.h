@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/decoding/beam_search.h"
-#include "common/decoding/continuous_decoder.h"
 #include "common/decoding/decoding_options.h"
+#include "common/decoding/finished_sentence.h"
 #include "common/model/decoder_state.h"
 #include "common/model/step_graphs.h"
 #include "common/model/transformer.h"
@@ -103,14 +103,13 @@ struct ContinuousBatch {
   void PlanGreedy(const torch::Tensor& logits,
                   const std::vector<int64_t>& greedy_rows,
                   const std::vector<double>& shifts, StepPlan& plan,
-                  std::vector<ContinuousDecoder::Finished>& finished);
+                  std::vector<FinishedSentence>& finished);
   // Beam groups of one beam size, each sentence with `beam_rows` rows (the
   // beam, or 1 at its first step): the best continuations of their rows.
   void PlanBeams(const torch::Tensor& logits,
                  const std::vector<Sentence*>& group, int64_t beam,
                  int64_t beam_rows, const std::vector<double>& shifts,
-                 StepPlan& plan,
-                 std::vector<ContinuousDecoder::Finished>& finished);
+                 StepPlan& plan, std::vector<FinishedSentence>& finished);
   // Moves the kept rows into place (rows and state) and points each
   // sentence at its rows again.
   void Apply(StepPlan& plan);

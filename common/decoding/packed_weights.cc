@@ -28,7 +28,7 @@ Parameters NamedTensors(TransformerImpl& model) {
 const torch::Tensor& Find(const Parameters& tensors, const std::string& name) {
   auto found = tensors.find(name);
   if (found == tensors.end()) {
-    throw std::invalid_argument("PackedWeights: the model has no " + name);
+    throw std::invalid_argument("PackedTransformer: the model has no " + name);
   }
   return found->second;
 }

@@ -157,22 +157,6 @@ FANYI_CPU_CLONES float AttendHead(const float* query, const float* keys,
   return inverse;
 }
 
-void PrefetchColumns(const float* keys, const float* values,
-                     int64_t head_stride, int64_t heads, const int64_t* offsets,
-                     const float* bias, int64_t length, int64_t d_k) {
-  for (int64_t h = 0; h < heads; ++h) {
-    for (int64_t c = 0; c < length; ++c) {
-      if (bias[c] == kMaskedBias) continue;
-      const float* key = keys + h * head_stride + offsets[c];
-      const float* value = values + h * head_stride + offsets[c];
-      for (int64_t i = 0; i < d_k; i += 16) {
-        __builtin_prefetch(key + i);
-        __builtin_prefetch(value + i);
-      }
-    }
-  }
-}
-
 void AttentionColumns::Reserve(int64_t columns) {
   if (static_cast<int64_t>(scores.size()) >= columns) return;
   scores.resize(columns);

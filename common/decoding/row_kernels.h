@@ -11,8 +11,10 @@ namespace fanyi {
 
 // The packed CPU passes' loops over rows of floats: layer norm, and
 // attention over key/value columns that lie anywhere in a cache, a head at
-// a time (compiled once per instruction set, FANYI_CPU_CLONES) and a batch
-// of rows at a time.
+// a time and a batch of rows at a time. LayerNormRows and AttendHead are
+// compiled once per instruction set (FANYI_CPU_CLONES on their definitions:
+// on a declaration, every includer would make a resolver of its own for
+// clones that only row_kernels.cc defines).
 
 // The bias of a column that attention must not read (padding, a stale
 // cache entry): it gets exactly zero weight.
@@ -20,9 +22,9 @@ constexpr float kMaskedBias = -std::numeric_limits<float>::infinity();
 
 // out[r] = (x[r] - mean) / sqrt(variance + epsilon) * scale + shift, for
 // `rows` rows of `size` floats.
-FANYI_CPU_CLONES void LayerNormRows(const float* x, int64_t rows, int64_t size,
-                                    const float* scale, const float* shift,
-                                    float epsilon, float* out);
+void LayerNormRows(const float* x, int64_t rows, int64_t size,
+                   const float* scale, const float* shift, float epsilon,
+                   float* out);
 
 // One head of one row attending over `length` columns: column c's key and
 // value start `offsets[c]` floats into `keys` and `values`, and its bias is
@@ -31,10 +33,9 @@ FANYI_CPU_CLONES void LayerNormRows(const float* x, int64_t rows, int64_t size,
 // already scaled. A row with no column to attend to gets zeros. Leaves
 // scores[c] · (the returned factor) as column c's attention weight; the
 // factor is 0 for a row with no column.
-FANYI_CPU_CLONES float AttendHead(const float* query, const float* keys,
-                                  const float* values, const int64_t* offsets,
-                                  const float* bias, int64_t length,
-                                  int64_t d_k, float* scores, float* out);
+float AttendHead(const float* query, const float* keys, const float* values,
+                 const int64_t* offsets, const float* bias, int64_t length,
+                 int64_t d_k, float* scores, float* out);
 
 // Asks the core to start loading what one row's attention will read: for
 // each of `heads` heads (`head_stride` floats apart), the d_k floats at
@@ -42,9 +43,22 @@ FANYI_CPU_CLONES float AttendHead(const float* query, const float* keys,
 // A row's cache entries lie scattered over the cache rows its beam's
 // ancestors wrote, where the hardware prefetcher cannot guess them; asked
 // for one row ahead, they arrive while the row before computes.
-void PrefetchColumns(const float* keys, const float* values,
-                     int64_t head_stride, int64_t heads, const int64_t* offsets,
-                     const float* bias, int64_t length, int64_t d_k);
+inline void PrefetchColumns(const float* keys, const float* values,
+                            int64_t head_stride, int64_t heads,
+                            const int64_t* offsets, const float* bias,
+                            int64_t length, int64_t d_k) {
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t c = 0; c < length; ++c) {
+      if (bias[c] == kMaskedBias) continue;
+      const float* key = keys + h * head_stride + offsets[c];
+      const float* value = values + h * head_stride + offsets[c];
+      for (int64_t i = 0; i < d_k; i += 16) {
+        __builtin_prefetch(key + i);
+        __builtin_prefetch(value + i);
+      }
+    }
+  }
+}
 
 // What AttendRows lays out for each row, kept between passes so that they
 // do not allocate: one head's scores, the row's column biases and offsets,

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 namespace fanyi {
+namespace cache_storage {
 
 torch::Tensor PadAtEnd(const torch::Tensor& tensor, int64_t dim, int64_t size,
                        float fill) {
@@ -75,4 +76,5 @@ std::vector<int64_t> Shifted(std::vector<int64_t> values, int64_t shift) {
   return values;
 }
 
+}  // namespace cache_storage
 }  // namespace fanyi

@@ -7,6 +7,7 @@
 #include <vector>
 
 namespace fanyi {
+namespace cache_storage {
 
 // What DecoderState does to its tensors when rows join and the cache grows:
 // padding, moving bias columns, making row tables and buffers, and reading
@@ -57,6 +58,7 @@ DistinctRows Distinct(const torch::Tensor& rows);
 // `values` with `shift` taken off each, at least 0.
 std::vector<int64_t> Shifted(std::vector<int64_t> values, int64_t shift);
 
+}  // namespace cache_storage
 }  // namespace fanyi
 
 #endif  // FANYI_COMMON_MODEL_CACHE_STORAGE_H_

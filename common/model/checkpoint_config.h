@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "common/model/checkpoint.h"
+#include "common/model/checkpoint_contents.h"
 
 namespace fanyi {
 

@@ -28,7 +28,7 @@ constexpr float kHidden = -std::numeric_limits<float>::infinity();
 torch::Tensor ColumnsInOwnRows(const DecoderState& state,
                                const torch::Tensor& storage, int64_t cache_rows,
                                int64_t capacity) {
-  torch::Tensor moved = NewBuffer(storage, cache_rows, capacity);
+  torch::Tensor moved = cache_storage::NewBuffer(storage, cache_rows, capacity);
   moved.narrow(0, 0, state.batch_size())
       .narrow(2, 0, state.columns())
       .copy_(GatherCacheRows(
@@ -96,10 +96,12 @@ void DecoderState::MoveToOwnRows(int64_t rows, int64_t capacity) {
       *storage = ColumnsInOwnRows(*this, *storage, rows, capacity);
     }
   }
-  self_rows = OwnRows(batch_size(), capacity, self_rows.options());
+  self_rows =
+      cache_storage::OwnRows(batch_size(), capacity, self_rows.options());
   self_bias_storage =
-      MovedBias(self_bias_storage, first_column, used, capacity);
-  row_first_columns = Shifted(std::move(row_first_columns), first_column);
+      cache_storage::MovedBias(self_bias_storage, first_column, used, capacity);
+  row_first_columns =
+      cache_storage::Shifted(std::move(row_first_columns), first_column);
   first_column = 0;
   end_column = used;
 }
@@ -211,7 +213,8 @@ void DecoderState::Append(const DecoderState& other) {
   // when the rest fits.
   const bool fits = rows <= cache_rows() && source_length <= source_capacity;
   const std::vector<int64_t> free =
-      fits ? FreeRows(memory_rows, memory_cache_rows, added_sources)
+      fits ? cache_storage::FreeRows(memory_rows, memory_cache_rows,
+                                     added_sources)
            : std::vector<int64_t>();
   const bool has_room =
       fits && static_cast<int64_t>(free.size()) == added_sources;
@@ -249,8 +252,10 @@ void DecoderState::Append(const DecoderState& other) {
     merged.first_column = 0;
     merged.end_column = used;
     const int64_t capacity = std::max(2 * used, kInitialColumns);
-    merged.self_rows = OwnRows(rows, capacity, ids);  // [rows, capacity]
-    const DistinctRows sources = Distinct(memory_rows);
+    merged.self_rows =
+        cache_storage::OwnRows(rows, capacity, ids);  // [rows, capacity]
+    const cache_storage::DistinctRows sources =
+        cache_storage::Distinct(memory_rows);
     const auto kept_sources = static_cast<int64_t>(sources.distinct.size());
     kept_memory = at::tensor(sources.distinct, at::kLong).to(ids.device());
     added_memory_rows =
@@ -265,10 +270,11 @@ void DecoderState::Append(const DecoderState& other) {
   torch::Tensor added_bias =
       at::zeros({added, 1, 1, capacity}, self_bias_storage.options());
   added_bias.narrow(3, merged.first_column, used).fill_(kHidden);
-  merged.self_bias_storage = at::cat(
-      {has_room ? self_bias_storage
-                : MovedBias(self_bias_storage, first_column, used, capacity),
-       added_bias});
+  merged.self_bias_storage =
+      at::cat({has_room ? self_bias_storage
+                        : cache_storage::MovedBias(
+                              self_bias_storage, first_column, used, capacity),
+               added_bias});
   for (size_t i = 0; i < layers.size(); ++i) {
     const DecoderLayerCache& mine = layers[i];
     const DecoderLayerCache& theirs = other.layers[i];
@@ -292,11 +298,11 @@ void DecoderState::Append(const DecoderState& other) {
       // [memory cache rows, heads, src_len, d_k]
       torch::Tensor& merged_memory = layer.*memory;
       if (has_room) {
-        merged_memory = Widened(mine.*memory, source_length);
+        merged_memory = cache_storage::Widened(mine.*memory, source_length);
       } else {
-        merged_memory =
-            NewBuffer(mine.*memory, 2 * rows, merged.source_capacity)
-                .narrow(2, 0, source_length);
+        merged_memory = cache_storage::NewBuffer(mine.*memory, 2 * rows,
+                                                 merged.source_capacity)
+                            .narrow(2, 0, source_length);
         merged_memory.narrow(0, 0, kept_memory.size(0))
             .narrow(2, 0, kept_source)
             .copy_((mine.*memory).index_select(0, kept_memory));
@@ -304,18 +310,20 @@ void DecoderState::Append(const DecoderState& other) {
       // Positions the kept sources did not have: padding, finite (its bias
       // is -inf) so that no NaN from a spare entry reaches a gathered copy.
       merged_memory.narrow(2, kept_source, source_length - kept_source).zero_();
-      merged_memory.index_copy_(0, added_memory_rows,
-                                PadAtEnd(theirs.*memory, 2, source_length, 0));
+      merged_memory.index_copy_(
+          0, added_memory_rows,
+          cache_storage::PadAtEnd(theirs.*memory, 2, source_length, 0));
     }
   }
-  merged.source_bias =
-      at::cat({PadAtEnd(source_bias, 3, source_length, kHidden),
-               PadAtEnd(other.source_bias, 3, source_length, kHidden)});
+  merged.source_bias = at::cat(
+      {cache_storage::PadAtEnd(source_bias, 3, source_length, kHidden),
+       cache_storage::PadAtEnd(other.source_bias, 3, source_length, kHidden)});
   merged.positions = at::cat({positions, other.positions}, 0);
   // The kept rows' columns moved with the columns in use; the new rows own
   // those from the first one written after them.
   merged.row_first_columns =
-      has_room ? row_first_columns : Shifted(row_first_columns, first_column);
+      has_room ? row_first_columns
+               : cache_storage::Shifted(row_first_columns, first_column);
   merged.row_first_columns.resize(rows, merged.end_column);
   merged.row_source_lengths = row_source_lengths;
   merged.row_source_lengths.insert(merged.row_source_lengths.end(),
