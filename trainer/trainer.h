@@ -1,25 +1,13 @@
 #ifndef FANYI_TRAINER_TRAINER_H_
 #define FANYI_TRAINER_TRAINER_H_
 
-#include <cstdint>
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "trainer/training_log.h"
 #include "trainer/training_options.h"
 
 namespace fanyi {
-
-// What a run produced.
-struct TrainingResult {
-  std::vector<EpochReport> epochs;
-  double best_dev_bleu = 0;
-  std::string best_checkpoint;      // Directory of the best checkpoint.
-  std::string last_checkpoint;      // Directory of the last checkpoint.
-  double length_penalty = 1.0;      // The α best/ decodes beam search with.
-  int64_t skipped_train_lines = 0;  // Bad input lines that were skipped.
-};
 
 // Trains a Transformer on a parallel corpus and writes checkpoints.
 class Trainer {
@@ -32,7 +20,6 @@ class Trainer {
   TrainingResult Run(std::ostream& log);
 
  private:
-  struct State;
   TrainingOptions options_;
 };
 

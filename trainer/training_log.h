@@ -7,6 +7,7 @@
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace fanyi {
 
@@ -22,6 +23,16 @@ struct EpochReport {
   double tokens_per_second = 0;  // Target tokens trained per second since
                                  // the last report, every rank's.
   double elapsed_seconds = 0;
+};
+
+// What a run produced.
+struct TrainingResult {
+  std::vector<EpochReport> epochs;
+  double best_dev_bleu = 0;
+  std::string best_checkpoint;      // Directory of the best checkpoint.
+  std::string last_checkpoint;      // Directory of the last checkpoint.
+  double length_penalty = 1.0;      // The α best/ decodes beam search with.
+  int64_t skipped_train_lines = 0;  // Bad input lines that were skipped.
 };
 
 // Where a training step stands, for the progress line and record.

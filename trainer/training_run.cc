@@ -1,4 +1,4 @@
-#include "trainer/trainer_state.h"
+#include "trainer/training_run.h"
 
 #include <torch/utils.h>
 
@@ -29,14 +29,14 @@ constexpr int64_t kLogEverySteps = 10;  // JSON progress records.
 
 }  // namespace
 
-void Trainer::State::OpenData(const CorpusVocabularies* fixed) {
+void TrainingRun::OpenData(const CorpusVocabularies* fixed) {
   data.emplace(options, group.get(), fixed, log);
   data->Describe(&checkpoint);
   result.skipped_train_lines =
       data->corpus().manifest().value("skipped_lines", int64_t{0});
 }
 
-void Trainer::State::AdoptModel(Transformer model) {
+void TrainingRun::AdoptModel(Transformer model) {
   checkpoint.model = std::move(model);
   checkpoint.model->to(device);
   optimizer = std::make_unique<torch::optim::Adam>(
@@ -51,7 +51,7 @@ void Trainer::State::AdoptModel(Transformer model) {
       << device.str() << "\n";
 }
 
-void Trainer::State::Start() {
+void TrainingRun::Start() {
   std::optional<Checkpoint> initial;
   if (!options.init_from.empty()) {
     initial =
@@ -91,7 +91,7 @@ void Trainer::State::Start() {
       << checkpoint.target_vocabulary.size() << " target tokens found\n";
 }
 
-void Trainer::State::Resume() {
+void TrainingRun::Resume() {
   Checkpoint saved = run_directory.LoadLast(device);
   CorpusVocabularies vocabularies;
   vocabularies.source = saved.source_vocabulary;
@@ -114,7 +114,7 @@ void Trainer::State::Resume() {
       << "\n";
 }
 
-void Trainer::State::StartEpochBatches(int64_t skip) {
+void TrainingRun::StartEpochBatches(int64_t skip) {
   // The same seed on every rank and in a resumed run: the same batches.
   batches.emplace(data->corpus().shard_paths(), options.batch_tokens,
                   options.shuffle_window,
@@ -126,7 +126,7 @@ void Trainer::State::StartEpochBatches(int64_t skip) {
   }
 }
 
-void Trainer::State::ShowProgress(double lr, bool record) {
+void TrainingRun::ShowProgress(double lr, bool record) {
   StepProgress progress;
   progress.epoch = position.epoch;
   progress.step = position.step;
@@ -144,7 +144,7 @@ void Trainer::State::ShowProgress(double lr, bool record) {
   training_log.Progress(progress, record);
 }
 
-Trainer::State::Pause Trainer::State::TrainUntilPause() {
+TrainingRun::Pause TrainingRun::TrainUntilPause() {
   const int64_t ranks = group ? group->world_size() : 1;
   const int64_t rank = group ? group->rank() : 0;
   checkpoint.model->train();
@@ -190,7 +190,7 @@ Trainer::State::Pause Trainer::State::TrainUntilPause() {
   }
 }
 
-EpochReport Trainer::State::Validate() {
+EpochReport TrainingRun::Validate() {
   EpochReport report;
   report.epoch = position.epoch;
   report.step = position.step;
@@ -204,7 +204,7 @@ EpochReport Trainer::State::Validate() {
   return report;
 }
 
-void Trainer::State::Save(const EpochReport& report) {
+void TrainingRun::Save(const EpochReport& report) {
   checkpoint.training =
       TrainingRecord(position, report, options, data->corpus(),
                      group ? group->world_size() : 1);
@@ -214,7 +214,7 @@ void Trainer::State::Save(const EpochReport& report) {
   if (best) result.best_checkpoint = run_directory.best();
 }
 
-void Trainer::State::Report() {
+void TrainingRun::Report() {
   EpochReport report = Validate();
   if (!leads()) return;
   Save(report);
@@ -223,7 +223,7 @@ void Trainer::State::Report() {
   training_log.Report(report, position.epoch_complete);
 }
 
-void Trainer::State::ChooseBestLengthPenalty() {
+void TrainingRun::ChooseBestLengthPenalty() {
   const bool has_best =
       leads() && fs::exists(fs::path(run_directory.best()) / "config.json");
   if (!(group ? group->Sum(has_best ? 1.0 : 0.0) > 0 : has_best)) return;

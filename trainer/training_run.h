@@ -1,9 +1,9 @@
-// The state a training run holds between its steps (Trainer::State), and
-// the steps themselves: starting or resuming, training until a pause,
-// validating, saving, choosing best/'s length penalty. Internal to
-// trainer.cc and trainer_state.cc.
-#ifndef FANYI_TRAINER_TRAINER_STATE_H_
-#define FANYI_TRAINER_TRAINER_STATE_H_
+// The state a training run holds between its steps (TrainingRun), and the
+// steps themselves: starting or resuming, training until a pause,
+// validating, saving, choosing best/'s length penalty. Trainer::Run drives
+// them.
+#ifndef FANYI_TRAINER_TRAINING_RUN_H_
+#define FANYI_TRAINER_TRAINING_RUN_H_
 
 #include <torch/optim/adam.h>
 
@@ -17,7 +17,6 @@
 #include "trainer/data_parallel.h"
 #include "trainer/prepared_corpus.h"
 #include "trainer/run_directory.h"
-#include "trainer/trainer.h"
 #include "trainer/training_batches.h"
 #include "trainer/training_data.h"
 #include "trainer/training_log.h"
@@ -27,7 +26,7 @@
 namespace fanyi {
 
 // Everything a run holds between its steps.
-struct Trainer::State {
+struct TrainingRun {
   // Why training paused.
   enum class Pause {
     kEpochEnd,    // The epoch's batches are done.
@@ -109,4 +108,4 @@ struct Trainer::State {
 
 }  // namespace fanyi
 
-#endif  // FANYI_TRAINER_TRAINER_STATE_H_
+#endif  // FANYI_TRAINER_TRAINING_RUN_H_
