@@ -22,6 +22,10 @@ std::string_view TrimBlanks(std::string_view text) {
   return text;
 }
 
+namespace {
+
+// The value of header field `field` ("Content-Type", "Language") in a
+// catalog's header (its msgid "" message's msgstr), or "".
 std::string HeaderField(std::string_view header, std::string_view field) {
   std::size_t begin = 0;
   while (begin < header.size()) {
@@ -37,6 +41,8 @@ std::string HeaderField(std::string_view header, std::string_view field) {
   return "";
 }
 
+// The charset a header's Content-Type names ("text/plain;
+// charset=UTF-8"), or "".
 std::string HeaderCharset(std::string_view header) {
   const std::string type = HeaderField(header, "Content-Type");
   const std::size_t at = type.find("charset=");
@@ -51,6 +57,8 @@ std::string HeaderCharset(std::string_view header) {
   return type.substr(at + 8, end - at - 8);
 }
 
+// The header of a catalog: its first message with an empty msgid and no
+// context.
 const CatalogEntry* Header(const GettextCatalog& catalog) {
   for (const CatalogEntry& entry : catalog.entries) {
     if (entry.source.empty() && !entry.has_context && !entry.obsolete &&
@@ -59,6 +67,13 @@ const CatalogEntry* Header(const GettextCatalog& catalog) {
     }
   }
   return nullptr;
+}
+
+}  // namespace
+
+std::string CatalogCharset(const GettextCatalog& catalog) {
+  const CatalogEntry* header = Header(catalog);
+  return header != nullptr ? HeaderCharset(header->translations[0]) : "";
 }
 
 Utf8Converter::Utf8Converter(const std::string& charset) : charset_(charset) {
@@ -106,8 +121,7 @@ void CheckSize(std::size_t size) {
   }
 }
 
-void Finish(GettextCatalog& catalog, const CatalogEntry* header,
-            const std::string& charset) {
+void Finish(GettextCatalog& catalog, const std::string& charset) {
   for (const CatalogEntry& entry : catalog.entries) {
     try {
       DecodeUtf8(entry.context);
@@ -124,7 +138,7 @@ void Finish(GettextCatalog& catalog, const CatalogEntry* header,
           ": " + e.what());
     }
   }
-  if (header != nullptr) {
+  if (const CatalogEntry* header = Header(catalog)) {
     catalog.language = HeaderField(header->translations[0], "Language");
   }
   catalog.charset = charset;

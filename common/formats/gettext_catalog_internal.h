@@ -1,5 +1,5 @@
 // What the .po reader (po_reader.h) and the .mo reader (mo_reader.h) share:
-// a catalog's header and the charset it names, the conversion to UTF-8, and
+// the charset a catalog's header names, the conversion to UTF-8, and
 // the checks both make. Defined in gettext_catalog.cc.
 #ifndef FANYI_COMMON_FORMATS_GETTEXT_CATALOG_INTERNAL_H_
 #define FANYI_COMMON_FORMATS_GETTEXT_CATALOG_INTERNAL_H_
@@ -21,17 +21,10 @@ bool IsBlank(char c);
 // `text` without blanks (IsBlank) at either end.
 std::string_view TrimBlanks(std::string_view text);
 
-// The value of header field `field` ("Content-Type", "Language") in a
-// catalog's header (its msgid "" message's msgstr), or "".
-std::string HeaderField(std::string_view header, std::string_view field);
-
-// The charset a header's Content-Type names ("text/plain;
-// charset=UTF-8"), or "".
-std::string HeaderCharset(std::string_view header);
-
-// The header of a catalog: its first message with an empty msgid and no
-// context.
-const CatalogEntry* Header(const GettextCatalog& catalog);
+// The charset a catalog's header (its first message with an empty msgid
+// and no context) names in its Content-Type ("text/plain; charset=UTF-8"),
+// or "".
+std::string CatalogCharset(const GettextCatalog& catalog);
 
 // Converts text in a charset to UTF-8 with one ICU converter (bytes the
 // charset does not define become U+FFFD, or the C1 control ICU's table
@@ -56,10 +49,9 @@ class Utf8Converter {
 void CheckSize(std::size_t size);
 
 // A read catalog's last steps: checks every string is UTF-8 (naming the
-// message that is not), and sets its language from `header` (when there is
+// message that is not), and sets its language from its header (when it has
 // one) and its `charset`.
-void Finish(GettextCatalog& catalog, const CatalogEntry* header,
-            const std::string& charset);
+void Finish(GettextCatalog& catalog, const std::string& charset);
 
 }  // namespace gettext_internal
 }  // namespace fanyi

@@ -108,11 +108,7 @@ GettextCatalog ReadMo(std::string_view mo) {
     entry.translations = std::move(strs);
     catalog.entries.push_back(std::move(entry));
   }
-  const CatalogEntry* header = gettext_internal::Header(catalog);
-  const std::string charset =
-      header != nullptr
-          ? gettext_internal::HeaderCharset(header->translations[0])
-          : "";
+  const std::string charset = gettext_internal::CatalogCharset(catalog);
   if (!CharsetIsUtf8(charset)) {
     const gettext_internal::Utf8Converter convert(charset);
     for (CatalogEntry& entry : catalog.entries) {
@@ -124,7 +120,7 @@ GettextCatalog ReadMo(std::string_view mo) {
       }
     }
   }
-  gettext_internal::Finish(catalog, header, charset);
+  gettext_internal::Finish(catalog, charset);
   return catalog;
 }
 

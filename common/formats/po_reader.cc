@@ -287,16 +287,11 @@ GettextCatalog ReadPo(std::string_view po) {
   // The header names the charset, and is ASCII in any charset: read as
   // bytes first, the file is converted and read again when it is not UTF-8.
   GettextCatalog catalog = PoParser().Parse(po);
-  const CatalogEntry* header = gettext_internal::Header(catalog);
-  const std::string charset =
-      header != nullptr
-          ? gettext_internal::HeaderCharset(header->translations[0])
-          : "";
+  const std::string charset = gettext_internal::CatalogCharset(catalog);
   if (!CharsetIsUtf8(charset)) {
     catalog = PoParser().Parse(gettext_internal::Utf8Converter(charset)(po));
-    header = gettext_internal::Header(catalog);
   }
-  gettext_internal::Finish(catalog, header, charset);
+  gettext_internal::Finish(catalog, charset);
   return catalog;
 }
 
