@@ -47,6 +47,11 @@ ABSL_FLAG(bool, cuda_graphs, true,
 ABSL_FLAG(int64_t, cuda_graph_after_steps, 3,
           "Steps a batch keeps its rows before its step is captured as a "
           "CUDA graph (at least 2).");
+ABSL_FLAG(int64_t, device_steps, 0,
+          "On a GPU, greedy batches run this many steps between reads of "
+          "which sentences ended, choosing tokens on the device (0: read "
+          "at every step); sentences join and leave between such windows. "
+          "Ignored on the CPU. Not yet measured on a GPU: docs/benchmarks.md.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
@@ -80,6 +85,7 @@ int Run() {
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   options.cuda_graph_after_steps = absl::GetFlag(FLAGS_cuda_graph_after_steps);
+  options.device_steps = absl::GetFlag(FLAGS_device_steps);
   options.device = absl::GetFlag(FLAGS_device);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),

@@ -88,6 +88,9 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
   if (options.repeats < 1) throw std::invalid_argument("repeats must be >= 1");
   if (options.workers < 1) throw std::invalid_argument("workers must be >= 1");
+  if (options.device_steps < 0) {
+    throw std::invalid_argument("device_steps must be >= 0");
+  }
   torch::set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -108,6 +111,11 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   impl->limits.beam_stops_early = options.beam_stops_early;
   impl->limits.cuda_graphs = options.cuda_graphs;
   impl->limits.cuda_graph_after_steps = options.cuda_graph_after_steps;
+  if (impl->checkpoint.model->parameters().front().device().is_cpu()) {
+    impl->limits.device_steps = 0;  // As the Translator: the GPU's only.
+  } else {
+    impl->limits.device_steps = options.device_steps;
+  }
   impl->limits.max_length =
       std::min<int64_t>(translator_options.max_decode_length,
                         impl->checkpoint.model->config().max_positions - 1);

@@ -72,6 +72,11 @@ ABSL_FLAG(bool, cuda_graphs, true,
           "keeps its rows (the same translations, one launch a step; 1.2x to "
           "2.6x the throughput on an H100, more GPU memory: "
           "docs/benchmarks.md).");
+ABSL_FLAG(int64_t, device_steps, 0,
+          "On a GPU, greedy batches run this many steps between reads of "
+          "which sentences ended, choosing tokens on the device (0: read "
+          "at every step); sentences join and leave between such windows. "
+          "Ignored on the CPU. Not yet measured on a GPU: docs/benchmarks.md.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step on the CPU: packed (packed weights, fused "
           "kernels) or libtorch (the model's own step, the reference).");
@@ -277,6 +282,7 @@ int main(int argc, char** argv) {
   options.beam_stops_early = absl::GetFlag(FLAGS_beam_stops_early);
   options.output_guard = absl::GetFlag(FLAGS_output_guard);
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  options.device_steps = absl::GetFlag(FLAGS_device_steps);
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   if (absl::GetFlag(FLAGS_length_penalty) >= 0) {

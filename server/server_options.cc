@@ -54,6 +54,9 @@ void ServerOptions::Validate() const {
   if (threads < 0) {
     throw std::invalid_argument("threads must not be negative");
   }
+  if (device_steps < 0) {
+    throw std::invalid_argument("device_steps must not be negative");
+  }
   if (workers < 0) {
     throw std::invalid_argument("workers must not be negative");
   }
@@ -130,6 +133,7 @@ ModelSettings ServedModelSettings(const ServerOptions& options, int workers,
   settings.translator.output_guard = options.output_guard;
   settings.translator.length_penalty = options.length_penalty;
   settings.translator.cuda_graphs = options.cuda_graphs;
+  settings.translator.device_steps = options.device_steps;
   settings.batcher.max_batch_size = options.max_batch_size;
   settings.batcher.max_batch_delay =
       std::chrono::milliseconds(options.max_batch_delay_ms);

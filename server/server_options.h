@@ -54,6 +54,7 @@ struct ServerOptions {
   // GNMT α of beam search for every model; unset: each model's own.
   std::optional<double> length_penalty;
   bool cuda_graphs = true;      // DecodingOptions::cuda_graphs.
+  int64_t device_steps = 0;     // TranslatorOptions::device_steps.
   int max_batch_texts = 256;    // Texts per request (TranslateBatch, HTTP
                                 // q), at most (and at most max_queue).
   int beam_size = 4;            // Beam for requests that ask for none (0).

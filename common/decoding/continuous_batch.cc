@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/decoding/beam_candidates.h"
+#include "common/decoding/greedy_window.h"
 #include "common/text/vocabulary.h"
 
 namespace fanyi {
@@ -248,6 +249,48 @@ void ContinuousBatch::PlanBeams(const torch::Tensor& logits,
       }
     }
   }
+}
+
+bool ContinuousBatch::GreedyOnly() const {
+  if (beam_sentences > 0 || aligned_sentences > 0) return false;
+  for (const Row& row : rows) {
+    const Sentence& sentence = *row.sentence;
+    if (sentence.no_repeat_ngram > 0 ||
+        sentence.forced_fed < sentence.forced.size()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ContinuousBatch::StepGreedyWindow(
+    std::vector<FinishedSentence>& finished) {
+  GreedyWindowStart start;
+  start.min_length = options.min_length;
+  for (const Row& row : rows) {
+    start.last_tokens.push_back(row.last_token);
+    start.lengths.push_back(static_cast<int64_t>(row.sentence->target.size()));
+    start.limits.push_back(row.sentence->limit);
+  }
+  const GreedyWindow window =
+      RunGreedyWindow(model, state, graphs.get(), start,
+                      GreedyWindowSteps(start, options.device_steps));
+  StepPlan plan(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    Sentence& sentence = *rows[r].sentence;
+    const std::vector<int64_t>& tokens = window.tokens[r];
+    sentence.target.insert(sentence.target.end(), tokens.begin(), tokens.end());
+    sentence.log_probability += window.log_probabilities[r];
+    plan.next_token[r] = tokens.empty() ? rows[r].last_token : tokens.back();
+    if (!window.finished[r]) continue;
+    FinishedSentence done{sentence.handle, std::move(sentence.target)};
+    done.log_probability = sentence.log_probability;
+    done.scored_tokens = static_cast<int64_t>(done.target_ids.size()) +
+                         (window.ended[r] ? 1 : 0);
+    finished.push_back(Forced(sentence, std::move(done)));
+    plan.leaving[r] = 1;
+  }
+  Apply(plan);
 }
 
 void ContinuousBatch::Apply(StepPlan& plan) {

@@ -110,6 +110,13 @@ struct ContinuousBatch {
                  const std::vector<Sentence*>& group, int64_t beam,
                  int64_t beam_rows, const std::vector<double>& shifts,
                  StepPlan& plan, std::vector<FinishedSentence>& finished);
+  // Whether every row can choose its tokens on the device for a window of
+  // steps (RunGreedyWindow): greedy sentences only, none with target_prefix
+  // tokens still to choose, banned n-grams or alignments.
+  bool GreedyOnly() const;
+  // Runs a window of at most options.device_steps greedy steps over every
+  // row (RunGreedyWindow); the sentences that ended in it leave.
+  void StepGreedyWindow(std::vector<FinishedSentence>& finished);
   // Moves the kept rows into place (rows and state) and points each
   // sentence at its rows again.
   void Apply(StepPlan& plan);

@@ -104,6 +104,13 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   std::vector<ContinuousBatch::Row>& rows = batch_->rows;
   if (rows.empty()) return finished;
   c10::InferenceMode inference;
+  if (batch_->options.device_steps > 0 && batch_->GreedyOnly()) {
+    batch_->StepGreedyWindow(finished);
+    std::vector<int64_t> ended;
+    for (const Finished& sentence : finished) ended.push_back(sentence.handle);
+    batch_->Forget(ended);
+    return finished;
+  }
   std::vector<int64_t> last_tokens;
   last_tokens.reserve(rows.size());
   for (const ContinuousBatch::Row& row : rows)

@@ -64,10 +64,11 @@ class ContinuousDecoder {
   // A sentence that ended in a step (FinishedSentence).
   using Finished = FinishedSentence;
 
-  // Runs one decoding step for every row in the batch; returns the sentences
-  // that ended in it (</s>, a finished search or their length limit), whose
-  // rows leave the batch. When it throws, the batch's state is unknown: call
-  // Clear() before decoding again.
+  // Runs one decoding step for every row in the batch (a window of up to
+  // DecodingOptions::device_steps steps when every row is greedy); returns
+  // the sentences that ended in it (</s>, a finished search or their length
+  // limit), whose rows leave the batch. When it throws, the batch's state is
+  // unknown: call Clear() before decoding again.
   std::vector<Finished> Step();
 
   // Drops sentences without finishing them (cancelled or expired requests),

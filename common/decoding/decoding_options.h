@@ -34,6 +34,14 @@ struct DecodingOptions {
   // Steps a batch keeps its rows (and caches) before its step is captured:
   // a capture costs more than a plain step (docs/benchmarks.md).
   int64_t cuda_graph_after_steps = 3;
+  // Greedy batches: steps run on the model's device between reads of which
+  // rows ended (RunGreedyWindow), so that the host does not wait on a GPU
+  // at every step; sentences join and leave between such windows. 0: every
+  // step's tokens are chosen on the host, the CPU's way (a read costs
+  // nothing there, and a row that ends early in a window would step on for
+  // nothing). Batches with beam searches, forced prefixes, banned n-grams
+  // or alignments step on the host either way.
+  int64_t device_steps = 0;
 };
 
 // The most tokens a row whose source has `source_length` tokens may generate:

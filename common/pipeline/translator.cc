@@ -67,10 +67,11 @@ std::unique_ptr<Translator> Translator::FromCheckpoint(
   decoding.beam_stops_early = options.beam_stops_early;
   decoding.length_normalization = checkpoint.length_normalization;
   decoding.cuda_graphs = options.cuda_graphs;
+  const torch::Device device = checkpoint.model->parameters().front().device();
+  if (!device.is_cpu()) decoding.device_steps = options.device_steps;
   // The position table bounds how far the decoder can go.
   decoding.max_length = std::min<int64_t>(
       options.max_decode_length, checkpoint.model->config().max_positions - 1);
-  const torch::Device device = checkpoint.model->parameters().front().device();
   auto pipeline = std::make_unique<TextPipeline>(
       checkpoint, decoding, options.max_sentence_tokens, options.limits,
       options.output_guard);

@@ -41,6 +41,8 @@ struct TranslatorOptions {
   std::string compute_type = "int8";
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
   bool cuda_graphs = false;       // DecodingOptions::cuda_graphs.
+  // DecodingOptions::device_steps, on a GPU; the CPU chooses on the host.
+  int64_t device_steps = 0;
   // Decode again each sentence whose translation OutputGuard finds broken
   // (a loop, a length far outside the training pairs', the source copied),
   // keeping the better of the two.
