@@ -45,13 +45,18 @@ ABSL_FLAG(bool, cuda_graphs, true,
           "2.6x the throughput on an H100, more GPU memory: "
           "docs/benchmarks.md).");
 ABSL_FLAG(int64_t, cuda_graph_after_steps, 3,
-          "Steps a batch keeps its rows before its step is captured as a "
-          "CUDA graph (at least 2).");
+          "Steps a key (caches, batch and source sizes) comes at before its "
+          "step is captured as a CUDA graph (at least 2).");
+ABSL_FLAG(bool, graph_dry_run, false,
+          "Count what CUDA graphs would capture and replay, on any device, "
+          "each step run eagerly as a graph replays it (with --cpu_decoder "
+          "libtorch on the CPU): how many steps a GPU would replay.");
 ABSL_FLAG(int64_t, device_steps, 0,
           "On a GPU, greedy batches run this many steps between reads of "
           "which sentences ended, choosing tokens on the device (0: read "
           "at every step); sentences join and leave between such windows. "
-          "Ignored on the CPU. Not yet measured on a GPU: docs/benchmarks.md.");
+          "Ignored on the CPU (but in a --graph_dry_run). Not yet measured "
+          "on a GPU: docs/benchmarks.md.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");
@@ -86,6 +91,7 @@ int Run() {
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   options.cuda_graph_after_steps = absl::GetFlag(FLAGS_cuda_graph_after_steps);
   options.device_steps = absl::GetFlag(FLAGS_device_steps);
+  options.graph_dry_run = absl::GetFlag(FLAGS_graph_dry_run);
   options.device = absl::GetFlag(FLAGS_device);
   const auto modes = fanyi::ParseBenchmarkModes(
       absl::GetFlag(FLAGS_modes), absl::GetFlag(FLAGS_batch_size),
@@ -122,8 +128,11 @@ int Run() {
     timings.push_back(benchmark->Time(mode));
     const fanyi::ModeTiming& timing = timings.back();
     std::cerr << mode.name << ": " << timing.median_seconds << " s";
-    if (options.cuda_graphs && benchmark->device_name() != "cpu") {
-      std::cerr << ", CUDA graphs: " << timing.graph_captures << " captured, "
+    if (options.graph_dry_run ||
+        (options.cuda_graphs && benchmark->device_name() != "cpu")) {
+      std::cerr << (options.graph_dry_run ? ", CUDA graphs (dry run): "
+                                          : ", CUDA graphs: ")
+                << timing.graph_captures << " captured, "
                 << timing.graph_replays << " of " << timing.graph_steps
                 << " steps replayed"
                 << (timing.graph_failure.empty() ? "" : ", ")

@@ -111,9 +111,10 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   impl->limits.beam_stops_early = options.beam_stops_early;
   impl->limits.cuda_graphs = options.cuda_graphs;
   impl->limits.cuda_graph_after_steps = options.cuda_graph_after_steps;
-  if (impl->checkpoint.model->parameters().front().device().is_cpu()) {
-    impl->limits.device_steps = 0;  // As the Translator: the GPU's only.
-  } else {
+  impl->limits.graph_dry_run = options.graph_dry_run;
+  // As the Translator: the GPU's only, or a dry run's, which plays one.
+  if (options.graph_dry_run ||
+      !impl->checkpoint.model->parameters().front().device().is_cpu()) {
     impl->limits.device_steps = options.device_steps;
   }
   impl->limits.max_length =

@@ -39,8 +39,9 @@ struct BenchmarkOptions {
   bool beam_stops_early = false;  // DecodingOptions::beam_stops_early.
   bool cuda_graphs = true;        // DecodingOptions::cuda_graphs.
   int64_t cuda_graph_after_steps =
-      3;                     // DecodingOptions::cuda_graph_after_steps.
-  int64_t device_steps = 0;  // TranslatorOptions::device_steps.
+      3;                       // DecodingOptions::cuda_graph_after_steps.
+  int64_t device_steps = 0;    // TranslatorOptions::device_steps.
+  bool graph_dry_run = false;  // DecodingOptions::graph_dry_run.
   std::string cpu_decoder = "packed";  // The step: "packed" or "libtorch"
                                        // (SelectDecoder).
   std::string compute_type = "int8";   // SelectDecoder's.

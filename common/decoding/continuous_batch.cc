@@ -47,7 +47,11 @@ ContinuousBatch::ContinuousBatch(TransformerImpl& model,
       options(options),
       length_penalty(length_penalty),
       device(model.parameters().front().device()) {
-  if (options.cuda_graphs && device.is_cuda() && StepGraphs::Available()) {
+  if (options.graph_dry_run) {
+    graphs = std::make_unique<StepGraphs>(options.cuda_graph_after_steps, 32,
+                                          /*dry_run=*/true);
+  } else if (options.cuda_graphs && device.is_cuda() &&
+             StepGraphs::Available()) {
     graphs = std::make_unique<StepGraphs>(options.cuda_graph_after_steps);
   }
 }
@@ -316,7 +320,13 @@ void ContinuousBatch::Apply(StepPlan& plan) {
     rows.pop_back();
   }
   if (rows.empty()) {
-    state = DecoderState();
+    // With graphs, the next batch is written into the same caches, so that
+    // their graphs replay for it; otherwise the caches' memory goes.
+    if (graphs != nullptr && !state.layers.empty()) {
+      state.DropRows();
+    } else {
+      state = DecoderState();
+    }
     return;
   }
   bool moved = rows.size() != before;

@@ -130,8 +130,11 @@ struct ContinuousBatch {
   const DecodingOptions options;
   const double length_penalty;
   const torch::Device device;
-  DecoderState state;  // Empty (no layers) while no sentence is active.
-  std::unique_ptr<StepGraphs> graphs;  // Null off CUDA or when turned off.
+  // While no sentence is active: empty (no layers), or with graphs, the
+  // caches of the last batch without rows (DecoderState::DropRows).
+  DecoderState state;
+  // Null off CUDA or when turned off, unless options.graph_dry_run.
+  std::unique_ptr<StepGraphs> graphs;
   std::vector<Row> rows;
   // By handle; Row::sentence points into it (stable across rehashing).
   std::unordered_map<int64_t, Sentence> sentences;

@@ -89,7 +89,8 @@ class ContinuousDecoder {
   // until its first step, then beam_size.
   int64_t rows() const;
   // The decoding step's CUDA graphs (their captures, replays and failure);
-  // null off CUDA or with DecodingOptions::cuda_graphs off.
+  // null off CUDA or with DecodingOptions::cuda_graphs off, unless
+  // DecodingOptions::graph_dry_run.
   const StepGraphs* graphs() const;
 
  private:

@@ -31,9 +31,15 @@ struct DecodingOptions {
   // decode workers, fanyi-bench: docs/benchmarks.md); off here, for a
   // decoder of one call, whose captures would serve that call alone.
   bool cuda_graphs = false;
-  // Steps a batch keeps its rows (and caches) before its step is captured:
+  // Steps a key comes at (the caches' layout, the batch's and sources'
+  // powers of two: TransformerImpl::DecodeStep) before it is captured:
   // a capture costs more than a plain step (docs/benchmarks.md).
   int64_t cuda_graph_after_steps = 3;
+  // On any device, instead of graphs: count what CUDA graphs would capture
+  // and replay (a StepGraphs dry run), each step run eagerly in the form a
+  // graph replays (fanyi-bench --graph_dry_run, the tests). The model's own
+  // LibTorch step only: a CPU kernel's step has no graphs.
+  bool graph_dry_run = false;
   // Greedy batches: steps run on the model's device between reads of which
   // rows ended (RunGreedyWindow), so that the host does not wait on a GPU
   // at every step; sentences join and leave between such windows. 0: every

@@ -67,13 +67,19 @@ int64_t DecoderState::cache_rows() const {
 }
 
 std::vector<int64_t> DecoderState::CacheLayout() const {
-  std::vector<int64_t> layout = {first_column};
+  std::vector<int64_t> layout = {source_capacity};
   for (const DecoderLayerCache& layer : layers) {
     for (const torch::Tensor* cache :
          {&layer.key_storage, &layer.value_storage, &layer.memory_keys,
           &layer.memory_values}) {
       layout.push_back(reinterpret_cast<intptr_t>(cache->data_ptr()));
-      layout.insert(layout.end(), cache->sizes().begin(), cache->sizes().end());
+      std::vector<int64_t> sizes = cache->sizes().vec();
+      // A graph reads the memory buffers to a width its inputs give
+      // (the source bias's), not the views' own.
+      if (cache == &layer.memory_keys || cache == &layer.memory_values) {
+        sizes[2] = 0;
+      }
+      layout.insert(layout.end(), sizes.begin(), sizes.end());
       layout.insert(layout.end(), cache->strides().begin(),
                     cache->strides().end());
     }
@@ -161,6 +167,13 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
     *per_row = std::move(reordered);
   }
   if (rows > 0) DropUnusedColumns(*this);
+}
+
+void DecoderState::DropRows() {
+  ReorderRows({});
+  first_column = 0;
+  end_column = 0;
+  alignment = torch::Tensor();
 }
 
 std::vector<int64_t> DecoderState::RemoveRows(

@@ -80,8 +80,11 @@ struct DecoderState {
   int64_t capacity() const { return self_bias_storage.size(3); }
 
   // What a decoding step captured as a CUDA graph (StepGraphs) depends on
-  // besides its inputs: the first column in use, and the address and layout
-  // of every cache it reads or writes.
+  // besides its inputs: the address and layout of every cache it reads or
+  // writes, and the source positions the memory buffers hold. (A graph
+  // attends from the storages' first column, and reads the memory buffers
+  // as far as its source bias goes, so neither the first column in use nor
+  // the memory views' width is part of it.)
   std::vector<int64_t> CacheLayout() const;
 
   // The self-attention bias over the columns in use: [batch, 1, 1, columns].
@@ -104,6 +107,12 @@ struct DecoderState {
   // rows, which are then copied into caches with room for twice the rows.
   // Throws std::invalid_argument for a row outside the batch.
   void ReorderRows(const std::vector<int64_t>& order);
+
+  // Drops every row but keeps the caches (their addresses, cache rows and
+  // capacities) and forgets their columns: rows that join next are written
+  // into them without a copy (Append finds room), and a CUDA graph's key
+  // (CacheLayout) holds from one batch to the next.
+  void DropRows();
 
   // Removes the batch rows listed in `removed` (ascending, no repeats) by
   // moving the last rows into their places (ReorderRows). Returns, for each

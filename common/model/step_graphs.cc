@@ -30,9 +30,11 @@ bool StepGraphs::Available() {
 #endif
 }
 
-StepGraphs::StepGraphs(int64_t calls_before_capture, size_t max_graphs)
+StepGraphs::StepGraphs(int64_t calls_before_capture, size_t max_graphs,
+                       bool dry_run)
     : calls_before_capture_(std::max<int64_t>(2, calls_before_capture)),
-      max_graphs_(std::max<size_t>(1, max_graphs)) {}
+      max_graphs_(std::max<size_t>(1, max_graphs)),
+      dry_run_(dry_run) {}
 
 StepGraphs::~StepGraphs() = default;
 
@@ -46,23 +48,28 @@ torch::Tensor StepGraphs::Run(const std::vector<int64_t>& key,
     full_key.push_back(input.dim());
     full_key.insert(full_key.end(), input.sizes().begin(), input.sizes().end());
   }
-  calls_in_a_row_ = full_key == previous_key_ ? calls_in_a_row_ + 1 : 1;
-  previous_key_ = full_key;
   auto found = graphs_.find(full_key);
   if (found != graphs_.end()) {
     Graph& graph = *found->second;
     graph.last_used = calls_;
+    ++replays_;
+    if (dry_run_) return step(inputs);
     for (size_t i = 0; i < inputs.size(); ++i) {
       graph.inputs[i].copy_(inputs[i], /*non_blocking=*/true);
     }
 #ifdef FANYI_WITH_CUDA
     graph.graph.replay();
 #endif
-    ++replays_;
     return graph.output;
   }
-  if (Available() && inputs.front().is_cuda() &&
-      calls_in_a_row_ >= calls_before_capture_ && failure_.empty()) {
+  // Keys without a graph are counted until one is captured; a bounded
+  // count, restarted when too many keys came once or twice.
+  if (calls_by_key_.size() >= 8 * max_graphs_) calls_by_key_.clear();
+  int64_t& calls = calls_by_key_[full_key];
+  ++calls;
+  if ((dry_run_ || (Available() && inputs.front().is_cuda())) &&
+      calls >= calls_before_capture_ && failure_.empty()) {
+    calls_by_key_.erase(full_key);
     return Capture(full_key, inputs, step);
   }
   return step(inputs);
@@ -72,6 +79,11 @@ torch::Tensor StepGraphs::Capture(const std::vector<int64_t>& key,
                                   const std::vector<torch::Tensor>& inputs,
                                   const Step& step) {
   auto graph = std::make_unique<Graph>();
+  if (dry_run_) {
+    Keep(key, std::move(graph));
+    ++replays_;
+    return step(inputs);
+  }
   for (const torch::Tensor& input : inputs) {
     graph->inputs.push_back(input.clone(at::MemoryFormat::Contiguous));
   }
@@ -114,6 +126,17 @@ torch::Tensor StepGraphs::Capture(const std::vector<int64_t>& key,
   c10::cuda::device_synchronize();
 #endif
   if (!failure_.empty()) return step(inputs);
+  Graph& captured = *graph;
+  Keep(key, std::move(graph));
+#ifdef FANYI_WITH_CUDA
+  captured.graph.replay();
+#endif
+  ++replays_;
+  return captured.output;
+}
+
+void StepGraphs::Keep(const std::vector<int64_t>& key,
+                      std::unique_ptr<Graph> graph) {
   ++captures_;
   if (graphs_.size() >= max_graphs_) {
     auto oldest = std::min_element(
@@ -123,13 +146,7 @@ torch::Tensor StepGraphs::Capture(const std::vector<int64_t>& key,
     graphs_.erase(oldest);
   }
   graph->last_used = calls_;
-  Graph& captured = *graph;
   graphs_.emplace(key, std::move(graph));
-#ifdef FANYI_WITH_CUDA
-  captured.graph.replay();
-#endif
-  ++replays_;
-  return captured.output;
 }
 
 }  // namespace fanyi

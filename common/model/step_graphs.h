@@ -22,9 +22,10 @@ namespace fanyi {
 // (the addresses and layouts of the caches the step reads and writes) plus
 // the shapes of the step's small inputs (tokens, positions, biases, tables),
 // which are copied into the graph's own tensors before each replay. A key
-// is captured once it has come at a few calls in a row, so that a batch
-// whose rows change at every step runs eagerly instead of capturing a graph
-// per step (a capture costs more than a plain step). Not thread-safe: one per
+// is captured once it has come at a few calls, so that a key that comes once
+// runs eagerly instead of costing a capture (more than a plain step); the
+// step keeps its keys few (TransformerImpl::DecodeStep pads the batch and
+// the sources to powers of two), so most come again. Not thread-safe: one per
 // decoding thread. The step must launch the same work for the same key (no
 // decision on tensor contents), and the weights it reads must not change while
 // the graphs live.
@@ -33,10 +34,15 @@ class StepGraphs {
   // Whether this build can capture graphs: a LibTorch built with CUDA.
   static bool Available();
 
-  // Captures a key at its `calls_before_capture`-th call in a row (at least
-  // 2), and keeps at most `max_graphs` graphs, dropping the least recently
-  // used.
-  explicit StepGraphs(int64_t calls_before_capture = 3, size_t max_graphs = 32);
+  // Captures a key at its `calls_before_capture`-th call (at least 2), and
+  // keeps at most `max_graphs` graphs, dropping the least recently
+  // used. A `dry_run`, on any device, captures nothing and runs every step
+  // eagerly, but keeps the keys it would have captured and counts the
+  // captures and replays as a GPU would: what graphs would do for a
+  // workload, measured without one (fanyi-bench --graph_dry_run, the
+  // tests).
+  explicit StepGraphs(int64_t calls_before_capture = 3, size_t max_graphs = 32,
+                      bool dry_run = false);
   ~StepGraphs();
   StepGraphs(const StepGraphs&) = delete;
   StepGraphs& operator=(const StepGraphs&) = delete;
@@ -45,7 +51,7 @@ class StepGraphs {
   using Step = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
 
   // step(inputs), replayed from the graph of `key` and the inputs' shapes
-  // when there is one, captured when this key came at enough calls in a row
+  // when there is one, captured when this key came at enough calls
   // (CUDA inputs only), run eagerly otherwise. A replayed result is the
   // graph's own output, valid until the next call (which may replay into
   // it): the caller uses it before calling again, and may change it. A
@@ -67,12 +73,16 @@ class StepGraphs {
   torch::Tensor Capture(const std::vector<int64_t>& key,
                         const std::vector<torch::Tensor>& inputs,
                         const Step& step);
+  // Counts a capture and keeps `graph` under `key`, dropping the least
+  // recently used graph when there are max_graphs_.
+  void Keep(const std::vector<int64_t>& key, std::unique_ptr<Graph> graph);
 
   int64_t calls_before_capture_;
   size_t max_graphs_;
+  bool dry_run_;
   std::map<std::vector<int64_t>, std::unique_ptr<Graph>> graphs_;
-  std::vector<int64_t> previous_key_;  // The key of the previous call,
-  int64_t calls_in_a_row_ = 0;         //   and the calls in a row it came.
+  // The calls so far of keys without a graph.
+  std::map<std::vector<int64_t>, int64_t> calls_by_key_;
   // The stream graphs are captured on, from the first capture on (whose
   // warm-up run set up what the stream needs, such as cuBLAS's workspace).
   std::optional<c10::Stream> capture_stream_;

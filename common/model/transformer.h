@@ -98,13 +98,14 @@ class TransformerImpl : public torch::nn::Module {
 
   // DecodeStep's work after the state opened this step's column: `inputs`
   // are the step's tokens, positions, column ([1]), self-attention bias
-  // storage, self-attention table, memory rows and source bias (the state's
-  // own, or a CUDA graph's copies), and it attends to the columns from
-  // state.first_column to `end_column`, those past the step's column
-  // masked when `mask_later_columns`.
+  // storage, self-attention table, memory rows, source bias and first column
+  // in use ([1]): the state's own, or a CUDA graph's copies, whose batch may
+  // be padded. It attends to the columns from `first_column` to
+  // `end_column`; with `mask_later_columns`, those past the step's column
+  // and before the first in use are masked.
   torch::Tensor StepColumns(const std::vector<torch::Tensor>& inputs,
-                            DecoderState& state, int64_t end_column,
-                            bool mask_later_columns);
+                            DecoderState& state, int64_t first_column,
+                            int64_t end_column, bool mask_later_columns);
 
   // Scaled embeddings plus positions 0..len-1, then `norm` (the side's
   // embedding norm, or null): [batch, len] -> [b, len, d].
