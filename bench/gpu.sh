@@ -13,7 +13,8 @@
 #             converted by scripts/convert_ctranslate2.py; a CUDA build of
 #             its Python module importable), float32, float16 and
 #             int8_float16, with its greedy output's agreement with fanyi's
-#   versus    fanyi (float32, and float16: --compute_type) against
+#   versus    fanyi (float32; float32 with greedy windows, --device_steps
+#             8; float16: --compute_type) against
 #             CTranslate2 float32 and float16 on this GPU (CT2_MODEL as for
 #             ct2), and against an earlier fanyi build when BASE_BIN names
 #             its bin/: greedy at batch 1, greedy and beam 4 at batch 32 and
@@ -157,12 +158,16 @@ versus_run() {
   [[ $modes == greedy1 ]] && limit=(--max_sentences "${DECODE1:-300}")
   case $engine in
     fanyi | fanyi_* | base)
-      local engine_bin="$bin" type=float32
+      local engine_bin="$bin" type=float32 windows=()
       [[ $engine == base ]] && engine_bin="$BASE_BIN"
-      [[ $engine == fanyi_* ]] && type=${engine#fanyi_}
+      case $engine in
+        fanyi_steps*) windows=(--device_steps "${engine#fanyi_steps}") ;;
+        fanyi_*) type=${engine#fanyi_} ;;
+      esac
       output=$("$engine_bin/fanyi-bench" --device cuda --model_dir "$model_dir" \
         --input "$data_dir/dev.tsv" --modes "$modes" --batch_size "$batch" \
-        --beam_size 4 --repeats 1 --compute_type "$type" "${limit[@]}" 2>&1) ;;
+        --beam_size 4 --repeats 1 --compute_type "$type" "${windows[@]}" \
+        "${limit[@]}" 2>&1) ;;
     ct2_*)
       output=$(python3 bench/ctranslate2_bench.py --device cuda \
         --compute_type "${engine#ct2_}" --ct2_model "$CT2_MODEL" \
@@ -179,12 +184,13 @@ versus() {
   local dump="$out_dir/versus_dump" runs="$out_dir/versus_runs.txt"
   local log="$out_dir/versus.log" engines=(fanyi) type round engine mode
   [[ -n ${BASE_BIN:-} ]] && engines+=(base)
-  engines+=(fanyi_float16 ct2_float32 ct2_float16)
-  # The ratios reported: fanyi float32 against each other engine, and fanyi
-  # float16 against CTranslate2's.
+  engines+=(fanyi_steps8 fanyi_float16 ct2_float32 ct2_float16)
+  # The ratios reported: fanyi float32 against each other engine, its greedy
+  # windows against CTranslate2's float32, and fanyi float16 against
+  # CTranslate2's.
   local pairs=() other
   for other in "${engines[@]:1}"; do pairs+=("fanyi:$other"); done
-  pairs+=(fanyi_float16:ct2_float16)
+  pairs+=(fanyi_steps8:ct2_float32 fanyi_float16:ct2_float16)
   : >"$runs"
   : >"$log"
   python3 -c 'import ctranslate2 as c; print("CTranslate2", c.__version__,
