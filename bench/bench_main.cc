@@ -52,11 +52,12 @@ ABSL_FLAG(bool, graph_dry_run, false,
           "each step run eagerly as a graph replays it (with --cpu_decoder "
           "libtorch on the CPU): how many steps a GPU would replay.");
 ABSL_FLAG(int64_t, device_steps, 0,
-          "On a GPU, greedy batches run this many steps between reads of "
-          "which sentences ended, choosing tokens on the device (0: read "
-          "at every step); sentences join and leave between such windows. "
-          "Ignored on the CPU (but in a --graph_dry_run). Not yet measured "
-          "on a GPU: docs/benchmarks.md.");
+          "On a GPU, batches of greedy sentences or of beam searches run up "
+          "to this many steps (at most 64) between reads, choosing tokens "
+          "and beams on the device (0: read at every step); sentences join "
+          "and leave between such windows. Ignored on the CPU (but in a "
+          "--graph_dry_run). Not yet "
+          "measured on a GPU: docs/benchmarks.md.");
 ABSL_FLAG(std::string, cpu_decoder, "packed",
           "The decoding step: packed (packed weights, fused kernels) or "
           "libtorch (the model's own step).");

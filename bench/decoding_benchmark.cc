@@ -88,8 +88,8 @@ std::unique_ptr<DecodingBenchmark> DecodingBenchmark::Load(
   if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
   if (options.repeats < 1) throw std::invalid_argument("repeats must be >= 1");
   if (options.workers < 1) throw std::invalid_argument("workers must be >= 1");
-  if (options.device_steps < 0) {
-    throw std::invalid_argument("device_steps must be >= 0");
+  if (options.device_steps < 0 || options.device_steps > 64) {
+    throw std::invalid_argument("device_steps must be between 0 and 64");
   }
   torch::set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();

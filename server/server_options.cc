@@ -54,8 +54,10 @@ void ServerOptions::Validate() const {
   if (threads < 0) {
     throw std::invalid_argument("threads must not be negative");
   }
-  if (device_steps < 0) {
-    throw std::invalid_argument("device_steps must not be negative");
+  if (device_steps < 0 || device_steps > 64) {
+    throw std::invalid_argument(
+        "device_steps must be between 0 and 64 (a window holds every "
+        "sentence in it until its end)");
   }
   if (workers < 0) {
     throw std::invalid_argument("workers must not be negative");

@@ -318,13 +318,15 @@ TEST_P(DeviceTest, ContinuousBatchingGivesTheCpusTokens) {
             << " continuous batching steps replayed from CUDA graphs\n";
 }
 
-// Greedy windows (DecodingOptions::device_steps), whose tokens and ends are
-// chosen on the device, give the tokens the CPU's host steps choose, with
-// sentences joining between windows; with CUDA graphs, the steps of a
-// window replay (its rows do not change).
-TEST_P(DeviceTest, GreedyWindowsGiveTheCpusTokens) {
+// Windows of steps (DecodingOptions::device_steps), whose greedy tokens and
+// ends, or beam candidates and row order, are chosen on the device, give the
+// tokens the CPU's host steps choose, with sentences joining between
+// windows; with CUDA graphs, the steps of a window replay (its rows do not
+// change).
+TEST_P(DeviceTest, WindowsGiveTheCpusTokens) {
   DecodingOptions limits;
   limits.max_length = 20;
+  int beam = 1;
   auto decode = [&](TransformerImpl& model, int64_t device_steps) {
     c10::InferenceMode inference;
     limits.device_steps = device_steps;
@@ -337,27 +339,29 @@ TEST_P(DeviceTest, GreedyWindowsGiveTheCpusTokens) {
       }
     };
     for (int64_t wave = 0; wave < 6; ++wave) {
-      decoder.Add({{{5 + wave, 6, 7}, 1}, {{8, 9 + wave}, 1}});
+      decoder.Add({{{5 + wave, 6, 7}, beam}, {{8, 9 + wave}, beam}});
       step();
     }
     while (decoder.active() > 0) step();
     if (const StepGraphs* graphs = decoder.graphs()) {
       EXPECT_EQ(graphs->failure(), "");
       if (device().is_cuda()) EXPECT_GT(graphs->replays(), 0);
-      std::cout << GetParam() << ": windows of " << device_steps << ", "
-                << graphs->replays() << " of " << graphs->steps()
-                << " steps replayed\n";
+      std::cout << GetParam() << ": beam " << beam << ", windows of "
+                << device_steps << ", " << graphs->replays() << " of "
+                << graphs->steps() << " steps replayed\n";
     }
     return translations;
   };
   Transformer on_cpu = testing_util::RandomTinyModel(34);
   Transformer on_device = testing_util::RandomTinyModel(34);
   on_device->to(device());
-  const auto expected = decode(*on_cpu, 0);
-  EXPECT_EQ(expected.size(), 12u);
-  for (const int64_t device_steps : {1, 8}) {
-    EXPECT_EQ(decode(*on_device, device_steps), expected)
-        << "windows of " << device_steps;
+  for (beam = 1; beam <= 4; beam += 3) {
+    const auto expected = decode(*on_cpu, 0);
+    EXPECT_EQ(expected.size(), 12u);
+    for (const int64_t device_steps : {1, 8}) {
+      EXPECT_EQ(decode(*on_device, device_steps), expected)
+          << "beam " << beam << ", windows of " << device_steps;
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -156,6 +157,45 @@ TEST(StepGraphsTest, RowsLeavingKeepTheKeyWithinAPowerOfTwo) {
   EXPECT_EQ(graphs.captures(), expected_captures);
   EXPECT_EQ(graphs.replays(), expected_replays);
   EXPECT_GT(graphs.replays() - first_replays, first_replays);
+}
+
+// A source that overflows (an embedding of inf, as half precision can
+// reach on hostile input) puts no NaN in the caches: the sentences decoded
+// after it, in the same batch and in the next one, whose graph steps read
+// its entries under their masks, translate as they do in a plain step.
+TEST(StepGraphsTest, AnOverflowingSourceSpoilsNoLaterSentence) {
+  Transformer model = testing_util::RandomTinyModel(31);
+  {
+    torch::NoGradGuard no_grad;
+    model->named_parameters()["source_embedding.weight"][22].fill_(
+        std::numeric_limits<double>::infinity());
+  }
+  auto decode = [&](bool dry_run) {
+    DecodingOptions options;
+    options.max_length = 12;
+    options.graph_dry_run = dry_run;
+    ContinuousDecoder decoder(*model, options);
+    std::map<int64_t, std::vector<int64_t>> translations;
+    auto finish = [&] {
+      while (decoder.active() > 0) {
+        for (auto& done : decoder.Step()) {
+          translations[done.handle] = std::move(done.target_ids);
+        }
+      }
+    };
+    // The poisoned source, longest, leaves first; then a new batch.
+    decoder.Add({{{22, 22, 22, 22, 22, 22, 22, 22, 22}, 1}, {{5, 6}, 1}});
+    decoder.Step();
+    decoder.Add({{{7, 8, 9}, 1}});
+    finish();
+    decoder.Add({{{10, 11}, 1}, {{12, 13, 14, 15}, 1}});
+    finish();
+    translations.erase(0);  // The poisoned sentence's own.
+    return translations;
+  };
+  const auto plain = decode(false);
+  EXPECT_EQ(plain.size(), 4u);
+  EXPECT_EQ(decode(true), plain);
 }
 
 }  // namespace

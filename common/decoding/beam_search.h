@@ -81,6 +81,10 @@ class SentenceSearch {
                                  int64_t count, int64_t vocab,
                                  const int32_t* positions = nullptr);
 
+  // Whether the next Advance is the first after forced tokens (where only
+  // the best candidate may end).
+  bool first_after_forced() const { return after_forced_; }
+
   // True once no live beam can beat the best finished hypotheses (with
   // stops_early: once beam_size hypotheses finished), or the length limit
   // is reached; Advance must not be called again.

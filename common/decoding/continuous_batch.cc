@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/decoding/beam_candidates.h"
+#include "common/decoding/beam_window.h"
 #include "common/decoding/greedy_window.h"
 #include "common/text/vocabulary.h"
 
@@ -226,21 +227,7 @@ void ContinuousBatch::PlanBeams(const torch::Tensor& logits,
         top.totals.data() + s * top.count, top.indices.data() + s * top.count,
         top.count, vocab, sentence.align ? positions.data() : nullptr);
     if (sentence.search->done()) {
-      std::vector<Hypothesis> best =
-          sentence.search->Best(1 + sentence.alternatives);
-      FinishedSentence done{sentence.handle, std::move(best.front().ids)};
-      done.log_probability = best.front().log_probability;
-      done.scored_tokens = best.front().scored_tokens;
-      done.source_positions = std::move(best.front().source_positions);
-      for (std::size_t k = 1; k < best.size(); ++k) {
-        done.alternatives.push_back(std::move(best[k].ids));
-        if (sentence.align) {
-          done.alternative_positions.push_back(
-              std::move(best[k].source_positions));
-        }
-      }
-      finished.push_back(Forced(sentence, std::move(done)));
-      for (int64_t row : sentence.rows) plan.leaving[row] = 1;
+      EndSearch(sentence, plan, finished);
       continue;
     }
     for (int64_t b = 0; b < beam; ++b) {
@@ -297,6 +284,86 @@ void ContinuousBatch::StepGreedyWindow(
   Apply(plan);
 }
 
+void ContinuousBatch::EndSearch(Sentence& sentence, StepPlan& plan,
+                                std::vector<FinishedSentence>& finished) {
+  std::vector<Hypothesis> best =
+      sentence.search->Best(1 + sentence.alternatives);
+  FinishedSentence done{sentence.handle, std::move(best.front().ids)};
+  done.log_probability = best.front().log_probability;
+  done.scored_tokens = best.front().scored_tokens;
+  done.source_positions = std::move(best.front().source_positions);
+  for (std::size_t k = 1; k < best.size(); ++k) {
+    done.alternatives.push_back(std::move(best[k].ids));
+    if (sentence.align) {
+      done.alternative_positions.push_back(std::move(best[k].source_positions));
+    }
+  }
+  finished.push_back(Forced(sentence, std::move(done)));
+  for (int64_t row : sentence.rows) plan.leaving[row] = 1;
+}
+
+int64_t ContinuousBatch::BeamOnly() const {
+  if (aligned_sentences > 0 || rows.empty() ||
+      beam_sentences != static_cast<int64_t>(sentences.size())) {
+    return 0;
+  }
+  const int64_t beam = rows.front().sentence->beam;
+  for (const auto& [handle, sentence] : sentences) {
+    if (sentence.beam != beam ||
+        static_cast<int64_t>(sentence.rows.size()) != beam ||
+        sentence.no_repeat_ngram > 0 ||
+        sentence.forced_fed < sentence.forced.size() ||
+        sentence.search->first_after_forced() || sentence.search->done()) {
+      return 0;
+    }
+  }
+  return beam;
+}
+
+void ContinuousBatch::StepBeamWindow(int64_t beam,
+                                     std::vector<FinishedSentence>& finished) {
+  BeamWindowStart start;
+  start.beam = beam;
+  start.min_length = options.min_length;
+  std::vector<Sentence*> searched;
+  for (auto& [handle, sentence] : sentences) {
+    searched.push_back(&sentence);
+    start.rows.push_back(sentence.rows);
+    start.scores.push_back(sentence.search->beam_scores());
+    // The live beams' tokens (a dead beam's prefix is empty).
+    size_t length = 0;
+    for (int64_t b = 0; b < beam; ++b) {
+      length = std::max(length, sentence.search->prefix(b).size());
+    }
+    start.lengths.push_back(static_cast<int64_t>(length));
+    start.limits.push_back(sentence.limit);
+  }
+  for (const Row& row : rows) start.last_tokens.push_back(row.last_token);
+  const BeamWindow window =
+      RunBeamWindow(model, state, graphs.get(), start,
+                    BeamWindowSteps(start, options.device_steps));
+  StepPlan plan(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    plan.next_token[r] = rows[r].last_token;
+  }
+  for (size_t s = 0; s < searched.size(); ++s) {
+    Sentence& sentence = *searched[s];
+    SentenceSearch& search = *sentence.search;
+    for (int64_t step = 0; step < window.steps && !search.done(); ++step) {
+      const std::vector<SentenceSearch::Extension> extensions =
+          search.Advance(window.totals[step].data() + s * window.count,
+                         window.indices[step].data() + s * window.count,
+                         window.count, window.vocab);
+      // The device moved beam b's row to where it extends from, as here.
+      for (int64_t b = 0; b < beam; ++b) {
+        plan.next_token[sentence.rows[b]] = extensions[b].token;
+      }
+    }
+    if (search.done()) EndSearch(sentence, plan, finished);
+  }
+  Apply(plan);
+}
+
 void ContinuousBatch::Apply(StepPlan& plan) {
   const size_t before = rows.size();
   for (size_t i = 0; i < before; ++i) rows[i].last_token = plan.next_token[i];
@@ -322,7 +389,8 @@ void ContinuousBatch::Apply(StepPlan& plan) {
   if (rows.empty()) {
     // With graphs, the next batch is written into the same caches, so that
     // their graphs replay for it; otherwise the caches' memory goes.
-    if (graphs != nullptr && !state.layers.empty()) {
+    if (graphs != nullptr && graphs->failure().empty() &&
+        !state.layers.empty()) {
       state.DropRows();
     } else {
       state = DecoderState();

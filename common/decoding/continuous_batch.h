@@ -117,9 +117,22 @@ struct ContinuousBatch {
   // Runs a window of at most options.device_steps greedy steps over every
   // row (RunGreedyWindow); the sentences that ended in it leave.
   void StepGreedyWindow(std::vector<FinishedSentence>& finished);
+  // The beam size when every row can search on the device for a window of
+  // steps (RunBeamWindow): beam searches of one beam size only, each past
+  // its first step and its forced tokens, none with banned n-grams or
+  // alignments; 0 otherwise.
+  int64_t BeamOnly() const;
+  // Runs a window of at most options.device_steps beam search steps over
+  // every row (RunBeamWindow) of searches of `beam`, and hands each step's
+  // candidates to the searches; the sentences whose search ended leave.
+  void StepBeamWindow(int64_t beam, std::vector<FinishedSentence>& finished);
   // Moves the kept rows into place (rows and state) and points each
   // sentence at its rows again.
   void Apply(StepPlan& plan);
+  // `sentence`, whose search is done: its best hypotheses join `finished`
+  // and its rows leave in `plan`.
+  void EndSearch(Sentence& sentence, StepPlan& plan,
+                 std::vector<FinishedSentence>& finished);
   // Forgets sentences with no rows left.
   void Forget(const std::vector<int64_t>& handles);
   // After a step that gave alignments: row_positions for the rows of

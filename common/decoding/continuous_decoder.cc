@@ -104,8 +104,15 @@ std::vector<ContinuousDecoder::Finished> ContinuousDecoder::Step() {
   std::vector<ContinuousBatch::Row>& rows = batch_->rows;
   if (rows.empty()) return finished;
   c10::InferenceMode inference;
-  if (batch_->options.device_steps > 0 && batch_->GreedyOnly()) {
-    batch_->StepGreedyWindow(finished);
+  // A window of steps on the device, when every row can take one.
+  const int64_t beam =
+      batch_->options.device_steps > 0 ? batch_->BeamOnly() : 0;
+  if (beam > 0 || (batch_->options.device_steps > 0 && batch_->GreedyOnly())) {
+    if (beam > 0) {
+      batch_->StepBeamWindow(beam, finished);
+    } else {
+      batch_->StepGreedyWindow(finished);
+    }
     std::vector<int64_t> ended;
     for (const Finished& sentence : finished) ended.push_back(sentence.handle);
     batch_->Forget(ended);

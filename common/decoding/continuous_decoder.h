@@ -65,7 +65,8 @@ class ContinuousDecoder {
   using Finished = FinishedSentence;
 
   // Runs one decoding step for every row in the batch (a window of up to
-  // DecodingOptions::device_steps steps when every row is greedy); returns
+  // DecodingOptions::device_steps steps when every row is greedy, or every
+  // row a beam search of one size past its first step); returns
   // the sentences that ended in it (</s>, a finished search or their length
   // limit), whose rows leave the batch. When it throws, the batch's state is
   // unknown: call Clear() before decoding again.

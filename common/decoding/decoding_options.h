@@ -40,13 +40,14 @@ struct DecodingOptions {
   // graph replays (fanyi-bench --graph_dry_run, the tests). The model's own
   // LibTorch step only: a CPU kernel's step has no graphs.
   bool graph_dry_run = false;
-  // Greedy batches: steps run on the model's device between reads of which
-  // rows ended (RunGreedyWindow), so that the host does not wait on a GPU
-  // at every step; sentences join and leave between such windows. 0: every
-  // step's tokens are chosen on the host, the CPU's way (a read costs
-  // nothing there, and a row that ends early in a window would step on for
-  // nothing). Batches with beam searches, forced prefixes, banned n-grams
-  // or alignments step on the host either way.
+  // Steps run on the model's device between reads, for batches of greedy
+  // sentences (RunGreedyWindow) or of beam searches of one beam size
+  // (RunBeamWindow), so that the host does not wait on a GPU at every step;
+  // sentences join and leave between such windows. 0: every step's choices
+  // are made on the host, the CPU's way (a read costs nothing there, and a
+  // sentence that ends early in a window would step on for nothing). Mixed
+  // batches, forced prefixes, banned n-grams and alignments step on the host
+  // either way.
   int64_t device_steps = 0;
 };
 

@@ -58,6 +58,12 @@ void DecoderLayerImpl::StartDecoding(
   std::tie(cache->memory_keys, cache->memory_values) =
       projected.first.defined() ? std::move(projected)
                                 : cross_attention_->ProjectKeysValues(memory);
+  // Caches hold finite values only: a CUDA graph's step reads entries of
+  // sources and rows long gone under its masks (weight 0, and 0 · NaN is
+  // NaN), so a source that overflowed (half precision, hostile input) must
+  // not reach the requests after it.
+  cache->memory_keys.nan_to_num_();
+  cache->memory_values.nan_to_num_();
   std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
   shape[0] = rows;
   shape[2] = capacity;  // [rows, heads, capacity, d_k]
@@ -79,10 +85,11 @@ torch::Tensor DecoderLayerImpl::Step(
       pre_norm_, self_attention_norm_, x, [&](const torch::Tensor& in) {
         // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
         QueryKeysValues projected = self_attention_->ProjectSelf(in);
+        // Finite, as StartDecoding's.
         cache->key_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.keys);
+            .index_copy_(2, column, projected.keys.nan_to_num());
         cache->value_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.values);
+            .index_copy_(2, column, projected.values.nan_to_num());
         const int64_t columns = self_bias.size(3);
         // [cache_rows, heads, columns, d_k], read through self_rows
         torch::Tensor keys =

@@ -169,10 +169,23 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
   if (rows > 0) DropUnusedColumns(*this);
 }
 
+void DecoderState::PermuteRows(const torch::Tensor& order) {
+  for (torch::Tensor* per_row : {&source_bias, &self_bias_storage, &positions,
+                                 &self_rows, &memory_rows}) {
+    *per_row = per_row->index_select(0, order);
+  }
+}
+
 void DecoderState::DropRows() {
   ReorderRows({});
   first_column = 0;
   end_column = 0;
+  // No source is left: the next rows' sources set the width, not the old.
+  source_bias = source_bias.narrow(3, 0, 0);
+  for (DecoderLayerCache& layer : layers) {
+    layer.memory_keys = layer.memory_keys.narrow(2, 0, 0);
+    layer.memory_values = layer.memory_values.narrow(2, 0, 0);
+  }
   alignment = torch::Tensor();
 }
 

@@ -108,6 +108,14 @@ struct DecoderState {
   // Throws std::invalid_argument for a row outside the batch.
   void ReorderRows(const std::vector<int64_t>& order);
 
+  // Makes row i the former row order[i] for every row, `order` a [batch]
+  // int64 tensor on the state's device, read nowhere else: no wait on the
+  // device. Only the per-row tensors move, not the host records
+  // (row_first_columns, row_source_lengths), so each row must take a row
+  // whose records equal its own (the beams of one search share theirs),
+  // and no column is dropped.
+  void PermuteRows(const torch::Tensor& order);
+
   // Drops every row but keeps the caches (their addresses, cache rows and
   // capacities) and forgets their columns: rows that join next are written
   // into them without a copy (Append finds room), and a CUDA graph's key

@@ -124,7 +124,7 @@ torch::Tensor TransformerImpl::DecodeStep(const torch::Tensor& last_tokens,
       state->self_rows,   state->memory_rows,
       state->source_bias, first_index};
   torch::Tensor logits;  // [batch, target_vocab]
-  if (graphs != nullptr && !state->wants_alignment) {
+  if (graphs != nullptr && !state->wants_alignment && state->batch_size() > 0) {
     // A graph replays on any later step with the same key: the caches'
     // layout and the inputs' shapes. So it attends to every column of the
     // storages (those before the first in use and past this step's are
