@@ -5,7 +5,7 @@
 # binaries twice (docs/deploy.md gives its time).
 #
 #   scripts/image-test.sh          # the cpu images
-#   scripts/image-test.sh --gpu    # the gpu images, on a host with a GPU
+#   scripts/image-test.sh --gpu    # the gpu images, on the GPU if podman can give one
 #
 # The trainer image trains for a minute into a host folder, the server image
 # serves that checkpoint. Then, for the cpu images, plays deploy/overlays/cpu
@@ -16,11 +16,12 @@
 # Run as root on a Debian 12 host. Installs podman, runc and mmdebstrap;
 # where no image registry can be reached, makes the Debian base images the
 # Dockerfiles name (debian:bookworm, debian:bookworm-slim) from the Debian
-# archive with mmdebstrap. --gpu needs NVIDIA's CUDA images (pulled, or
-# loaded with `podman load`) and the NVIDIA Container Toolkit's CDI
-# specification, which gives containers the GPU (`--device
-# nvidia.com/gpu=all`). WORK_DIR (a new temporary directory) holds what the
-# checks write.
+# archive with mmdebstrap; the gpu images build on the same bases. With
+# --gpu, the containers get the GPU where the NVIDIA Container Toolkit's CDI
+# specification gives it (`--device nvidia.com/gpu=all`), and must run on
+# it; on a host without a GPU the same checks run on the CPU, where the
+# server must say that it serves on the CPU. WORK_DIR (a new temporary
+# directory) holds what the checks write.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -97,55 +98,67 @@ step "base images"
 have_image() {
   podman image exists "$1" || timeout 600 podman pull -q "$1" >/dev/null 2>&1
 }
+# Debian's own images when a registry answers; otherwise the same release
+# made from the archive as the official images are: minbase (their package
+# set), /usr merged by mmdebstrap's hook rather than the usrmerge package
+# (which brings Perl), apt keeping no package caches, and for slim no
+# documentation, manuals or translations but the copyright files.
+for tag in bookworm bookworm-slim; do
+  image="docker.io/library/debian:$tag"
+  if have_image "$image"; then
+    continue
+  fi
+  echo "  no registry: $image made from the Debian archive (mmdebstrap)"
+  options=(--variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+    --aptopt='Dir::Cache::pkgcache ""' --aptopt='Dir::Cache::srcpkgcache ""')
+  if [ "$tag" = bookworm-slim ]; then
+    for folder in doc groff info linda lintian/overrides locale man; do
+      options+=(--dpkgopt="path-exclude=/usr/share/$folder/*")
+    done
+    options+=(--dpkgopt='path-include=/usr/share/doc/*/copyright')
+  fi
+  log="$work_dir/mmdebstrap-$tag.log"
+  mmdebstrap --quiet "${options[@]}" --format=tar bookworm - 2>"$log" |
+    podman import --quiet - "$image" >/dev/null ||
+    { tail "$log" >&2; fail "making $image with mmdebstrap"; }
+done
+podman run --rm docker.io/library/debian:bookworm true ||
+  fail "podman cannot run a container with $conf"
+
+# The device the server must report: the GPU where podman gives containers
+# one, else the CPU.
 run_args=()
-if [ "$target" = cpu ]; then
-  # Debian's own images when a registry answers; otherwise the same release
-  # made from the archive as the official images are: minbase (their package
-  # set), /usr merged by mmdebstrap's hook rather than the usrmerge package
-  # (which brings Perl), apt keeping no package caches, and for slim no
-  # documentation, manuals or translations but the copyright files.
-  for tag in bookworm bookworm-slim; do
-    image="docker.io/library/debian:$tag"
-    if have_image "$image"; then
-      continue
-    fi
-    echo "  no registry: $image made from the Debian archive (mmdebstrap)"
-    options=(--variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
-      --aptopt='Dir::Cache::pkgcache ""' --aptopt='Dir::Cache::srcpkgcache ""')
-    if [ "$tag" = bookworm-slim ]; then
-      for folder in doc groff info linda lintian/overrides locale man; do
-        options+=(--dpkgopt="path-exclude=/usr/share/$folder/*")
-      done
-      options+=(--dpkgopt='path-include=/usr/share/doc/*/copyright')
-    fi
-    log="$work_dir/mmdebstrap-$tag.log"
-    mmdebstrap --quiet "${options[@]}" --format=tar bookworm - 2>"$log" |
-      podman import --quiet - "$image" >/dev/null ||
-      { tail "$log" >&2; fail "making $image with mmdebstrap"; }
-  done
-  podman run --rm docker.io/library/debian:bookworm true ||
-    fail "podman cannot run a container with $conf"
-else
-  # The CUDA images the Dockerfiles name (their ARG defaults).
-  cuda=$(sed -n 's/^ARG CUDA_VERSION=//p' docker/server.Dockerfile)
-  ubuntu=$(sed -n 's/^ARG UBUNTU_VERSION=//p' docker/server.Dockerfile)
-  for flavour in cudnn-devel base; do
-    image="docker.io/nvidia/cuda:$cuda-$flavour-ubuntu$ubuntu"
-    have_image "$image" ||
-      fail "$image is not here and could not be pulled: pull it, or load it (podman load -i FILE)"
-  done
-  run_args=(--device nvidia.com/gpu=all)
-  podman run --rm "${run_args[@]}" "$image" nvidia-smi -L ||
-    fail "podman cannot give a container the GPU: install the NVIDIA Container Toolkit and write its CDI specification (nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
+device=cpu
+if [ "$target" = gpu ]; then
+  step "the GPU"
+  gpu=(--device nvidia.com/gpu=all)
+  if podman run --rm "${gpu[@]}" docker.io/library/debian:bookworm \
+    nvidia-smi -L >"$work_dir/gpu.log" 2>&1; then
+    run_args=("${gpu[@]}")
+    device=cuda
+    sed 's/^/  containers get /' "$work_dir/gpu.log"
+  elif nvidia-smi -L >/dev/null 2>&1; then
+    fail "this host has a GPU, but podman cannot give it to a container: install the NVIDIA Container Toolkit and write its CDI specification (nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"
+  else
+    echo "  no GPU on this host: the gpu images are checked on the CPU"
+  fi
 fi
 
+# The gpu images' build installs wheels with pip, which trusts its own
+# copy of the certificate authorities, not the system's. Where the host
+# trusts one more (a proxy that inspects TLS), pip in the build must too:
+# the Dockerfiles take the host's bundle as an optional build secret.
+build_args=()
+if [ "$target" = gpu ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  build_args+=(--secret "id=ca-certificates,src=/etc/ssl/certs/ca-certificates.crt")
+fi
 # --format docker: the OCI format has no SHELL or HEALTHCHECK, which the
 # Dockerfiles use.
 build() {
   local dockerfile=$1 tag=$2 started
   started=$(date +%s)
   podman build --format docker --target "$target" -f "docker/$dockerfile" \
-    -t "$tag" . >"$work_dir/build-$tag.log" 2>&1 ||
+    "${build_args[@]}" -t "$tag" . >"$work_dir/build-$tag.log" 2>&1 ||
     { tail -30 "$work_dir/build-$tag.log" >&2; fail "building $tag"; }
   echo "  $tag: built in $(($(date +%s) - started)) s," \
     "$(podman image inspect --format '{{.Size}}' "$tag" |
@@ -162,6 +175,22 @@ for image in "$server_image" "$trainer_image"; do
     fail "$image runs as $identity, not the user and group fanyi (10001)"
 done
 echo "  both run as uid=10001(fanyi) gid=10001(fanyi)"
+if [ "$target" = gpu ]; then
+  # As far as a host without a GPU can check that the binaries find CUDA:
+  # the loader finds LibTorch's CUDA library and the CUDA runtime, cuBLAS
+  # and cuDNN it needs (the driver's libcuda comes with the GPU).
+  for image in "$server_image" "$trainer_image"; do
+    program=fanyi-server
+    [ "$image" = "$trainer_image" ] && program=fanyi-train
+    libraries=$(podman run --rm --entrypoint ldd "$image" \
+      "/usr/local/bin/$program" 2>>"$work_dir/podman.log")
+    for library in libtorch_cuda libcudart libcublas libcudnn; do
+      grep -Eq "^\s*$library\.so[.0-9]* => /" <<<"$libraries" ||
+        fail "$program in $image does not find $library"
+    done
+  done
+  echo "  fanyi-server and fanyi-train find libtorch_cuda, CUDA's runtime, cuBLAS and cuDNN"
+fi
 
 data_dir=../shared/data/en-zh
 [ -f "$data_dir/train_mini.tsv" ] || data_dir=$(bash scripts/get-data.sh)
@@ -250,6 +279,17 @@ podman run -d --name "$server" --read-only --tmpfs /tmp "${run_args[@]}" \
 wait_serving "$server" podman healthcheck run "$server"
 healthy=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
 echo "  SERVING (image health check) ${healthy} s after podman run"
+# What it says of its device, in its own words (and LibTorch's, whose
+# warnings start with [W).
+podman logs "$server" >"$work_dir/server.log" 2>&1
+grep -q " on $device" "$work_dir/server.log" ||
+  { cat "$work_dir/server.log" >&2; fail "the server's log does not say it serves on $device"; }
+if [ "$target" = gpu ] && [ "$device" = cpu ]; then
+  grep -q "no CUDA device is visible" "$work_dir/server.log" ||
+    { cat "$work_dir/server.log" >&2; fail "the gpu image's server does not say that it sees no GPU"; }
+fi
+grep -E "^fanyi-server: listening|^\[W|CUDA|GPU" "$work_dir/server.log" |
+  sed 's/^/  log: /'
 
 translation=$(client --server "127.0.0.1:$grpc_port" "I love you.") ||
   fail "fanyi-client through the published port"
@@ -276,11 +316,9 @@ metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
   fail "scraping /metrics"
 grep -q '^fanyi_requests_total{code="OK",method="Translate",model="en-zh"} 1' <<<"$metrics" ||
   fail "/metrics does not count the translation"
-if [ "$target" = gpu ]; then
-  grep -q '^fanyi_model_info{.*device="cuda' <<<"$metrics" ||
-    fail "the server does not run on CUDA: $(grep '^fanyi_model_info' <<<"$metrics")"
-fi
-echo "  /metrics: $(grep -c '^fanyi_' <<<"$metrics") fanyi_ samples"
+grep -q "^fanyi_model_info{.*device=\"$device" <<<"$metrics" ||
+  fail "the server does not run on $device: $(grep '^fanyi_model_info' <<<"$metrics")"
+echo "  /metrics: $(grep -c '^fanyi_' <<<"$metrics") fanyi_ samples, model on $device"
 user=$(podman top "$server" huser user 2>>"$work_dir/podman.log" |
   awk 'NR == 2 {print $1 ":" $2}')
 [ "$user" = "10001:fanyi" ] || fail "the server runs as $user, not 10001:fanyi"

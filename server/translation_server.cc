@@ -85,6 +85,17 @@ void TranslationServer::LoadModels(const ServerOptions& options) {
   // (docs/benchmarks.md). A GPU runs one worker; its threads only feed it.
   const int threads = options.threads > 0 ? options.threads : CoresGiven();
   const bool on_gpu = ResolveDevice(options.device).is_cuda();
+  if (options.device == "auto" && !on_gpu) {
+    // An operator who gave the container a GPU learns here that it is not
+    // used (no device visible, or a build without CUDA).
+    const std::string line =
+        "--device=auto: no CUDA device is visible, decoding on the CPU";
+    if (options.log) {
+      options.log(line);
+    } else {
+      std::cerr << "fanyi-server: " << line << std::endl;
+    }
+  }
   workers_ = options.workers > 0 ? options.workers : (on_gpu ? 1 : threads);
   threads_per_worker_ = std::max(1, threads / workers_);
   ModelSettings settings =

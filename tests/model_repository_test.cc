@@ -9,6 +9,7 @@
 #include "server/model_repository.h"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <atomic>
 #include <cctype>
@@ -162,8 +163,8 @@ class ModelRepositoryTest : public ::testing::Test {
     return true;
   }
 
-  // `cache_bytes`: ServerOptions::cache_bytes.
-  void StartServer(int64_t cache_bytes = 0) {
+  // `cache_bytes`, `device`: ServerOptions'.
+  void StartServer(int64_t cache_bytes = 0, const std::string& device = "cpu") {
     ServerOptions options;
     options.cache_bytes = cache_bytes;
     options.model_repository = repository_;
@@ -179,7 +180,7 @@ class ModelRepositoryTest : public ::testing::Test {
     options.metrics_listen = "127.0.0.1:0";
     options.http_listen = "127.0.0.1:0";
     options.threads = 1;
-    options.device = "cpu";
+    options.device = device;
     server_ = TranslationServer::Start(options);
     channel_ =
         grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->grpc_port()),
@@ -604,6 +605,19 @@ TEST_F(ModelRepositoryTest, StartUpServesTheHighestVersionThatLoads) {
   ASSERT_TRUE(WaitForLog({"model en-zh version 2 serving"})) << LogText();
   ASSERT_TRUE(Translate(pair.source, "en", "zh", &response).ok());
   EXPECT_EQ(response.model().version(), 2);
+}
+
+// --device=auto on a machine without a GPU decodes on the CPU and says why,
+// so that an operator who gave the container a GPU learns it is not used.
+TEST_F(ModelRepositoryTest, AutoWithoutAGpuSaysItDecodesOnTheCpu) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is visible";
+  StartServer(0, "auto");
+  EXPECT_TRUE(Logged(
+      {"--device=auto", "no CUDA device is visible", "decoding on the CPU"}))
+      << LogText();
+  v1::TranslateResponse response;
+  EXPECT_TRUE(
+      Translate(TrainedModels().pairs[4].source, "en", "zh", &response).ok());
 }
 
 // argos-translate's packages folder is a repository too: a package (one

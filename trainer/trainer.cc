@@ -33,6 +33,9 @@ TrainingResult Trainer::Run(std::ostream& log) {
                                               : CoresGiven());
   torch::manual_seed(options_.seed);
   run.device = ResolveDevice(options_.device);
+  if (options_.device == "auto" && run.device.is_cpu()) {
+    log << "--device=auto: no CUDA device is visible, training on the CPU\n";
+  }
   if (options_.rendezvous.world_size > 1) {
     run.group = std::make_unique<DataParallel>(
         options_.rendezvous, run.device,
