@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -143,6 +144,41 @@ TEST(BeamWindowTest, WindowsSearchAsTheHostSearches) {
       }
     }
   }
+}
+
+// A search whose beams all died (only </s> can follow, and the endings
+// went to finished hypotheses) runs on to its limit: a window counts its
+// steps from the search's own, not from its dead beams' empty prefixes, and
+// stays within the position table, ending it as the host does.
+TEST(BeamWindowTest, SearchesWithEveryBeamDeadStopAtTheirLimit) {
+  Transformer model = EndingModel(5, 0.0);
+  {
+    torch::NoGradGuard no_grad;
+    torch::Tensor bias = model->named_parameters()["generator.bias"];
+    bias.fill_(-std::numeric_limits<double>::infinity());
+    bias[Vocabulary::kEosId] = 0.0;
+  }
+  DecodingOptions options;
+  options.max_length = 63;  // The position table's last.
+  options.length_ratio = 10;
+  auto decode = [&](int64_t device_steps) {
+    options.device_steps = device_steps;
+    ContinuousDecoder decoder(*model, options);
+    EncodedSource source{kSources[3], 4};
+    source.target_prefix = std::vector<int64_t>(50, 9);
+    decoder.Add({source});
+    std::vector<ContinuousDecoder::Finished> done;
+    while (decoder.active() > 0) {
+      for (auto& sentence : decoder.Step()) done.push_back(std::move(sentence));
+    }
+    return done;
+  };
+  const auto expected = decode(0);
+  ASSERT_EQ(expected.size(), 1u);
+  const auto got = decode(64);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.front().target_ids, expected.front().target_ids);
+  EXPECT_EQ(got.front().scored_tokens, expected.front().scored_tokens);
 }
 
 // A window refuses a start that does not hold every row once, and steps

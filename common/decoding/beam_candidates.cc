@@ -3,6 +3,7 @@
 #include <ATen/ops/argmax.h>
 #include <ATen/ops/log_softmax.h>
 #include <ATen/ops/logsumexp.h>
+#include <ATen/ops/sort.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/topk.h>
@@ -151,6 +152,17 @@ void TopOnCpu(const torch::Tensor& logits, const std::vector<int64_t>& rows,
 
 }  // namespace
 
+std::pair<torch::Tensor, torch::Tensor> TopInIndexOrder(
+    const torch::Tensor& totals, int64_t count) {
+  auto [top, indices] = at::topk(totals, count, -1);
+  // By index, then stably by total: [rows, count] each.
+  auto [by_index, index_order] = at::sort(indices, -1);
+  auto [sorted, total_order] = at::sort(top.gather(-1, index_order),
+                                        /*stable=*/true, /*dim=*/-1,
+                                        /*descending=*/true);
+  return {sorted, by_index.gather(-1, total_order)};
+}
+
 BeamCandidates TopBeamCandidates(const torch::Tensor& logits,
                                  const std::vector<int64_t>& rows,
                                  const std::vector<double>& beam_scores,
@@ -187,7 +199,7 @@ BeamCandidates TopBeamCandidates(const torch::Tensor& logits,
       at::tensor(beam_scores, at::kDouble).to(log_probs.options());
   const torch::Tensor totals =
       (log_probs + previous.unsqueeze(1)).view({sentences, beam_rows * vocab});
-  auto [top_totals, top_indices] = at::topk(totals, candidates.count, -1);
+  auto [top_totals, top_indices] = TopInIndexOrder(totals, candidates.count);
   top_totals = top_totals.to(at::kCPU, at::kDouble).contiguous();
   top_indices = top_indices.to(at::kCPU).contiguous();
   std::copy_n(top_totals.data_ptr<double>(), candidates.totals.size(),

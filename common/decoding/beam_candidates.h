@@ -4,6 +4,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace fanyi {
@@ -36,6 +37,14 @@ BeamCandidates TopBeamCandidates(const torch::Tensor& logits,
                                  const std::vector<int64_t>& rows,
                                  const std::vector<double>& beam_scores,
                                  int64_t beam, int64_t beam_rows = 0);
+
+// The best `count` of each row of `totals` [rows, n], best first, with
+// their indices: at::topk, with equal totals among them put in index order
+// as TopOnCpu has them (at::topk leaves their order unspecified; a tie at
+// the cut itself is still topk's to break). Both of [rows, count], on
+// `totals`' device.
+std::pair<torch::Tensor, torch::Tensor> TopInIndexOrder(
+    const torch::Tensor& totals, int64_t count);
 
 // A greedy row's next token: the best of its row, with its log-probability.
 struct BestToken {

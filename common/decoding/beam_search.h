@@ -81,6 +81,8 @@ class SentenceSearch {
                                  int64_t count, int64_t vocab,
                                  const int32_t* positions = nullptr);
 
+  // Tokens each live beam holds: the forced ones and one per Advance.
+  int64_t steps() const { return steps_; }
   // Whether the next Advance is the first after forced tokens (where only
   // the best candidate may end).
   bool first_after_forced() const { return after_forced_; }

@@ -5,7 +5,6 @@
 #include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/log_softmax.h>
-#include <ATen/ops/sort.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/topk.h>
 #include <ATen/ops/zeros.h>
@@ -16,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/decoding/beam_candidates.h"
 #include "common/model/decoder_state.h"
 #include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
@@ -123,15 +123,8 @@ BeamWindow RunBeamWindow(TransformerImpl& model, DecoderState& state,
     const torch::Tensor continuations =
         (log_probs + scores.view({-1}).to(log_probs.scalar_type()).unsqueeze(1))
             .view({sentences, beam * vocab});
-    auto [top, top_indices] = at::topk(continuations, count, -1);
-    // Equal totals in index order, as TopOnCpu has them: by index, then
-    // stably by total.
-    auto [by_index, index_order] = at::sort(top_indices, -1);
-    top = top.gather(-1, index_order);
-    auto [sorted, total_order] =
-        at::sort(top, /*stable=*/true, /*dim=*/-1, /*descending=*/true);
-    const torch::Tensor indices = by_index.gather(-1, total_order);
-    const torch::Tensor totals = sorted.to(at::kDouble);
+    auto [top, indices] = TopInIndexOrder(continuations, count);
+    const torch::Tensor totals = top.to(at::kDouble);
     totals_record.select(0, step).copy_(totals);
     indices_record.select(0, step).copy_(indices);
 

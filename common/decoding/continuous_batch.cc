@@ -330,12 +330,8 @@ void ContinuousBatch::StepBeamWindow(int64_t beam,
     searched.push_back(&sentence);
     start.rows.push_back(sentence.rows);
     start.scores.push_back(sentence.search->beam_scores());
-    // The live beams' tokens (a dead beam's prefix is empty).
-    size_t length = 0;
-    for (int64_t b = 0; b < beam; ++b) {
-      length = std::max(length, sentence.search->prefix(b).size());
-    }
-    start.lengths.push_back(static_cast<int64_t>(length));
+    // Its live beams' tokens, even when none is left alive.
+    start.lengths.push_back(sentence.search->steps());
     start.limits.push_back(sentence.limit);
   }
   for (const Row& row : rows) start.last_tokens.push_back(row.last_token);

@@ -58,12 +58,13 @@ void DecoderLayerImpl::StartDecoding(
   std::tie(cache->memory_keys, cache->memory_values) =
       projected.first.defined() ? std::move(projected)
                                 : cross_attention_->ProjectKeysValues(memory);
-  // Caches hold finite values only: a CUDA graph's step reads entries of
-  // sources and rows long gone under its masks (weight 0, and 0 · NaN is
-  // NaN), so a source that overflowed (half precision, hostile input) must
-  // not reach the requests after it.
-  cache->memory_keys.nan_to_num_();
-  cache->memory_values.nan_to_num_();
+  // Caches hold finite values only, NaN and ±inf made 0: a CUDA graph's step
+  // reads entries of sources and rows long gone under its masks (weight 0,
+  // and 0 · NaN is NaN; so is inf - inf once a huge key meets the -inf
+  // mask), so a source that overflowed (half precision, hostile input)
+  // must not reach the requests after it.
+  cache->memory_keys.nan_to_num_(0.0, 0.0, 0.0);
+  cache->memory_values.nan_to_num_(0.0, 0.0, 0.0);
   std::vector<int64_t> shape = cache->memory_keys.sizes().vec();
   shape[0] = rows;
   shape[2] = capacity;  // [rows, heads, capacity, d_k]
@@ -87,9 +88,9 @@ torch::Tensor DecoderLayerImpl::Step(
         QueryKeysValues projected = self_attention_->ProjectSelf(in);
         // Finite, as StartDecoding's.
         cache->key_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.keys.nan_to_num());
+            .index_copy_(2, column, projected.keys.nan_to_num(0.0, 0.0, 0.0));
         cache->value_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.values.nan_to_num());
+            .index_copy_(2, column, projected.values.nan_to_num(0.0, 0.0, 0.0));
         const int64_t columns = self_bias.size(3);
         // [cache_rows, heads, columns, d_k], read through self_rows
         torch::Tensor keys =

@@ -170,10 +170,8 @@ void DecoderState::ReorderRows(const std::vector<int64_t>& order) {
 }
 
 void DecoderState::PermuteRows(const torch::Tensor& order) {
-  for (torch::Tensor* per_row : {&source_bias, &self_bias_storage, &positions,
-                                 &self_rows, &memory_rows}) {
-    *per_row = per_row->index_select(0, order);
-  }
+  // The rows that take each other's places differ in their tables only.
+  self_rows = self_rows.index_select(0, order);
 }
 
 void DecoderState::DropRows() {

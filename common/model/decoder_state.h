@@ -110,10 +110,10 @@ struct DecoderState {
 
   // Makes row i the former row order[i] for every row, `order` a [batch]
   // int64 tensor on the state's device, read nowhere else: no wait on the
-  // device. Only the per-row tensors move, not the host records
-  // (row_first_columns, row_source_lengths), so each row must take a row
-  // whose records equal its own (the beams of one search share theirs),
-  // and no column is dropped.
+  // device. Only the tables (self_rows) move: each row must take the place
+  // of a row that differs from it in nothing else, neither its biases,
+  // position and source nor its host records (the beams of one search,
+  // which joined as one row and step together), and no column is dropped.
   void PermuteRows(const torch::Tensor& order);
 
   // Drops every row but keeps the caches (their addresses, cache rows and
