@@ -33,15 +33,6 @@ const std::vector<std::vector<int64_t>> kSources = {
     {4, 20, 6},
     {7, 7, 7, 7, 8}};
 
-// An untied random model whose generator favours </s> by `eos_bias`.
-Transformer EndingModel(uint64_t seed, double eos_bias) {
-  Transformer model = testing_util::RandomTinyModel(
-      seed, /*tie_target_embeddings=*/false, /*target_vocab_size=*/17);
-  torch::NoGradGuard no_grad;
-  model->named_parameters()["generator.bias"][Vocabulary::kEosId] += eos_bias;
-  return model;
-}
-
 struct Decoded {
   std::map<size_t, ContinuousDecoder::Finished> by_source;
   int64_t calls = 0;  // Step() calls.
@@ -101,7 +92,7 @@ TEST(BeamWindowTest, WindowsSearchAsTheHostSearches) {
         for (const LengthNormalization normalization :
              {LengthNormalization::kGnmt, LengthNormalization::kCtranslate2}) {
           for (const int64_t min_length : {0, 4}) {
-            Transformer model = EndingModel(seed, eos_bias);
+            Transformer model = testing_util::RandomEndingModel(seed, eos_bias);
             DecodingOptions host;
             host.max_length = 20;
             host.length_ratio = 1.5;
@@ -151,7 +142,7 @@ TEST(BeamWindowTest, WindowsSearchAsTheHostSearches) {
 // steps from the search's own, not from its dead beams' empty prefixes, and
 // stays within the position table, ending it as the host does.
 TEST(BeamWindowTest, SearchesWithEveryBeamDeadStopAtTheirLimit) {
-  Transformer model = EndingModel(5, 0.0);
+  Transformer model = testing_util::RandomEndingModel(5, 0.0);
   {
     torch::NoGradGuard no_grad;
     torch::Tensor bias = model->named_parameters()["generator.bias"];

@@ -106,11 +106,7 @@ TEST(ContinuousDecoderTest, RemovedSentencesLeaveAndOthersGoOn) {
 // An untied random model whose generator favours </s>, so that sentences end
 // before their length limits and beams finish at different steps.
 Transformer EndingModel(uint64_t seed) {
-  Transformer model = testing_util::RandomTinyModel(
-      seed, /*tie_target_embeddings=*/false, /*target_vocab_size=*/17);
-  torch::NoGradGuard no_grad;
-  model->named_parameters()["generator.bias"][Vocabulary::kEosId] += 2.0;
-  return model;
+  return testing_util::RandomEndingModel(seed, 2.0);
 }
 
 // With min_length, </s> is held back until a translation has that many

@@ -41,16 +41,6 @@ const std::vector<std::vector<int64_t>> kSources = {
     {4, 20, 6},
     {7, 7, 7, 7, 8}};
 
-// An untied random model whose generator favours </s> by `eos_bias`, so that
-// sentences end before their length limits, at different steps.
-Transformer EndingModel(uint64_t seed, double eos_bias) {
-  Transformer model = testing_util::RandomTinyModel(
-      seed, /*tie_target_embeddings=*/false, /*target_vocab_size=*/17);
-  torch::NoGradGuard no_grad;
-  model->named_parameters()["generator.bias"][Vocabulary::kEosId] += eos_bias;
-  return model;
-}
-
 struct Decoded {
   std::map<size_t, ContinuousDecoder::Finished> by_source;
   int64_t steps = 0;  // Step() calls.
@@ -58,8 +48,9 @@ struct Decoded {
 
 // Decodes kSources on one decoder as a server would: a few sentences first,
 // more joining between steps, source 5 removed after its first step (left
-// out of the results: a window may have ended it first), and source 6 with a forced first token (`forced`). Every
-// sentence greedy unless `beam_source` names one to search with beam 3.
+// out of the results: a window may have ended it first), and source 6 with a
+// forced first token (`forced`). Every sentence greedy unless `beam_source`
+// names one to search with beam 3.
 Decoded DecodeJoiningAndLeaving(TransformerImpl& model,
                                 const DecodingOptions& options,
                                 const std::vector<int64_t>& forced,
@@ -111,7 +102,7 @@ TEST(GreedyWindowTest, WindowsChooseWhatTheHostChooses) {
   for (uint64_t seed : {3, 4, 5}) {
     for (const double eos_bias : {0.0, 2.0}) {
       for (const int64_t min_length : {0, 4}) {
-        Transformer model = EndingModel(seed, eos_bias);
+        Transformer model = testing_util::RandomEndingModel(seed, eos_bias);
         const std::vector<int64_t> forced = {9};
         DecodingOptions host = Limits(0);
         host.min_length = min_length;
@@ -158,7 +149,7 @@ TEST(GreedyWindowTest, WindowsChooseWhatTheHostChooses) {
 // A batch with a beam search steps on the host, one step a call, and its
 // greedy sentences still end as decoded alone.
 TEST(GreedyWindowTest, BatchesWithABeamSearchStepOnTheHost) {
-  Transformer model = EndingModel(7, 1.0);
+  Transformer model = testing_util::RandomEndingModel(7, 1.0);
   const Decoded expected =
       DecodeJoiningAndLeaving(*model, Limits(0), {}, /*beam_source=*/3);
   const Decoded got =
@@ -174,7 +165,7 @@ TEST(GreedyWindowTest, BatchesWithABeamSearchStepOnTheHost) {
 // host steps (its logits are the step's; only the log-probabilities' last
 // bits may differ, summed in float here and in double there).
 TEST(GreedyWindowTest, PackedStepWindowsMatchItsHostSteps) {
-  Transformer model = EndingModel(8, 1.0);
+  Transformer model = testing_util::RandomEndingModel(8, 1.0);
   model->to(at::kFloat);
   SelectDecoder(*model, "packed", "float32");
   ASSERT_NE(model->inference_kernel(), nullptr);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/text/vocabulary.h"
+
 namespace fanyi::testing_util {
 
 Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings,
@@ -21,6 +23,14 @@ Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings,
   Transformer model(config);
   model->to(at::kDouble);
   model->eval();
+  return model;
+}
+
+Transformer RandomEndingModel(uint64_t seed, double eos_bias) {
+  Transformer model = RandomTinyModel(seed, /*tie_target_embeddings=*/false,
+                                      /*target_vocab_size=*/17);
+  torch::NoGradGuard no_grad;
+  model->named_parameters()["generator.bias"][Vocabulary::kEosId] += eos_bias;
   return model;
 }
 

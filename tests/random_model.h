@@ -13,6 +13,11 @@ namespace fanyi::testing_util {
 Transformer RandomTinyModel(uint64_t seed, bool tie_target_embeddings = true,
                             int64_t target_vocab_size = 19);
 
+// RandomTinyModel untied, with a target vocabulary of 17, whose generator
+// favours </s> by `eos_bias`, so that sentences end before their length
+// limits, at different steps, and beams finish at different steps.
+Transformer RandomEndingModel(uint64_t seed, double eos_bias);
+
 // The largest absolute difference between the same-named weights of two
 // models of one shape.
 double LargestWeightDifference(const Transformer& a, const Transformer& b);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/decoding/beam_candidates.h"
+#include "common/decoding/decoding_options.h"
 #include "common/model/decoder_state.h"
 #include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
@@ -53,13 +54,7 @@ void ValidateWindowStart(const BeamWindowStart& start, int64_t batch) {
 }  // namespace
 
 int64_t BeamWindowSteps(const BeamWindowStart& start, int64_t steps) {
-  const size_t sentences = std::min(start.lengths.size(), start.limits.size());
-  for (size_t s = 0; s < sentences; ++s) {
-    // A search at its limit still takes a step to end, as on the host.
-    steps = std::min(steps,
-                     std::max<int64_t>(1, start.limits[s] - start.lengths[s]));
-  }
-  return steps;
+  return WindowSteps(start.lengths, start.limits, steps);
 }
 
 BeamWindow RunBeamWindow(TransformerImpl& model, DecoderState& state,

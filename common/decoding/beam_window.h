@@ -39,8 +39,8 @@ struct BeamWindow {
   std::vector<std::vector<int64_t>> indices;
 };
 
-// The most steps a window from `start` may run, at most `steps`: none past
-// the step at which the sentence nearest its limit reaches it. At least 1.
+// The most steps a window from `start` may run, at most `steps`
+// (WindowSteps over its sentences).
 int64_t BeamWindowSteps(const BeamWindowStart& start, int64_t steps);
 
 // Runs `steps` beam search steps of every row of `state` on the model's

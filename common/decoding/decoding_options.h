@@ -5,6 +5,7 @@
 #define FANYI_COMMON_DECODING_DECODING_OPTIONS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "common/model/length_normalization.h"
 
@@ -54,6 +55,14 @@ struct DecodingOptions {
 // The most tokens a row whose source has `source_length` tokens may generate:
 // min(max_length, length_ratio * source_length + length_offset).
 int64_t MaxTargetLength(const DecodingOptions& options, int64_t source_length);
+
+// The most steps a window of steps on the device may run, at most `steps`,
+// for rows (or searches) with `lengths` tokens so far and `limits`: none
+// past the step at which the one nearest its limit reaches it, so that no
+// row feeds a position beyond its limit; at least 1 (one at its limit
+// still takes a step to end, as on the host).
+int64_t WindowSteps(const std::vector<int64_t>& lengths,
+                    const std::vector<int64_t>& limits, int64_t steps);
 
 }  // namespace fanyi
 

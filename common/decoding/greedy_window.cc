@@ -8,12 +8,12 @@
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 
-#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "common/decoding/decoding_options.h"
 #include "common/model/decoder_state.h"
 #include "common/model/transformer.h"
 #include "common/text/vocabulary.h"
@@ -21,13 +21,7 @@
 namespace fanyi {
 
 int64_t GreedyWindowSteps(const GreedyWindowStart& start, int64_t steps) {
-  const size_t rows = std::min(start.lengths.size(), start.limits.size());
-  for (size_t r = 0; r < rows; ++r) {
-    // A row at its limit still takes a step to end, as on the host.
-    steps = std::min(steps,
-                     std::max<int64_t>(1, start.limits[r] - start.lengths[r]));
-  }
-  return steps;
+  return WindowSteps(start.lengths, start.limits, steps);
 }
 
 GreedyWindow RunGreedyWindow(TransformerImpl& model, DecoderState& state,

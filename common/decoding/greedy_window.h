@@ -31,10 +31,8 @@ struct GreedyWindow {
   std::vector<double> log_probabilities;
 };
 
-// The most steps a window from `start` may run, at most `steps`: none past
-// the step at which the row nearest its limit reaches it, so that no row
-// feeds a position beyond its limit. At least 1 while every row is below
-// its limit.
+// The most steps a window from `start` may run, at most `steps`
+// (WindowSteps over its rows).
 int64_t GreedyWindowSteps(const GreedyWindowStart& start, int64_t steps);
 
 // Runs `steps` greedy steps of every row of `state` on the model's device,
