@@ -176,12 +176,7 @@ void ContinuousBatch::PlanGreedy(const torch::Tensor& logits,
     }
     if (ended ||
         static_cast<int64_t>(sentence.target.size()) >= sentence.limit) {
-      FinishedSentence done{sentence.handle, std::move(sentence.target)};
-      done.log_probability = sentence.log_probability;
-      done.scored_tokens =
-          static_cast<int64_t>(done.target_ids.size()) + (ended ? 1 : 0);
-      done.source_positions = std::move(sentence.positions);
-      finished.push_back(Forced(sentence, std::move(done)));
+      EndGreedy(sentence, ended, finished);
       plan.leaving[row] = 1;
     }
   }
@@ -274,14 +269,20 @@ void ContinuousBatch::StepGreedyWindow(
     sentence.log_probability += window.log_probabilities[r];
     plan.next_token[r] = tokens.empty() ? rows[r].last_token : tokens.back();
     if (!window.finished[r]) continue;
-    FinishedSentence done{sentence.handle, std::move(sentence.target)};
-    done.log_probability = sentence.log_probability;
-    done.scored_tokens = static_cast<int64_t>(done.target_ids.size()) +
-                         (window.ended[r] ? 1 : 0);
-    finished.push_back(Forced(sentence, std::move(done)));
+    EndGreedy(sentence, window.ended[r] != 0, finished);
     plan.leaving[r] = 1;
   }
   Apply(plan);
+}
+
+void ContinuousBatch::EndGreedy(Sentence& sentence, bool ended,
+                                std::vector<FinishedSentence>& finished) {
+  FinishedSentence done{sentence.handle, std::move(sentence.target)};
+  done.log_probability = sentence.log_probability;
+  done.scored_tokens =
+      static_cast<int64_t>(done.target_ids.size()) + (ended ? 1 : 0);
+  done.source_positions = std::move(sentence.positions);
+  finished.push_back(Forced(sentence, std::move(done)));
 }
 
 void ContinuousBatch::EndSearch(Sentence& sentence, StepPlan& plan,

@@ -129,6 +129,10 @@ struct ContinuousBatch {
   // Moves the kept rows into place (rows and state) and points each
   // sentence at its rows again.
   void Apply(StepPlan& plan);
+  // `sentence`, greedy and at its end (`ended`: on </s>, else at its
+  // limit): its translation joins `finished`.
+  void EndGreedy(Sentence& sentence, bool ended,
+                 std::vector<FinishedSentence>& finished);
   // `sentence`, whose search is done: its best hypotheses join `finished`
   // and its rows leave in `plan`.
   void EndSearch(Sentence& sentence, StepPlan& plan,

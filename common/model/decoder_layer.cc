@@ -86,11 +86,13 @@ torch::Tensor DecoderLayerImpl::Step(
       pre_norm_, self_attention_norm_, x, [&](const torch::Tensor& in) {
         // [batch, heads, 1, d_k] each, written into cache rows [0, batch)
         QueryKeysValues projected = self_attention_->ProjectSelf(in);
-        // Finite, as StartDecoding's.
+        // Finite, as StartDecoding's (in place: this step's own tensors).
+        projected.keys.nan_to_num_(0.0, 0.0, 0.0);
+        projected.values.nan_to_num_(0.0, 0.0, 0.0);
         cache->key_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.keys.nan_to_num(0.0, 0.0, 0.0));
+            .index_copy_(2, column, projected.keys);
         cache->value_storage.narrow(0, 0, batch)
-            .index_copy_(2, column, projected.values.nan_to_num(0.0, 0.0, 0.0));
+            .index_copy_(2, column, projected.values);
         const int64_t columns = self_bias.size(3);
         // [cache_rows, heads, columns, d_k], read through self_rows
         torch::Tensor keys =
